@@ -1,0 +1,278 @@
+"""Model catalog, architectures and exact parameter counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from trainlint.architecture import UnsupportedArchitecture, from_hf_config, supported_model_types
+from trainlint.models import ModelLookupError, catalog, closest_models, find_model
+
+CATALOG = catalog()
+
+
+def _arch(name: str):
+    arch = find_model(name)
+    assert arch is not None, name
+    return arch
+
+
+# ---------------------------------------------------------------- exact parameter counts
+
+
+@pytest.mark.parametrize("entry", CATALOG, ids=[e.name for e in CATALOG])
+def test_catalog_param_count_is_exact(entry):
+    assert from_hf_config(entry.config, entry.name).total_params == entry.published_params
+
+
+def test_catalog_is_large_and_consistent():
+    assert len(CATALOG) >= 55
+    names = [e.name for e in CATALOG]
+    assert len(names) == len(set(names))
+    for entry in CATALOG:
+        assert entry.params_source and entry.config.get("model_type") in supported_model_types()
+
+
+def test_catalog_names_do_not_collide():
+    from trainlint.naming import normalize
+
+    owner: dict[str, str] = {}
+    short_owner: dict[str, str] = {}
+    for entry in CATALOG:
+        for name in entry.all_names():
+            key = normalize(name)
+            assert owner.setdefault(key, entry.name) == entry.name, f"{name!r} names two entries"
+            short = normalize(name.rsplit("/", 1)[-1])
+            assert short_owner.setdefault(short, entry.name) == entry.name, f"{name!r}'s name part names two entries"
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("Llama-2-7B", 6_738_415_616),
+        ("Llama-3.1-8B", 8_030_261_248),
+        ("GPT-2", 124_439_808),
+        ("BERT-base-uncased", 109_482_240),
+        ("T5-small", 60_506_624),
+        ("Mixtral-8x7B", 46_702_792_704),
+        ("DeepSeek-V3", 671_026_419_200),
+    ],
+)
+def test_well_known_counts(name, params):
+    assert _arch(name).total_params == params
+
+
+# ---------------------------------------------------------------- architecture details
+
+
+def test_llama2_7b_shape():
+    arch = _arch("Llama-2-7B")
+    assert arch.kind == "decoder" and arch.num_layers == 32 and not arch.is_moe
+    assert arch.head_dim == 128 and arch.gated_mlp and not arch.tie_word_embeddings
+    assert arch.largest_module_params == 131_072_000
+    assert arch.embedding_params == arch.head_params == 131_072_000
+    names = [lin.name for lin in arch.stacks[0].linears]
+    assert names == ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    groups = {lin.name: lin.input_group for lin in arch.stacks[0].linears}
+    assert groups["q_proj"] == groups["k_proj"] == groups["v_proj"] == "attn_in"
+    assert groups["gate_proj"] == groups["up_proj"] == "mlp_in"
+
+
+def test_lora_params_match_peft():
+    arch = _arch("Llama-2-7B")
+    # PEFT prints "trainable params: 4,194,304" for r=8 on q_proj, v_proj.
+    assert arch.lora_params(8, ["q_proj", "v_proj"]) == 4_194_304
+    assert arch.lora_params(8, ["model.layers.0.self_attn.q_proj", "v_proj"]) == 4_194_304
+    # all-linear: every projection in every layer, not lm_head.
+    per_layer = 8 * (4 * (4096 + 4096) + 3 * (4096 + 11008))
+    assert arch.lora_params(8, "all-linear") == 32 * per_layer == 19_988_480
+    assert arch.lora_params(8, r"[qv]_proj") == 4_194_304
+
+
+def test_lora_on_gpt2_c_proj_hits_attention_and_mlp():
+    arch = _arch("gpt2")
+    assert arch.lora_params(4, ["c_proj"]) == 12 * 4 * ((768 + 768) + (3072 + 768))
+
+
+def test_linear_params():
+    arch = _arch("Llama-2-7B")
+    assert arch.linear_params({"q_proj"}) == 32 * 4096 * 4096
+    assert arch.linear_params(None) == arch.total_params - 2 * 131_072_000 - 65 * 4096
+
+
+def test_lora_counts_each_expert():
+    arch = _arch("Mixtral-8x7B")
+    assert arch.lora_params(8, ["w1"]) == 32 * 8 * 8 * (4096 + 14336)
+
+
+def test_moe_active_params():
+    mixtral = _arch("Mixtral-8x7B")
+    assert mixtral.is_moe
+    # Mistral's "12.9B active" figure.
+    assert mixtral.active_params_per_token == 12_879_925_248
+    v3 = _arch("DeepSeek-V3")
+    assert round(v3.active_params_per_token / 1e9) == 38  # 37B active without the embedding lookup table
+    assert [s.num_layers for s in v3.stacks] == [3, 58]
+    qwen_moe = _arch("Qwen3-30B-A3B")
+    assert 3.0e9 < qwen_moe.active_params_per_token < 3.5e9  # "A3B": 3.3B activated
+
+
+def test_gpt_oss_fused_experts_are_the_largest_module():
+    arch = _arch("gpt-oss-20b")
+    stack = arch.stacks[0]
+    assert stack.fused_experts and stack.extra_params == 64  # attention sinks
+    assert arch.largest_module_params == 32 * stack.expert_params
+
+
+def test_parallel_attention_shares_input_group():
+    falcon7 = _arch("Falcon-7B").stacks[0]
+    groups = {lin.name: lin.input_group for lin in falcon7.linears}
+    assert groups["query_key_value"] == groups["dense_h_to_4h"]
+    falcon40 = _arch("Falcon-40B").stacks[0]
+    groups = {lin.name: lin.input_group for lin in falcon40.linears}
+    assert groups["query_key_value"] != groups["dense_h_to_4h"]  # ln_attn and ln_mlp differ
+
+
+def test_t5_stacks_and_cross_attention():
+    arch = _arch("flan-t5-base")
+    assert arch.kind == "encoder-decoder" and arch.gated_mlp and not arch.tie_word_embeddings
+    encoder, decoder = arch.stacks
+    assert (encoder.role, decoder.role) == ("encoder", "decoder")
+    assert decoder.cross_attention and not encoder.cross_attention
+    assert {lin.input_group for lin in decoder.linears} >= {"cross_q", "cross_kv"}
+    assert [lin.name for lin in encoder.linears] == ["q", "k", "v", "o", "wi_0", "wi_1", "wo"]
+
+
+def test_bias_flags_and_head_dim_override():
+    base = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, vocab_size=100)
+    plain = from_hf_config(base, "t").total_params
+    biased = from_hf_config({**base, "attention_bias": True, "mlp_bias": True}, "t").total_params
+    assert biased - plain == 2 * (3 * 64 + 64 + 2 * 128 + 64)
+    wide = from_hf_config({**base, "head_dim": 32}, "t")
+    assert wide.head_dim == 32 and wide.stacks[0].linears[0].out_features == 128
+
+
+def test_multimodal_config_reads_text_config():
+    entry = next(e for e in CATALOG if e.name == "Gemma-3-4B")
+    nested = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+              "text_config": {k: v for k, v in entry.config.items() if k != "model_type"},
+              "vision_config": {"model_type": "siglip_vision_model"}}
+    assert from_hf_config(nested, "g").total_params == entry.published_params
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_unsupported_model_type_says_why():
+    with pytest.raises(UnsupportedArchitecture, match="mamba.*not supported"):
+        from_hf_config({"model_type": "mamba", "hidden_size": 8}, "m")
+    with pytest.raises(UnsupportedArchitecture, match="no 'model_type'"):
+        from_hf_config({"hidden_size": 8}, "m")
+    with pytest.raises(UnsupportedArchitecture, match="intermediate_size"):
+        from_hf_config({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2,
+                        "num_hidden_layers": 1, "vocab_size": 10}, "m")
+    assert issubclass(UnsupportedArchitecture, ValueError)
+
+
+# ---------------------------------------------------------------- lookups
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Llama-3.1-8B", "Llama-3.1-8B"),
+        ("llama3.1-8b", "Llama-3.1-8B"),
+        ("meta-llama/Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
+        ("META LLAMA / llama_3.1_8b", "Llama-3.1-8B"),
+        ("HuggingFaceH4/zephyr-7b-beta", "zephyr-7b-beta"),
+        ("someone/zephyr-7b-beta", "zephyr-7b-beta"),
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B"),
+        ("gpt2", "GPT-2"),
+        ("google/flan-t5-xl", "Flan-T5-xl"),
+    ],
+)
+def test_find_model_by_name(query, expected):
+    arch = find_model(query)
+    assert arch is not None and arch.name == expected and arch.source == "catalog"
+
+
+def test_find_model_not_found():
+    assert find_model("definitely-not-a-model-xyz") is None
+    assert find_model("") is None
+
+
+def test_closest_models():
+    assert closest_models("lama-3.1-8b")[0] == "Llama-3.1-8B"
+    assert closest_models("qwen2.5-7")[0] == "Qwen2.5-7B"
+    assert closest_models("meta-llama/Llama-3.1-8B-Instrukt")[0] == "Llama-3.1-8B"
+    assert len(closest_models("mistral", n=2)) <= 2
+
+
+def _write_config(folder: Path, config: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def test_find_model_local_folder(tmp_path, monkeypatch):
+    entry = next(e for e in CATALOG if e.name == "SmolLM2-135M")
+    path = _write_config(tmp_path / "ckpt" / "my-smol", entry.config)
+    arch = find_model("ckpt/my-smol", base_dir=tmp_path)
+    assert arch is not None and arch.total_params == entry.published_params
+    assert arch.source == str(path) and arch.name == "my-smol"
+    # the config file itself, and a path relative to the working directory
+    assert find_model(str(path)).total_params == entry.published_params
+    monkeypatch.chdir(tmp_path)
+    assert find_model("ckpt/my-smol").total_params == entry.published_params
+
+
+def test_local_folder_beats_catalog(tmp_path):
+    config = dict(next(e for e in CATALOG if e.name == "SmolLM2-135M").config, num_hidden_layers=2)
+    _write_config(tmp_path / "gpt2", config)
+    assert find_model("gpt2", base_dir=tmp_path).num_layers == 2
+
+
+def test_bad_local_config_raises(tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelLookupError, match="not valid JSON"):
+        find_model(str(folder))
+    _write_config(tmp_path / "mamba", {"model_type": "mamba"})
+    with pytest.raises(ModelLookupError, match="not supported"):
+        find_model(str(tmp_path / "mamba"))
+
+
+def test_find_model_in_hf_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    entry = next(e for e in CATALOG if e.name == "Qwen2.5-0.5B")
+    snaps = tmp_path / "models--acme--tiny-qwen" / "snapshots"
+    old = _write_config(snaps / "old", dict(entry.config, num_hidden_layers=1))
+    new = _write_config(snaps / "abc", entry.config)
+    past = time.time() - 3600
+    os.utime(old, (past, past))
+    arch = find_model("acme/tiny-qwen")
+    assert arch is not None and arch.total_params == entry.published_params
+    assert arch.source == str(new) and arch.name == "acme/tiny-qwen"
+    assert find_model("acme/other-model") is None
+
+
+def test_hf_cache_exact_repo_beats_catalog_name_part(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    config = dict(next(e for e in CATALOG if e.name == "Mistral-7B-v0.1").config, num_hidden_layers=4)
+    _write_config(tmp_path / "models--someone--zephyr-7b-beta" / "snapshots" / "abc", config)
+    assert find_model("someone/zephyr-7b-beta").num_layers == 4
+
+
+def test_hf_home_is_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    config = next(e for e in CATALOG if e.name == "GPT-2").config
+    _write_config(tmp_path / "hub" / "models--acme--gpt" / "snapshots" / "x", config)
+    assert find_model("acme/gpt").total_params == 124_439_808

@@ -1,0 +1,710 @@
+"""Transformer architectures as plain, frozen data, built from Hugging Face `config.json` fields.
+
+An `Architecture` lists every parameter a model holds the way `transformers` builds it: the layer
+stacks (each a run of identical layers), every `nn.Linear` inside a layer with its shape, bias and the
+tensor it reads, the norms, the routers of mixture-of-experts layers, the embeddings and the head.
+From that, exact parameter counts follow (`total_params` equals the count `transformers` reports for
+the catalog models), and so do the numbers the memory estimator needs: LoRA adapter sizes, active
+parameters per token, the largest single module (for ZeRO-3 / FSDP buffers).
+
+`from_hf_config(config, name)` understands these `model_type`s: llama, mistral, mixtral, qwen2,
+qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text (and gemma3 through its `text_config`), phi3,
+phi, olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, bert, roberta, xlm-roberta, t5, mt5, falcon
+(also the older RefinedWeb / RefinedWebModel configs). Anything else raises `UnsupportedArchitecture`
+with the reason.
+
+Counting conventions:
+
+* Decoder-only models are counted as their `...ForCausalLM` class: embeddings, layers, final norm and
+  the `lm_head` (zero when tied to the input embedding).
+* Encoder-only models (BERT, RoBERTa) are counted as the bare `AutoModel` (`BertModel`), pooler
+  included, as their model cards do; a task head adds little.
+* T5 is counted as `T5ForConditionalGeneration`: one shared embedding, both stacks, and an `lm_head`
+  only when `tie_word_embeddings` is false (T5 v1.1, Flan-T5).
+* Buffers (rotary tables, causal masks) are not parameters and are not counted.
+
+This module does no I/O; `trainlint.models` finds and reads the configs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Architecture",
+    "LayerStack",
+    "Linear",
+    "UnsupportedArchitecture",
+    "from_hf_config",
+    "supported_model_types",
+    "text_config",
+]
+
+
+class UnsupportedArchitecture(ValueError):
+    """A config that names a model type trainlint cannot count, or lacks a field it needs."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One `nn.Linear` (or GPT-2's `Conv1D`, or a fused expert weight) inside a layer.
+
+    `name` is the module's leaf name, the one PEFT `target_modules` match (`q_proj`, `c_attn`,
+    `query_key_value`, `wi_0`, `gate_up_proj`, ...). Linears that read the same input tensor share
+    an `input_group` (`attn_in` for q/k/v, `mlp_in` for gate/up, ...); in parallel-attention blocks
+    (Falcon-7B, Phi-2) the attention and MLP inputs are one tensor, so they share one group.
+    `per_expert` marks the linears of one routed expert; the layer holds `num_experts` copies.
+    """
+
+    name: str
+    in_features: int
+    out_features: int
+    bias: bool
+    input_group: str
+    per_expert: bool = False
+
+    @property
+    def params(self) -> int:
+        """Weight plus bias of one copy."""
+        return self.in_features * self.out_features + (self.out_features if self.bias else 0)
+
+
+@dataclass(frozen=True)
+class LayerStack:
+    """`num_layers` identical layers: an encoder stack, a decoder stack, or a dense/MoE run of one.
+
+    `linears` holds attention, the dense MLP (or one routed expert's linears, `per_expert=True`),
+    shared-expert linears and cross-attention. Per-layer counts that are not linears: the router
+    (`router_params`, including a shared-expert gate), all norms (`norm_params`) and anything else
+    (`extra_params`: attention sinks, ...). `fused_experts` says the routed experts live in one
+    module with 3-D weights (gpt-oss), which matters for `Architecture.largest_module_params`.
+    """
+
+    role: str
+    num_layers: int
+    linears: tuple[Linear, ...]
+    num_experts: int = 0
+    experts_per_token: int = 0
+    router_params: int = 0
+    norm_params: int = 0
+    extra_params: int = 0
+    attention_heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    cross_attention: bool = False
+    fused_experts: bool = False
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters of ONE routed expert (0 for a dense stack)."""
+        return sum(lin.params for lin in self.linears if lin.per_expert)
+
+    @property
+    def params_per_layer(self) -> int:
+        """All parameters of one layer, every routed expert included."""
+        shared = sum(lin.params for lin in self.linears if not lin.per_expert)
+        experts = self.expert_params * max(self.num_experts, 1 if self.expert_params else 0)
+        return shared + experts + self.router_params + self.norm_params + self.extra_params
+
+    @property
+    def active_params_per_layer(self) -> int:
+        """Parameters one token passes through: only `experts_per_token` routed experts."""
+        if not self.num_experts:
+            return self.params_per_layer
+        inactive = self.num_experts - self.experts_per_token
+        return self.params_per_layer - inactive * self.expert_params
+
+    @property
+    def params(self) -> int:
+        """All parameters of the stack."""
+        return self.num_layers * self.params_per_layer
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A whole model: layer stacks plus embeddings, final norm(s) and head.
+
+    `embedding_params` counts token, learned-position and token-type embeddings (and T5's
+    relative-attention-bias tables, which are position embeddings held by the first layer of each
+    stack). `head_params` is an untied `lm_head` (0 when tied) plus any pooler. `final_norm_params`
+    counts the norms outside the stacks (final norms, BERT's embedding LayerNorm).
+    """
+
+    name: str
+    model_type: str
+    kind: str
+    hidden_size: int
+    vocab_size: int
+    intermediate_size: int
+    hidden_act: str
+    gated_mlp: bool
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    stacks: tuple[LayerStack, ...]
+    embedding_params: int
+    head_params: int
+    final_norm_params: int
+    source: str = "catalog"
+    # The single largest module outside the layers (embedding table or lm_head), see largest_module_params.
+    largest_outer_module_params: int = field(default=0, compare=False)
+
+    @property
+    def total_params(self) -> int:
+        """Every parameter, tied weights counted once (what `model.num_parameters()` reports)."""
+        return (
+            sum(stack.params for stack in self.stacks)
+            + self.embedding_params
+            + self.head_params
+            + self.final_norm_params
+        )
+
+    @property
+    def num_layers(self) -> int:
+        """Layers in all stacks (encoder plus decoder for T5)."""
+        return sum(stack.num_layers for stack in self.stacks)
+
+    @property
+    def is_moe(self) -> bool:
+        """True when any stack routes tokens to experts."""
+        return any(stack.num_experts for stack in self.stacks)
+
+    @property
+    def active_params_per_token(self) -> int:
+        """Parameters one token uses: all of them, except routed experts it is not sent to."""
+        return (
+            sum(stack.num_layers * stack.active_params_per_layer for stack in self.stacks)
+            + self.embedding_params
+            + self.head_params
+            + self.final_norm_params
+        )
+
+    @property
+    def largest_module_params(self) -> int:
+        """Parameters of the largest module that holds parameters directly (not through children).
+
+        This is DeepSpeed's `largest_layer_params` in its ZeRO-3 memory estimator: usually the
+        token embedding or the untied `lm_head`; for gpt-oss the fused expert block of a layer.
+        """
+        best = self.largest_outer_module_params
+        for stack in self.stacks:
+            for lin in stack.linears:
+                best = max(best, lin.params)
+            if stack.fused_experts:
+                best = max(best, stack.expert_params * stack.num_experts)
+        return best
+
+    def _matching(self, target: str | Iterable[str] | None) -> Callable[[str], bool]:
+        if target is None or target == "all-linear":
+            return lambda name: True
+        if isinstance(target, str):
+            pattern = re.compile(target)
+            return lambda name: pattern.fullmatch(name) is not None
+        # PEFT matches a list entry against the end of the module's dotted name.
+        leaves = {t.rsplit(".", 1)[-1] for t in target}
+        return lambda name: name in leaves
+
+    def linear_params(self, names: set[str] | str | None = None) -> int:
+        """Parameters (weights and biases) of the layer linears selected by `names`, every layer and expert.
+
+        `names` follows `lora_params`' `target`: None or "all-linear" selects every linear in the
+        layers (never the embedding or `lm_head`); a set or list selects by leaf name; a plain
+        string is a regular expression matched in full against the leaf name.
+        """
+        match = self._matching(names)
+        total = 0
+        for stack in self.stacks:
+            copies = max(stack.num_experts, 1)
+            for lin in stack.linears:
+                if match(lin.name):
+                    total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
+        return total
+
+    def lora_params(self, rank: int, target: str | Iterable[str] = "all-linear") -> int:
+        """Trainable LoRA parameters: `rank * (in + out)` for every targeted linear, in every layer.
+
+        PEFT semantics, simplified to leaf names:
+
+        * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does).
+          Routers (MoE gates) are not counted as linears here, so they are not targeted.
+        * a list of names (`["q_proj", "v_proj"]`): linears whose leaf name is in the list
+          (`"self_attn.q_proj"` counts as `q_proj`). GPT-2's `c_proj` hits both attention and MLP,
+          as it does in PEFT.
+        * any other string: a regular expression, `re.fullmatch`-ed against the leaf name (PEFT
+          matches it against the full dotted module name; leaf names are what configs use).
+
+        Routed experts count once per expert (as targeting them in PEFT adapts every expert).
+        """
+        match = self._matching(target)
+        total = 0
+        for stack in self.stacks:
+            copies = max(stack.num_experts, 1)
+            for lin in stack.linears:
+                if match(lin.name):
+                    one = rank * (lin.in_features + lin.out_features)
+                    total += stack.num_layers * one * (copies if lin.per_expert else 1)
+        return total
+
+    def linear_names(self) -> list[str]:
+        """Leaf names of the layer linears, in layer order, each once (what `target_modules` can name)."""
+        seen: dict[str, None] = {}
+        for stack in self.stacks:
+            for lin in stack.linears:
+                seen.setdefault(lin.name)
+        return list(seen)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading config.json
+# --------------------------------------------------------------------------------------------
+
+_MULTIMODAL_TEXT_KEYS = ("text_config", "llm_config", "language_config", "text_model")
+
+
+def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The language model's config: the nested `text_config` (`llm_config`, ...) of a multimodal
+    config whose top level is not itself a supported text model, else `config` unchanged."""
+    if config.get("model_type") in _BUILDERS:
+        return config
+    for key in _MULTIMODAL_TEXT_KEYS:
+        nested = config.get(key)
+        if isinstance(nested, Mapping) and nested:
+            inner = dict(nested)
+            if "model_type" not in inner and config.get("model_type") == "gemma3":
+                inner["model_type"] = "gemma3_text"
+            return inner
+    return config
+
+
+class _Cfg:
+    """Typed access to a config dict that names the missing field when it fails."""
+
+    def __init__(self, config: Mapping[str, Any], model_type: str):
+        self.raw = config
+        self.model_type = model_type
+
+    def has(self, key: str) -> bool:
+        return self.raw.get(key) is not None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self.raw.get(key)
+        return default if value is None else value
+
+    def int(self, *keys: str, default: int | None = None) -> int:
+        for key in keys:
+            value = self.raw.get(key)
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+                    raise UnsupportedArchitecture(f"{self.model_type} config field {key!r} must be an integer, got {value!r}")
+                return int(value)
+        if default is not None:
+            return default
+        raise UnsupportedArchitecture(f"{self.model_type} config lacks {' / '.join(repr(k) for k in keys)}")
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key)
+        return default if value is None else bool(value)
+
+
+def _dense_mlp(h: int, f: int, gated: bool, bias: bool, names=("gate_proj", "up_proj", "down_proj"),
+               group_in: str = "mlp_in", group_out: str = "mlp_out", per_expert: bool = False) -> list[Linear]:
+    gate, up, down = names
+    lins = [Linear(gate, h, f, bias, group_in, per_expert)] if gated else []
+    lins.append(Linear(up, h, f, bias, group_in, per_expert))
+    lins.append(Linear(down, f, h, bias, group_out, per_expert))
+    return lins
+
+
+def _qkvo(h: int, heads: int, kv: int, hd: int, qkv_bias: bool, o_bias: bool,
+          names=("q_proj", "k_proj", "v_proj", "o_proj"), group_in: str = "attn_in") -> list[Linear]:
+    q, k, v, o = names
+    return [
+        Linear(q, h, heads * hd, qkv_bias, group_in),
+        Linear(k, h, kv * hd, qkv_bias, group_in),
+        Linear(v, h, kv * hd, qkv_bias, group_in),
+        Linear(o, heads * hd, h, o_bias, "attn_out"),
+    ]
+
+
+def _attn_shape(c: _Cfg, default_head_dim: int | None = None) -> tuple[int, int, int, int]:
+    h = c.int("hidden_size")
+    heads = c.int("num_attention_heads")
+    kv = c.int("num_key_value_heads", default=heads)
+    if c.has("head_dim"):
+        hd = c.int("head_dim")
+    elif default_head_dim is not None:
+        hd = default_head_dim
+    else:
+        if h % heads:
+            raise UnsupportedArchitecture(f"hidden_size {h} is not divisible by num_attention_heads {heads}")
+        hd = h // heads
+    return h, heads, kv, hd
+
+
+def _decoder(c: _Cfg, name: str, source: str, stacks: list[LayerStack], *, h: int, heads: int, kv: int, hd: int,
+             f: int, act: str, gated: bool, tie: bool, vocab: int, final_norm: int, max_pos: int | None = None,
+             lm_head_bias: bool = False) -> Architecture:
+    embed = vocab * h
+    head = 0 if tie else vocab * h + (vocab if lm_head_bias else 0)
+    return Architecture(
+        name=name, model_type=c.model_type, kind="decoder", hidden_size=h, vocab_size=vocab,
+        intermediate_size=f, hidden_act=act, gated_mlp=gated, num_attention_heads=heads,
+        num_key_value_heads=kv, head_dim=hd,
+        max_position_embeddings=max_pos if max_pos is not None else c.int("max_position_embeddings", default=0),
+        tie_word_embeddings=tie, stacks=tuple(s for s in stacks if s.num_layers), embedding_params=embed,
+        head_params=head, final_norm_params=final_norm, source=source,
+        largest_outer_module_params=max(embed, head),
+    )
+
+
+# Per family: which attention/MLP biases, extra norms and defaults `transformers` uses.
+_LLAMA_LIKE = {
+    # model_type: (tie default, qkv bias rule, extra per-layer norms rule, default head_dim)
+    "llama": dict(tie=False),
+    "mistral": dict(tie=False, no_bias_flags=True),
+    "qwen2": dict(tie=False, qkv_bias=True, no_bias_flags=True),
+    "qwen3": dict(tie=False, qk_norm="head", default_head_dim=128),
+    "olmo2": dict(tie=False, qk_norm="full", norms=2),
+    "gemma": dict(tie=True, default_head_dim=256, act_key="hidden_activation"),
+    "gemma2": dict(tie=True, default_head_dim=256, norms=4, act_key="hidden_activation"),
+    "gemma3_text": dict(tie=True, default_head_dim=256, norms=4, qk_norm="head", act_key="hidden_activation"),
+}
+
+
+def _llama_like(c: _Cfg, name: str, source: str) -> Architecture:
+    spec = _LLAMA_LIKE[c.model_type]
+    h, heads, kv, hd = _attn_shape(c, spec.get("default_head_dim"))
+    f = c.int("intermediate_size")
+    layers = c.int("num_hidden_layers")
+    vocab = c.int("vocab_size")
+    if spec.get("no_bias_flags"):
+        attn_bias = mlp_bias = False
+    else:
+        attn_bias = c.bool("attention_bias", False)
+        mlp_bias = c.bool("mlp_bias", False)
+    qkv_bias = attn_bias or spec.get("qkv_bias", False)
+    linears = _qkvo(h, heads, kv, hd, qkv_bias, attn_bias) + _dense_mlp(h, f, True, mlp_bias)
+    norms = spec.get("norms", 2) * h
+    if spec.get("qk_norm") == "head":
+        norms += 2 * hd
+    elif spec.get("qk_norm") == "full":
+        norms += heads * hd + kv * hd
+    act_key = spec.get("act_key", "hidden_act")
+    act = c.get(act_key) or c.get("hidden_act") or "silu"
+    stack = LayerStack("decoder", layers, tuple(linears), norm_params=norms,
+                       attention_heads=heads, kv_heads=kv, head_dim=hd)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=act, gated=True,
+                    tie=c.bool("tie_word_embeddings", spec["tie"]), vocab=vocab, final_norm=h)
+
+
+def _mixtral(c: _Cfg, name: str, source: str) -> Architecture:
+    h, heads, kv, hd = _attn_shape(c)
+    f = c.int("intermediate_size")
+    experts = c.int("num_local_experts")
+    linears = _qkvo(h, heads, kv, hd, False, False) + _dense_mlp(
+        h, f, True, False, names=("w1", "w3", "w2"), group_in="expert_in", group_out="expert_out", per_expert=True)
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), tuple(linears), num_experts=experts,
+                       experts_per_token=c.int("num_experts_per_tok"), router_params=h * experts,
+                       norm_params=2 * h, attention_heads=heads, kv_heads=kv, head_dim=hd)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "silu"),
+                    gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
+
+
+def _qwen_moe(c: _Cfg, name: str, source: str) -> Architecture:
+    """qwen2_moe (qkv bias, a shared expert with a sigmoid gate) and qwen3_moe (q/k norms, no shared expert)."""
+    is_q3 = c.model_type == "qwen3_moe"
+    h, heads, kv, hd = _attn_shape(c, 128 if is_q3 else None)
+    layers = c.int("num_hidden_layers")
+    experts = c.int("num_experts")
+    fe = c.int("moe_intermediate_size")
+    dense_f = c.int("intermediate_size")
+    step = c.int("decoder_sparse_step", default=1)
+    mlp_only = set(c.get("mlp_only_layers", []) or [])
+    sparse = [i not in mlp_only and experts > 0 and (i + 1) % step == 0 for i in range(layers)]
+    if is_q3:
+        attn = _qkvo(h, heads, kv, hd, c.bool("attention_bias", False), c.bool("attention_bias", False))
+        norms = 2 * h + 2 * hd
+    else:
+        attn = _qkvo(h, heads, kv, hd, True, False)
+        norms = 2 * h
+    routed = _dense_mlp(h, fe, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
+    shared: list[Linear] = []
+    router = h * experts
+    if not is_q3 and c.int("shared_expert_intermediate_size", default=0):
+        shared = _dense_mlp(h, c.int("shared_expert_intermediate_size"), True, False,
+                            names=("gate_proj", "up_proj", "down_proj"), group_in="shared_in", group_out="shared_out")
+        router += h  # shared_expert_gate: Linear(h, 1, bias=False)
+    common = dict(norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
+    moe = LayerStack("decoder", sum(sparse), tuple(attn + routed + shared), num_experts=experts,
+                     experts_per_token=c.int("num_experts_per_tok"), router_params=router, **common)
+    dense = LayerStack("decoder", layers - sum(sparse), tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
+    return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=fe if not dense.num_layers else dense_f,
+                    act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
+                    vocab=c.int("vocab_size"), final_norm=h)
+
+
+def _phi3(c: _Cfg, name: str, source: str) -> Architecture:
+    h, heads, kv, hd = _attn_shape(c)
+    f = c.int("intermediate_size")
+    linears = (
+        Linear("qkv_proj", h, (heads + 2 * kv) * hd, False, "attn_in"),
+        Linear("o_proj", heads * hd, h, False, "attn_out"),
+        Linear("gate_up_proj", h, 2 * f, False, "mlp_in"),
+        Linear("down_proj", f, h, False, "mlp_out"),
+    )
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), linears, norm_params=2 * h,
+                       attention_heads=heads, kv_heads=kv, head_dim=hd)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "silu"),
+                    gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
+
+
+def _phi(c: _Cfg, name: str, source: str) -> Architecture:
+    """Phi-1/1.5/2: parallel attention and MLP on one LayerNorm output, biases everywhere, lm_head bias."""
+    h, heads, kv, hd = _attn_shape(c)
+    f = c.int("intermediate_size")
+    linears = _qkvo(h, heads, kv, hd, True, True, names=("q_proj", "k_proj", "v_proj", "dense")) + [
+        Linear("fc1", h, f, True, "attn_in"),
+        Linear("fc2", f, h, True, "mlp_out"),
+    ]
+    qk_norm = 2 * 2 * hd if c.bool("qk_layernorm", False) else 0
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), tuple(linears), norm_params=2 * h + qk_norm,
+                       attention_heads=heads, kv_heads=kv, head_dim=hd)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "gelu_new"),
+                    gated=False, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"),
+                    final_norm=2 * h, lm_head_bias=True)
+
+
+def _gpt_oss(c: _Cfg, name: str, source: str) -> Architecture:
+    h, heads, kv, hd = _attn_shape(c, 64)
+    f = c.int("intermediate_size")
+    experts = c.int("num_local_experts")
+    bias = c.bool("attention_bias", True)
+    linears = _qkvo(h, heads, kv, hd, bias, bias) + [
+        # GptOssExperts holds 3-D gate_up_proj / down_proj parameters (with biases) for all experts.
+        Linear("gate_up_proj", h, 2 * f, True, "expert_in", per_expert=True),
+        Linear("down_proj", f, h, True, "expert_out", per_expert=True),
+    ]
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), tuple(linears), num_experts=experts,
+                       experts_per_token=c.int("num_experts_per_tok", "experts_per_token"),
+                       router_params=h * experts + experts, norm_params=2 * h, extra_params=heads,
+                       attention_heads=heads, kv_heads=kv, head_dim=hd, fused_experts=True)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act="swiglu", gated=True,
+                    tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
+
+
+def _deepseek(c: _Cfg, name: str, source: str) -> Architecture:
+    """DeepSeek-V2/V3: multi-head latent attention, `first_k_dense_replace` dense layers, then MoE
+    layers with `n_shared_experts` always-on experts (V3 adds a per-expert score-correction bias)."""
+    h = c.int("hidden_size")
+    heads = c.int("num_attention_heads")
+    layers = c.int("num_hidden_layers")
+    nope, rope, vdim = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim"), c.int("v_head_dim")
+    qdim = nope + rope
+    kv_rank = c.int("kv_lora_rank")
+    q_rank = c.get("q_lora_rank")
+    bias = c.bool("attention_bias", False)
+    if q_rank:
+        q_lins = [Linear("q_a_proj", h, q_rank, bias, "attn_in"), Linear("q_b_proj", q_rank, heads * qdim, False, "q_b_in")]
+        norms = 2 * h + q_rank + kv_rank
+    else:
+        q_lins = [Linear("q_proj", h, heads * qdim, False, "attn_in")]
+        norms = 2 * h + kv_rank
+    attn = q_lins + [
+        Linear("kv_a_proj_with_mqa", h, kv_rank + rope, bias, "attn_in"),
+        Linear("kv_b_proj", kv_rank, heads * (nope + vdim), False, "kv_b_in"),
+        Linear("o_proj", heads * vdim, h, bias, "attn_out"),
+    ]
+    experts = c.int("n_routed_experts", default=0)
+    fe = c.int("moe_intermediate_size", default=0)
+    first_dense = c.int("first_k_dense_replace", default=0)
+    freq = c.int("moe_layer_freq", default=1)
+    sparse = sum(1 for i in range(layers) if experts and i >= first_dense and i % freq == 0)
+    dense_f = c.int("intermediate_size")
+    common = dict(norm_params=norms, attention_heads=heads, kv_heads=heads, head_dim=qdim)
+    dense = LayerStack("decoder", layers - sparse, tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
+    shared = c.int("n_shared_experts", default=0)
+    router = h * experts + (experts if c.model_type == "deepseek_v3" else 0)
+    moe_lins = attn + _dense_mlp(h, fe, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
+    if shared:
+        moe_lins += _dense_mlp(h, fe * shared, True, False, group_in="shared_in", group_out="shared_out")
+    moe = LayerStack("decoder", sparse, tuple(moe_lins), num_experts=experts,
+                     experts_per_token=c.int("num_experts_per_tok", default=0), router_params=router, **common)
+    return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=heads, hd=qdim, f=dense_f,
+                    act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
+                    vocab=c.int("vocab_size"), final_norm=h)
+
+
+def _gpt2(c: _Cfg, name: str, source: str) -> Architecture:
+    h = c.int("n_embd", "hidden_size")
+    heads = c.int("n_head", "num_attention_heads")
+    layers = c.int("n_layer", "num_hidden_layers")
+    f = c.int("n_inner", default=4 * h)
+    vocab = c.int("vocab_size")
+    positions = c.int("n_positions", "max_position_embeddings")
+    linears = (
+        Linear("c_attn", h, 3 * h, True, "attn_in"),
+        Linear("c_proj", h, h, True, "attn_out"),
+        Linear("c_fc", h, f, True, "mlp_in"),
+        Linear("c_proj", f, h, True, "mlp_out"),
+    )
+    stack = LayerStack("decoder", layers, linears, norm_params=4 * h, attention_heads=heads, kv_heads=heads,
+                       head_dim=h // heads)
+    embed = vocab * h + positions * h
+    return Architecture(
+        name=name, model_type=c.model_type, kind="decoder", hidden_size=h, vocab_size=vocab, intermediate_size=f,
+        hidden_act=c.get("activation_function", "gelu_new"), gated_mlp=False, num_attention_heads=heads,
+        num_key_value_heads=heads, head_dim=h // heads, max_position_embeddings=positions,
+        tie_word_embeddings=True,  # GPT2LMHeadModel always ties lm_head to wte
+        stacks=(stack,), embedding_params=embed, head_params=0, final_norm_params=2 * h, source=source,
+        largest_outer_module_params=vocab * h,
+    )
+
+
+def _bert(c: _Cfg, name: str, source: str) -> Architecture:
+    h, heads, _, hd = _attn_shape(c)
+    f = c.int("intermediate_size")
+    vocab = c.int("vocab_size")
+    positions = c.int("max_position_embeddings")
+    types = c.int("type_vocab_size", default=2)
+    linears = _qkvo(h, heads, heads, hd, True, True, names=("query", "key", "value", "dense")) + [
+        Linear("dense", h, f, True, "mlp_in"),
+        Linear("dense", f, h, True, "mlp_out"),
+    ]
+    stack = LayerStack("encoder", c.int("num_hidden_layers"), tuple(linears), norm_params=4 * h,
+                       attention_heads=heads, kv_heads=heads, head_dim=hd)
+    pooler = h * h + h if c.bool("add_pooling_layer", True) else 0
+    return Architecture(
+        name=name, model_type=c.model_type, kind="encoder", hidden_size=h, vocab_size=vocab, intermediate_size=f,
+        hidden_act=c.get("hidden_act", "gelu"), gated_mlp=False, num_attention_heads=heads, num_key_value_heads=heads,
+        head_dim=hd, max_position_embeddings=positions, tie_word_embeddings=c.bool("tie_word_embeddings", True),
+        stacks=(stack,), embedding_params=(vocab + positions + types) * h, head_params=pooler,
+        final_norm_params=2 * h,  # the embeddings' LayerNorm
+        source=source, largest_outer_module_params=vocab * h,
+    )
+
+
+def _t5(c: _Cfg, name: str, source: str) -> Architecture:
+    d = c.int("d_model")
+    dkv = c.int("d_kv")
+    heads = c.int("num_heads")
+    f = c.int("d_ff")
+    vocab = c.int("vocab_size")
+    enc_layers = c.int("num_layers")
+    dec_layers = c.int("num_decoder_layers", default=enc_layers)
+    proj = str(c.get("feed_forward_proj", "relu"))
+    gated = proj.startswith("gated-")
+    act = proj.split("-", 1)[1] if gated else proj
+    if act == "gelu":
+        act = "gelu_new"  # transformers maps T5's "gated-gelu" to gelu_new
+    inner = heads * dkv
+    ff = ([Linear("wi_0", d, f, False, "mlp_in"), Linear("wi_1", d, f, False, "mlp_in")] if gated
+          else [Linear("wi", d, f, False, "mlp_in")]) + [Linear("wo", f, d, False, "mlp_out")]
+    self_attn = _qkvo(d, heads, heads, dkv, False, False, names=("q", "k", "v", "o"))
+    cross = [
+        Linear("q", d, inner, False, "cross_q"),
+        Linear("k", d, inner, False, "cross_kv"),
+        Linear("v", d, inner, False, "cross_kv"),
+        Linear("o", inner, d, False, "cross_out"),
+    ]
+    common = dict(attention_heads=heads, kv_heads=heads, head_dim=dkv)
+    encoder = LayerStack("encoder", enc_layers, tuple(self_attn + ff), norm_params=2 * d, **common)
+    decoder = LayerStack("decoder", dec_layers, tuple(self_attn + cross + ff), norm_params=3 * d,
+                         cross_attention=True, **common)
+    tie = c.bool("tie_word_embeddings", True)
+    buckets = c.int("relative_attention_num_buckets", default=32)
+    embed = vocab * d + 2 * buckets * heads  # shared embedding + one relative-position table per stack
+    head = 0 if tie else vocab * d
+    return Architecture(
+        name=name, model_type=c.model_type, kind="encoder-decoder", hidden_size=d, vocab_size=vocab,
+        intermediate_size=f, hidden_act=act, gated_mlp=gated, num_attention_heads=heads, num_key_value_heads=heads,
+        head_dim=dkv, max_position_embeddings=c.int("n_positions", default=512), tie_word_embeddings=tie,
+        stacks=(encoder, decoder), embedding_params=embed, head_params=head, final_norm_params=2 * d,
+        source=source, largest_outer_module_params=max(vocab * d, head),
+    )
+
+
+def _falcon(c: _Cfg, name: str, source: str) -> Architecture:
+    """Falcon: `new_decoder_architecture` (40B/180B: GQA, two parallel LayerNorms) or the 7B layout
+    (`multi_query`: one shared K/V head, `parallel_attn`: one LayerNorm feeds attention and MLP)."""
+    h = c.int("hidden_size", "n_embed")
+    heads = c.int("num_attention_heads", "n_head")
+    layers = c.int("num_hidden_layers", "n_layer")
+    vocab = c.int("vocab_size")
+    hd = h // heads
+    new_arch = c.bool("new_decoder_architecture", c.model_type == "RefinedWeb")
+    multi_query = c.bool("multi_query", c.model_type == "RefinedWebModel")
+    parallel = c.bool("parallel_attn", True)
+    bias = c.bool("bias", False)
+    f = c.int("ffn_hidden_size", default=4 * h)
+    if new_arch:
+        kv = c.int("num_kv_heads", "n_head_kv", default=heads)
+    else:
+        kv = 1 if multi_query else heads
+    qkv_out = (heads + 2 * kv) * hd
+    n_ln = c.int("num_ln_in_parallel_attn", default=2) if new_arch else (1 if parallel else 2)
+    shared_input = parallel and n_ln == 1
+    linears = (
+        Linear("query_key_value", h, qkv_out, bias, "attn_in"),
+        Linear("dense", h, h, bias, "attn_out"),
+        Linear("dense_h_to_4h", h, f, bias, "attn_in" if shared_input else "mlp_in"),
+        Linear("dense_4h_to_h", f, h, bias, "mlp_out"),
+    )
+    stack = LayerStack("decoder", layers, linears, norm_params=n_ln * 2 * h, attention_heads=heads, kv_heads=kv,
+                       head_dim=hd)
+    tie = c.bool("tie_word_embeddings", True)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("activation", "gelu"),
+                    gated=False, tie=tie, vocab=vocab, final_norm=2 * h,
+                    max_pos=c.int("max_position_embeddings", default=2048))
+
+
+_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
+    **{t: _llama_like for t in _LLAMA_LIKE},
+    "mixtral": _mixtral,
+    "qwen2_moe": _qwen_moe,
+    "qwen3_moe": _qwen_moe,
+    "phi3": _phi3,
+    "phi": _phi,
+    "gpt_oss": _gpt_oss,
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "gpt2": _gpt2,
+    "bert": _bert,
+    "roberta": _bert,
+    "xlm-roberta": _bert,
+    "t5": _t5,
+    "mt5": _t5,
+    "falcon": _falcon,
+    "RefinedWeb": _falcon,
+    "RefinedWebModel": _falcon,
+}
+
+
+def supported_model_types() -> list[str]:
+    """The config.json `model_type` values `from_hf_config` understands."""
+    return sorted(_BUILDERS)
+
+
+def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog") -> Architecture:
+    """Build the `Architecture` that `transformers` would build from this `config.json` content.
+
+    A multimodal config (Gemma 3, LLaVA-style) is read through its text config. Raises
+    `UnsupportedArchitecture` (a `ValueError`) naming the reason: no `model_type`, a model type
+    trainlint does not know, or a missing or malformed field.
+    """
+    if not isinstance(config, Mapping):
+        raise UnsupportedArchitecture(f"a config must be a JSON object, got {type(config).__name__}")
+    config = text_config(config)
+    model_type = config.get("model_type")
+    if not model_type:
+        raise UnsupportedArchitecture("the config has no 'model_type', so its architecture is unknown")
+    builder = _BUILDERS.get(str(model_type))
+    if builder is None:
+        raise UnsupportedArchitecture(
+            f"model_type {model_type!r} is not supported; supported: {', '.join(supported_model_types())}"
+        )
+    return builder(_Cfg(config, str(model_type)), name, source)

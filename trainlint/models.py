@@ -1,0 +1,224 @@
+"""Finding a model's architecture by name, by local folder, or in the offline Hugging Face cache.
+
+`find_model("Llama-3.1-8B")`, `find_model("meta-llama/Llama-3.1-8B-Instruct")`,
+`find_model("./checkpoints/my-model")` and `find_model("HuggingFaceH4/zephyr-7b-beta")` all return an
+`Architecture`. The order of the search:
+
+1. a local path (relative to `base_dir` first, then the working directory): a folder holding
+   `config.json`, or a `config.json` file itself;
+2. the shipped catalog (`trainlint/data/models.json`): a catalog name, alias or Hugging Face id,
+   compared without regard to case, spaces and punctuation;
+3. the offline Hugging Face cache: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else
+   `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json` (the newest snapshot);
+4. the catalog again, by the `name` part of `org/name` alone (fine-tunes and re-uploads under
+   another organisation keep their name: `someone/Llama-3.1-8B-Instruct`).
+
+Nothing here touches the network. The catalog is read once, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from trainlint.architecture import Architecture, UnsupportedArchitecture, from_hf_config
+from trainlint.naming import closest, normalize
+
+__all__ = [
+    "CatalogModel",
+    "ModelLookupError",
+    "catalog",
+    "closest_models",
+    "find_model",
+    "hf_cache_dirs",
+    "load_config_file",
+]
+
+
+class ModelLookupError(Exception):
+    """A `config.json` was found but could not be read or understood; the message says why."""
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    """One entry of the shipped model catalog.
+
+    `config` holds the `config.json` fields that matter for the architecture, exactly as published;
+    `published_params` is the model's exact parameter count and `params_source` says where it comes
+    from (the model page's safetensors total, a paper, or "derived" with the cross-check used).
+    """
+
+    name: str
+    hf_ids: tuple[str, ...]
+    aliases: tuple[str, ...]
+    config: dict[str, Any]
+    published_params: int
+    params_source: str
+    config_source: str = ""
+
+    def architecture(self) -> Architecture:
+        """This entry's architecture (built once, cached)."""
+        return _catalog_architecture(self.name)
+
+    def all_names(self) -> tuple[str, ...]:
+        """The name, every Hugging Face id and every alias."""
+        return (self.name, *self.hf_ids, *self.aliases)
+
+
+@lru_cache(maxsize=1)
+def _load_catalog() -> tuple[CatalogModel, ...]:
+    text = resources.files("trainlint").joinpath("data/models.json").read_text(encoding="utf-8")
+    entries = json.loads(text)["models"]
+    return tuple(
+        CatalogModel(
+            name=e["name"],
+            hf_ids=tuple(e.get("hf_ids", ())),
+            aliases=tuple(e.get("aliases", ())),
+            config=e["config"],
+            published_params=int(e["published_params"]),
+            params_source=e.get("params_source", ""),
+            config_source=e.get("config_source", ""),
+        )
+        for e in entries
+    )
+
+
+def catalog() -> list[CatalogModel]:
+    """Every catalog entry, in catalog order."""
+    return list(_load_catalog())
+
+
+@lru_cache(maxsize=1)
+def _index() -> tuple[dict[str, CatalogModel], dict[str, CatalogModel]]:
+    """Normalized full names, and normalized last path parts of HF ids (for `org/name` lookups)."""
+    full: dict[str, CatalogModel] = {}
+    short: dict[str, CatalogModel] = {}
+    for entry in _load_catalog():
+        for name in entry.all_names():
+            full.setdefault(normalize(name), entry)
+            short.setdefault(normalize(name.rsplit("/", 1)[-1]), entry)
+    return full, short
+
+
+@lru_cache(maxsize=None)
+def _catalog_architecture(name: str) -> Architecture:
+    entry = next(e for e in _load_catalog() if e.name == name)
+    return from_hf_config(entry.config, entry.name, source="catalog")
+
+
+def _catalog_entry(name: str, *, by_short_name: bool) -> CatalogModel | None:
+    """The entry `name` names exactly (normalized), or with `by_short_name` the entry whose
+    name or HF id ends in the `name` part of `org/name`."""
+    full, short = _index()
+    key = normalize(name)
+    if not key:
+        return None
+    if not by_short_name:
+        return full.get(key)
+    return short.get(normalize(name.rstrip("/").rsplit("/", 1)[-1]))
+
+
+def load_config_file(path: Path, name: str | None = None) -> Architecture:
+    """The architecture described by one `config.json` file.
+
+    Raises `ModelLookupError` when the file cannot be read, is not JSON, or describes an
+    architecture trainlint cannot count (the message carries `UnsupportedArchitecture`'s reason).
+    """
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ModelLookupError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ModelLookupError(f"{path} is not valid JSON: {exc}") from exc
+    label = name or (path.parent.name if path.name == "config.json" else path.stem)
+    try:
+        return from_hf_config(config, label, source=str(path))
+    except UnsupportedArchitecture as exc:
+        raise ModelLookupError(f"{path}: {exc}") from exc
+
+
+def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
+    candidate = Path(name_or_path).expanduser()
+    roots = [candidate] if candidate.is_absolute() else [
+        *([Path(base_dir) / candidate] if base_dir is not None else []), Path.cwd() / candidate]
+    for path in roots:
+        if path.is_dir() and (path / "config.json").is_file():
+            return path / "config.json"
+        if path.is_file() and path.suffix == ".json":
+            return path
+    return None
+
+
+def hf_cache_dirs() -> list[Path]:
+    """Where the offline Hugging Face hub cache may be, most specific first."""
+    dirs: list[Path] = []
+    if os.environ.get("HF_HUB_CACHE"):
+        dirs.append(Path(os.environ["HF_HUB_CACHE"]).expanduser())
+    if os.environ.get("HF_HOME"):
+        dirs.append(Path(os.environ["HF_HOME"]).expanduser() / "hub")
+    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    return dirs
+
+
+def _hf_cache_config(repo_id: str) -> Path | None:
+    """The `config.json` of the newest cached snapshot of `org/name` (newest by modification time)."""
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        return None
+    folder = "models--" + repo_id.replace("/", "--")
+    for cache in hf_cache_dirs():
+        snapshots = cache / folder / "snapshots"
+        try:
+            configs = [snap / "config.json" for snap in snapshots.iterdir() if (snap / "config.json").is_file()]
+        except OSError:
+            continue
+        if configs:
+            return max(configs, key=lambda p: p.stat().st_mtime)
+    return None
+
+
+def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architecture | None:
+    """The architecture `name_or_path` refers to, or None when nothing matches.
+
+    Looks at a local folder or `config.json` first, then the catalog, then the offline Hugging
+    Face cache (see the module docs). Raises `ModelLookupError` when a config file is found but
+    cannot be read or understood.
+    """
+    name_or_path = name_or_path.strip()
+    if not name_or_path:
+        return None
+    local = _local_config(name_or_path, base_dir)
+    if local is not None:
+        return load_config_file(local, name=Path(name_or_path).name or None)
+    entry = _catalog_entry(name_or_path, by_short_name=False)
+    if entry is not None:
+        return entry.architecture()
+    # An exact cached repo beats a catalog entry that merely shares the name part.
+    cached = _hf_cache_config(name_or_path)
+    if cached is not None:
+        return load_config_file(cached, name=name_or_path)
+    entry = _catalog_entry(name_or_path, by_short_name=True)
+    return entry.architecture() if entry is not None else None
+
+
+def closest_models(name: str, n: int = 3) -> list[str]:
+    """Catalog names most like `name`, best first, for "did you mean" messages."""
+    names: list[str] = []
+    by_name: dict[str, str] = {}
+    for entry in _load_catalog():
+        for candidate in entry.all_names():
+            names.append(candidate)
+            by_name.setdefault(candidate, entry.name)
+    query = name.rsplit("/", 1)[-1] if "/" in name else name
+    result: list[str] = []
+    for hit in closest(query, [c.rsplit("/", 1)[-1] for c in names] + names, n=n * 4):
+        canonical = next((by_name[c] for c in names if c == hit or c.rsplit("/", 1)[-1] == hit), hit)
+        if canonical not in result:
+            result.append(canonical)
+        if len(result) == n:
+            break
+    return result
