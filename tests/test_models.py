@@ -165,6 +165,18 @@ def test_multimodal_config_reads_text_config():
     assert from_hf_config(nested, "g").total_params == entry.published_params
 
 
+def test_missing_fields_take_transformers_class_defaults():
+    # google/gemma-3-4b-it's config.json: the text_config leaves heads, head_dim and vocab_size to
+    # Gemma3TextConfig's defaults.
+    config = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+              "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+                              "num_hidden_layers": 34, "sliding_window": 1024}}
+    assert from_hf_config(config, "g").total_params == _arch("Gemma-3-4B").total_params
+    # T5 v1.0 configs have no feed_forward_proj: ReLU, ungated.
+    t5 = from_hf_config({"model_type": "t5"}, "t5")
+    assert t5.total_params == _arch("t5-small").total_params and not t5.gated_mlp
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -174,8 +186,10 @@ def test_unsupported_model_type_says_why():
     with pytest.raises(UnsupportedArchitecture, match="no 'model_type'"):
         from_hf_config({"hidden_size": 8}, "m")
     with pytest.raises(UnsupportedArchitecture, match="intermediate_size"):
-        from_hf_config({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2,
+        from_hf_config({"model_type": "olmo2", "hidden_size": 8, "num_attention_heads": 2,
                         "num_hidden_layers": 1, "vocab_size": 10}, "m")
+    with pytest.raises(UnsupportedArchitecture, match="must be an integer"):
+        from_hf_config({"model_type": "llama", "hidden_size": "big"}, "m")
     assert issubclass(UnsupportedArchitecture, ValueError)
 
 
