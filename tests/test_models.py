@@ -177,6 +177,23 @@ def test_missing_fields_take_transformers_class_defaults():
     assert t5.total_params == _arch("t5-small").total_params and not t5.gated_mlp
 
 
+def test_summary_line():
+    assert _arch("Llama-3.1-8B").summary() == (
+        "Llama-3.1-8B: decoder, 32 layers, hidden 4,096, 32 heads (8 KV), vocab 128,256, 8.03B params")
+    assert "128 experts, top-8, 3.35B active" in _arch("Qwen3-30B-A3B").summary()
+
+
+def test_importing_does_not_load_the_catalog():
+    import subprocess
+    import sys
+
+    code = ("import trainlint.models as m, trainlint.architecture; "
+            "print(m._load_catalog.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "0"
+
+
 # ---------------------------------------------------------------- errors
 
 

@@ -250,6 +250,19 @@ class Architecture:
                     total += stack.num_layers * one * (copies if lin.per_expert else 1)
         return total
 
+    def summary(self) -> str:
+        """One line for people: `Llama-3.1-8B: decoder, 32 layers, hidden 4,096, 32 heads (8 KV), vocab 128,256, 8.03B params`."""
+        heads = f"{self.num_attention_heads} heads"
+        if self.num_key_value_heads != self.num_attention_heads:
+            heads += f" ({self.num_key_value_heads} KV)"
+        parts = [self.kind, f"{self.num_layers} layers", f"hidden {self.hidden_size:,}", heads,
+                 f"vocab {self.vocab_size:,}", f"{_billions(self.total_params)} params"]
+        if self.is_moe:
+            stack = next(s for s in self.stacks if s.num_experts)
+            parts.append(f"{stack.num_experts} experts, top-{stack.experts_per_token}, "
+                         f"{_billions(self.active_params_per_token)} active")
+        return f"{self.name}: " + ", ".join(parts)
+
     def linear_names(self) -> list[str]:
         """Leaf names of the layer linears, in layer order, each once (what `target_modules` can name)."""
         seen: dict[str, None] = {}
@@ -257,6 +270,10 @@ class Architecture:
             for lin in stack.linears:
                 seen.setdefault(lin.name)
         return list(seen)
+
+
+def _billions(n: int) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
 
 
 # --------------------------------------------------------------------------------------------

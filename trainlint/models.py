@@ -8,7 +8,7 @@
    `config.json`, or a `config.json` file itself;
 2. the shipped catalog (`trainlint/data/models.json`): a catalog name, alias or Hugging Face id,
    compared without regard to case, spaces and punctuation;
-3. the offline Hugging Face cache: `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else
+3. the offline Hugging Face cache: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`), else `$HF_HOME/hub`, else
    `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json` (the newest snapshot);
 4. the catalog again, by the `name` part of `org/name` alone (fine-tunes and re-uploads under
    another organisation keep their name: `someone/Llama-3.1-8B-Instruct`).
@@ -157,8 +157,9 @@ def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
 def hf_cache_dirs() -> list[Path]:
     """Where the offline Hugging Face hub cache may be, most specific first."""
     dirs: list[Path] = []
-    if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]).expanduser())
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):  # the second is the older spelling
+        if os.environ.get(var):
+            dirs.append(Path(os.environ[var]).expanduser())
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]).expanduser() / "hub")
     dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
