@@ -1,0 +1,169 @@
+"""The VS Code extension under editors/vscode: its manifest, and a real npm build of the .vsix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "editors" / "vscode"
+SCHEMAS = REPO / "schemas"
+BUILD_TIMEOUT_S = 300
+
+# The settings contract shared with the server (initializationOptions / workspace configuration).
+SERVER_SETTINGS = ["gpu", "numGpus", "model", "seqLen", "select", "ignore", "failLevel"]
+
+
+def manifest() -> dict:
+    return json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+
+
+def schema_urls(data: dict) -> list[str]:
+    contributes = data["contributes"]
+    entries = contributes.get("jsonValidation", []) + contributes.get("yamlValidation", [])
+    return [entry["url"] for entry in entries]
+
+
+def repo_schemas() -> list[str]:
+    return sorted(p.name for p in SCHEMAS.glob("*.json")) if SCHEMAS.is_dir() else []
+
+
+def test_manifest_identity_and_entry_point():
+    data = manifest()
+    assert data["name"] == "trainlint"
+    assert data["publisher"] == "trainlint"
+    assert data["engines"]["vscode"] == "^1.82.0"
+    assert data["main"] == "./dist/extension.js"
+    assert data["dependencies"] == {"vscode-languageclient": "9.0.1"}
+    dev = data["devDependencies"]
+    assert dev["@vscode/vsce"] == "3.9.2"  # vsce 4 needs node 22
+    assert dev["@types/vscode"].lstrip("~^").startswith("1.82")
+    for name in ("typescript", "@types/node", "esbuild"):
+        assert name in dev
+
+
+def test_manifest_activation_events():
+    events = manifest()["activationEvents"]
+    for event in (
+        "onLanguage:yaml",
+        "onLanguage:json",
+        "onLanguage:jsonc",
+        "workspaceContains:**/trainlint.toml",
+    ):
+        assert event in events
+    assert "*" not in events
+
+
+def test_manifest_settings_and_commands():
+    data = manifest()
+    properties = data["contributes"]["configuration"]["properties"]
+    for key in ["interpreter", "path", *SERVER_SETTINGS, "trace.server"]:
+        assert f"trainlint.{key}" in properties, key
+    # Server settings default to unset, so the project's [tool.trainlint] applies.
+    for key in SERVER_SETTINGS:
+        assert properties[f"trainlint.{key}"]["default"] is None, key
+    assert properties["trainlint.trace.server"]["enum"] == ["off", "messages", "verbose"]
+    commands = {c["command"] for c in data["contributes"]["commands"]}
+    assert "trainlint.restart" in commands
+    # Executable paths must not come from an untrusted workspace.
+    restricted = data["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
+    assert set(restricted) == {"trainlint.interpreter", "trainlint.path"}
+
+
+def test_extension_source_sends_every_server_setting():
+    source = (EXTENSION / "src" / "extension.ts").read_text(encoding="utf-8")
+    for key in SERVER_SETTINGS:
+        assert f"{key}:" in source, key
+    assert "'-m', 'trainlint', 'server'" in source
+    assert "args: ['server']" in source
+
+
+def test_build_scripts():
+    scripts = manifest()["scripts"]
+    assert scripts["compile"].startswith("tsc --noEmit && esbuild ")
+    for flag in ("--bundle", "--outfile=dist/extension.js", "--external:vscode", "--platform=node", "--format=cjs"):
+        assert flag in scripts["compile"]
+    assert scripts["package"].startswith("vsce package --no-dependencies")
+    assert "copy-schemas" in scripts["vscode:prepublish"]
+    lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
+    assert lock["name"] == "trainlint"
+    assert lock["packages"]["node_modules/vscode-languageclient"]["version"] == "9.0.1"
+
+
+def test_schemas_are_not_kept_twice_in_git():
+    ignored = (EXTENSION / ".gitignore").read_text(encoding="utf-8").split()
+    for pattern in ("node_modules/", "dist/", "out/", "*.vsix", "schemas/"):
+        assert pattern in ignored
+    tracked = subprocess.run(
+        ["git", "ls-files", "editors/vscode/schemas"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert tracked.stdout.strip() == ""
+
+
+def test_schema_urls_point_at_repo_schemas():
+    urls = schema_urls(manifest())
+    assert "./schemas/deepspeed.schema.json" in urls
+    for url in urls:
+        assert url.startswith("./schemas/") and url.endswith(".json"), url
+    available = repo_schemas()
+    if not available:
+        pytest.skip(f"{SCHEMAS} has no JSON schemas yet; the build copies them from there")
+    for url in urls:
+        assert url.removeprefix("./schemas/") in available, f"{url} is not in {SCHEMAS}"
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed; cannot build the .vsix")
+def test_npm_build_produces_vsix(tmp_path):
+    """`npm ci && npm run package` in a copy of the repository layout yields a .vsix with the bundle and schemas."""
+    data = manifest()
+    work = tmp_path / "editors" / "vscode"
+    shutil.copytree(
+        EXTENSION,
+        work,
+        ignore=shutil.ignore_patterns("node_modules", "dist", "out", "schemas", "*.vsix", "LICENSE"),
+    )
+    # The build reads ../../schemas, like in the repository. Until the real schemas exist, stand-ins
+    # with the names package.json expects keep the packaging path under test.
+    if repo_schemas():
+        shutil.copytree(SCHEMAS, tmp_path / "schemas")
+        expected = repo_schemas()
+    else:
+        (tmp_path / "schemas").mkdir()
+        expected = sorted({url.removeprefix("./schemas/") for url in schema_urls(data)})
+        for name in expected:
+            (tmp_path / "schemas" / name).write_text('{"type": "object"}\n', encoding="utf-8")
+
+    env = {k: v for k, v in os.environ.items() if k != "TRAINLINT_SCHEMAS_DIR"}
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    for command in (["npm", "ci", "--no-audit", "--no-fund"], ["npm", "run", "package"]):
+        result = subprocess.run(
+            command,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
+        assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+
+    vsix = work / f"trainlint-{data['version']}.vsix"
+    assert vsix.is_file(), sorted(p.name for p in work.iterdir())
+    with zipfile.ZipFile(vsix) as archive:
+        names = set(archive.namelist())
+        packaged = json.loads(archive.read("extension/package.json"))
+    assert "extension/dist/extension.js" in names
+    assert "extension/package.json" in names
+    for name in expected:
+        assert f"extension/schemas/{name}" in names
+    for url in schema_urls(data):
+        assert "extension/" + url.removeprefix("./") in names
+    assert not any(n.startswith(("extension/node_modules/", "extension/src/")) for n in names), sorted(names)
+    assert packaged["main"] == "./dist/extension.js"
