@@ -1,0 +1,73 @@
+"""Positions, findings and fixes: the values every layer passes around.
+
+Positions are 0-based internally (line, column in code points, offset in code points into the
+document text); output formats add 1 where people read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 2, "warning": 1, "info": 0}[self.value]
+
+
+@dataclass(frozen=True, order=True)
+class Pos:
+    line: int
+    column: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Span:
+    start: Pos
+    end: Pos
+
+    @staticmethod
+    def point(pos: Pos) -> "Span":
+        return Span(pos, pos)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (code-point offsets into the document text) with new_text."""
+
+    path: str
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+    @property
+    def applicability(self) -> str:
+        return "safe" if self.safe else "unsafe"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    path: str
+    span: Span
+    fixes: tuple[Fix, ...] = ()
+    # Rules may attach the rule name for output formats; filled in by the engine.
+    name: str = ""
+    related: tuple[str, ...] = field(default=(), compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.start.offset, self.code, self.message)

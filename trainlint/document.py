@@ -1,0 +1,314 @@
+"""The document layer: a config file's text plus a tree of nodes that know their key path and source span.
+
+YAML goes through PyYAML's safe composer (nothing is constructed but plain scalars); JSON through
+`trainlint.jsonpos`, which accepts what DeepSpeed's hjson reader accepts and records what a strict
+`json.load` would reject. Problems (syntax errors, duplicate keys, relaxed JSON, alias bombs) are
+recorded as facts on the document; rules turn them into diagnostics.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from trainlint.diagnostics import Pos, Span
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+# Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.
+MAX_NODES = 200_000
+MAX_DEPTH = 200
+
+JSON_SUFFIXES = {".json", ".jsonc", ".json5", ".hjson", ".conf"}
+YAML_SUFFIXES = {".yaml", ".yml"}
+
+KeyPath = tuple  # of str (mapping keys) and int (sequence indexes)
+
+
+@dataclass(eq=False)
+class Node:
+    """One value in the tree. Scalars carry the value a framework's loader would see (`value`),
+    the source text (`raw`) and the quoting style; mappings carry ordered entries."""
+
+    kind: str  # "mapping" | "sequence" | "scalar"
+    span: Span
+    key_path: KeyPath
+    value: Any = None  # scalars only
+    raw: str = ""  # scalar source text as written (without quotes)
+    style: str | None = None  # None (plain), '"', "'", '|', '>'
+    entries: list["Entry"] = field(default_factory=list)  # mappings
+    items: list["Node"] = field(default_factory=list)  # sequences
+    flow: bool = False  # `{...}` / `[...]` style
+    alias_of: Span | None = None  # set when this node is a YAML alias (its span is the anchor's)
+
+    # ---- access -------------------------------------------------------------------------
+    def get(self, key: str) -> "Node | None":
+        """The value of `key` in a mapping (last occurrence wins, as PyYAML and json.load do)."""
+        entry = self.entry(key)
+        return entry.value if entry else None
+
+    def entry(self, key: str) -> "Entry | None":
+        if self.kind != "mapping":
+            return None
+        for e in reversed(self.entries):
+            if e.key == key:
+                return e
+        return None
+
+    def keys(self) -> list[str]:
+        return [e.key for e in self.entries]
+
+    def find(self, path: KeyPath) -> "Node | None":
+        node: Node | None = self
+        for part in path:
+            if node is None:
+                return None
+            if isinstance(part, int):
+                node = node.items[part] if node.kind == "sequence" and 0 <= part < len(node.items) else None
+            else:
+                node = node.get(part)
+        return node
+
+    def to_python(self) -> Any:
+        """Plain data, as the framework's loader would build it (duplicate keys: last wins)."""
+        if self.kind == "mapping":
+            return {e.key: e.value.to_python() for e in self.entries}
+        if self.kind == "sequence":
+            return [item.to_python() for item in self.items]
+        return self.value
+
+    def walk(self) -> Iterator["Node"]:
+        yield self
+        if self.kind == "mapping":
+            for e in self.entries:
+                yield from e.value.walk()
+        elif self.kind == "sequence":
+            for item in self.items:
+                yield from item.walk()
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.kind == "scalar"
+
+
+@dataclass(eq=False)
+class Entry:
+    key: str  # the key as a string (PyYAML may read `on:` as True: then key == "True", key_raw == "on")
+    key_raw: str
+    key_span: Span
+    key_style: str | None
+    value: Node
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    key_path: KeyPath
+    first: Span
+    duplicate: Span
+
+
+@dataclass(frozen=True)
+class RelaxedSyntax:
+    """Something hjson (DeepSpeed) accepts but `json.load` (the HF Trainer) rejects."""
+
+    what: str
+    span: Span
+
+
+@dataclass(eq=False)
+class Document:
+    path: str
+    text: str
+    kind: str  # "yaml" | "json" | "unreadable"
+    root: Node | None = None
+    syntax_error: SyntaxProblem | None = None
+    duplicates: list[DuplicateKey] = field(default_factory=list)
+    relaxed: list[RelaxedSyntax] = field(default_factory=list)
+    notes: list[SyntaxProblem] = field(default_factory=list)  # unsupported tags, extra YAML documents
+    bom: bool = False
+    newline: str = "\n"
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        text = self.text
+        i, n = 0, len(text)
+        while i < n:
+            ch = text[i]
+            if ch == "\n":
+                starts.append(i + 1)
+            elif ch == "\r":
+                if i + 1 < n and text[i + 1] == "\n":
+                    i += 1
+                starts.append(i + 1)
+            i += 1
+        self._line_starts = starts
+        if "\r\n" in text:
+            self.newline = "\r\n"
+
+    # ---- positions ----------------------------------------------------------------------
+    def pos(self, offset: int) -> Pos:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return Pos(line, offset - self._line_starts[line], offset)
+
+    def pos_at(self, line: int, column: int) -> Pos:
+        line = max(0, min(line, len(self._line_starts) - 1))
+        offset = min(self._line_starts[line] + column, len(self.text))
+        return Pos(line, offset - self._line_starts[line], offset)
+
+    def span(self, start: int, end: int) -> Span:
+        return Span(self.pos(start), self.pos(end))
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+    def line_text(self, line: int) -> str:
+        if not 0 <= line < len(self._line_starts):
+            return ""
+        start = self._line_starts[line]
+        end = self._line_starts[line + 1] if line + 1 < len(self._line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def line_start(self, line: int) -> int:
+        return self._line_starts[max(0, min(line, len(self._line_starts) - 1))]
+
+    @property
+    def file_span(self) -> Span:
+        return self.span(0, 0)
+
+    # ---- tree access --------------------------------------------------------------------
+    def subdocument(self, node: Node) -> "Document":
+        """This document seen from a nested mapping (an inline DeepSpeed config, say): same text and
+        positions, key paths starting at `node`."""
+        sub = copy.copy(self)
+        sub.root = _rebased(node, ())
+        sub.duplicates, sub.relaxed, sub.notes, sub.syntax_error = [], [], [], None
+        return sub
+
+    def find(self, path: KeyPath) -> Node | None:
+        return self.root.find(path) if self.root is not None else None
+
+    def comments(self) -> list[tuple[int, int, str]]:
+        """(line, column, text) of every comment, `#` included (JSON: the hjson comments)."""
+        if self.kind == "json":
+            return [(r.span.start.line, r.span.start.column, self.text[r.span.start.offset:r.span.end.offset])
+                    for r in self.relaxed if r.what == "a comment"]
+        scalars = []
+        if self.root is not None:
+            for node in self.root.walk():
+                if node.kind == "scalar" and node.alias_of is None:
+                    scalars.append((node.span.start.offset, node.span.end.offset))
+                if node.kind == "mapping":
+                    scalars.extend((e.key_span.start.offset, e.key_span.end.offset) for e in node.entries)
+        scalars.sort()
+        starts = [s for s, _ in scalars]
+        found = []
+        for line in range(self.line_count):
+            text = self.line_text(line)
+            base = self._line_starts[line]
+            col = text.find("#")
+            while col >= 0:
+                if col == 0 or text[col - 1] in " \t":
+                    offset = base + col
+                    i = bisect.bisect_right(starts, offset) - 1
+                    if not (i >= 0 and scalars[i][0] <= offset < scalars[i][1]):
+                        found.append((line, col, text[col:]))
+                        break
+                col = text.find("#", col + 1)
+        return found
+
+    def data(self) -> Any:
+        return self.root.to_python() if self.root is not None else None
+
+    def node_at(self, offset: int) -> tuple[KeyPath, bool] | None:
+        """The key path of the innermost key or value at `offset`, and whether it is on the key."""
+        if self.root is None:
+            return None
+        best: tuple[KeyPath, bool] | None = None
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.kind == "mapping":
+                for e in node.entries:
+                    if e.key_span.start.offset <= offset <= e.key_span.end.offset:
+                        best = (e.value.key_path, True)
+                    if e.value.alias_of is None and e.value.span.start.offset <= offset <= e.value.span.end.offset:
+                        best = (e.value.key_path, False)
+                        stack.append(e.value)
+            elif node.kind == "sequence":
+                for item in node.items:
+                    if item.alias_of is None and item.span.start.offset <= offset <= item.span.end.offset:
+                        best = (item.key_path, False)
+                        stack.append(item)
+        return best
+
+
+def _rebased(node: Node, path: KeyPath) -> Node:
+    out = Node(node.kind, node.span, path, value=node.value, raw=node.raw, style=node.style, flow=node.flow,
+               alias_of=node.alias_of)
+    out.entries = [Entry(e.key, e.key_raw, e.key_span, e.key_style, _rebased(e.value, path + (e.key,)))
+                   for e in node.entries]
+    out.items = [_rebased(item, path + (i,)) for i, item in enumerate(node.items)]
+    return out
+
+
+def kind_for_path(path: str, text: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in JSON_SUFFIXES:
+        return "json"
+    if suffix in YAML_SUFFIXES:
+        return "yaml"
+    return "json" if text.lstrip().startswith(("{", "[")) else "yaml"
+
+
+def read_document(path: str | Path, display_path: str | None = None) -> Document:
+    """Read and parse a file. Never raises for bad content: unreadable files become documents
+    whose `syntax_error` says why."""
+    shown = display_path or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return _unreadable(shown, f"cannot read the file: {exc.strerror or exc}")
+    if len(data) > MAX_FILE_BYTES:
+        return _unreadable(shown, f"the file is {len(data) / 2**20:.1f} MiB; training configs over "
+                                  f"{MAX_FILE_BYTES // 2**20} MiB are not read")
+    if b"\x00" in data[:8192]:
+        return _unreadable(shown, "this is a binary file, not a YAML or JSON config")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _unreadable(shown, f"the file is not valid UTF-8 (byte {exc.start}); YAML and JSON configs must be UTF-8")
+    return parse_document(text, shown)
+
+
+def _unreadable(path: str, message: str) -> Document:
+    doc = Document(path=path, text="", kind="unreadable")
+    doc.syntax_error = SyntaxProblem(message, doc.span(0, 0))
+    return doc
+
+
+def parse_document(text: str, path: str, kind: str | None = None) -> Document:
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    kind = kind or kind_for_path(path, text)
+    doc = Document(path=path, text=text, kind=kind, bom=bom)
+    if kind == "json":
+        from trainlint import jsonpos
+
+        jsonpos.parse_into(doc)
+    else:
+        from trainlint import yamlpos
+
+        yamlpos.parse_into(doc)
+    return doc

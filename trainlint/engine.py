@@ -1,0 +1,156 @@
+"""The core pipeline for one file: read → detect flavor → plan → settings → estimate → rules → filter.
+
+Pure with respect to its inputs (text or path, settings); the CLI and the language server call it.
+Bad input never raises out of here: it becomes diagnostics.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainlint import flavors
+from trainlint.diagnostics import Diagnostic, Severity
+from trainlint.document import Document, parse_document, read_document
+from trainlint.plan import TrainingPlan
+from trainlint.rules import all_rules
+from trainlint.rules.base import LintContext
+from trainlint.settings import Overrides, ProjectConfig, RuleSelection, Settings, SettingsError, find_project_config, parse_directives
+from trainlint.suppressions import Suppressions
+
+INTERNAL = "TL000"
+
+
+@dataclass
+class FileResult:
+    path: str
+    flavor: str
+    document: Document
+    plan: TrainingPlan | None = None
+    linked: list[Document] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    estimate: Any = None
+    internal_error: bool = False
+
+
+def check_path(path: str | Path, settings: Settings = Settings(), display_path: str | None = None) -> FileResult:
+    doc = read_document(path, display_path)
+    return check_document(doc, settings)
+
+
+def check_text(text: str, path: str, settings: Settings = Settings()) -> FileResult:
+    return check_document(parse_document(text, path), settings)
+
+
+def check_document(doc: Document, settings: Settings = Settings()) -> FileResult:
+    result = FileResult(doc.path, "unknown", doc)
+    try:
+        _run(doc, settings, result)
+    except Exception as exc:  # noqa: BLE001 - one bad file or bug must not stop the others
+        result.internal_error = True
+        result.diagnostics.append(_internal(doc, f"trainlint failed on this file: {type(exc).__name__}: {exc}", exc))
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _internal(doc: Document, message: str, exc: BaseException | None = None) -> Diagnostic:
+    detail = ""
+    if exc is not None:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames:
+            last = frames[-1]
+            detail = f" (at {Path(last.filename).name}:{last.lineno}; please report this)"
+    return Diagnostic(INTERNAL, Severity.ERROR, message + detail, doc.path, doc.file_span, name="internal-error")
+
+
+def _project(doc: Document, settings: Settings) -> ProjectConfig:
+    if not settings.use_project_config:
+        return ProjectConfig()
+    return find_project_config(str(Path(doc.path).resolve().parent))
+
+
+def _run(doc: Document, settings: Settings, result: FileResult) -> None:
+    project_error = None
+    try:
+        project = _project(doc, settings)
+    except SettingsError as exc:
+        project, project_error = ProjectConfig(), str(exc)
+    project_overrides, per_file_ignored = project.for_file(doc.path)
+    selection = project.selection
+    if settings.selection is not None:
+        selection = RuleSelection(settings.selection.select or selection.select,
+                                  selection.ignore + settings.selection.ignore,
+                                  selection.extend_select + settings.selection.extend_select)
+    directive = parse_directives(doc.comments(), doc.path) if doc.root is not None or doc.kind == "yaml" else None
+
+    flavor = flavors.detect(doc) if doc.syntax_error is None else "unknown"
+    result.flavor = flavor
+    plan = None
+    linked: list[Document] = []
+    if flavor != "unknown":
+        read = flavors.READERS[flavor].read(doc)
+        plan, linked = read.plan, read.linked
+        for overrides in (project_overrides, directive.overrides if directive else Overrides(), settings.cli):
+            plan = overrides.apply(plan)
+    result.plan, result.linked = plan, linked
+
+    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked)
+    _estimate(ctx, result)
+
+    diagnostics: list[Diagnostic] = []
+    if project_error:
+        diagnostics.append(Diagnostic("TL010", Severity.ERROR, project_error, doc.path, doc.file_span,
+                                      name="invalid-settings"))
+    if directive is not None:
+        for line, message in directive.problems:
+            span = doc.span(doc.line_start(line), doc.line_start(line) + len(doc.line_text(line)))
+            diagnostics.append(Diagnostic("TL010", Severity.ERROR, message, doc.path, span, name="invalid-settings"))
+    for rule in all_rules():
+        identity = rule.RULE
+        if identity.flavors and flavor not in identity.flavors:
+            continue
+        if not selection.enabled(identity.code, identity.enabled_by_default):
+            continue
+        try:
+            diagnostics.extend(rule.check(ctx))
+        except Exception as exc:  # noqa: BLE001
+            result.internal_error = True
+            diagnostics.append(_internal(doc, f"rule {identity.code} ({identity.name}) failed: "
+                                              f"{type(exc).__name__}: {exc}", exc))
+    diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in per_file_ignored)]
+    suppressions = Suppressions.from_document(doc)
+    kept = suppressions.filter(diagnostics)
+    if selection.enabled("TL009", True):
+        kept.extend(suppressions.unused_diagnostics(doc))
+    result.diagnostics = _dedupe(kept)
+
+
+def _estimate(ctx: LintContext, result: FileResult) -> None:
+    """Fill ctx.estimate when a memory model is available (the estimator module)."""
+    try:
+        from trainlint import estimate as estimator
+    except ImportError:
+        return
+    if ctx.plan is None:
+        return
+    estimator.attach(ctx)
+    result.estimate = ctx.estimate
+
+
+def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    seen = set()
+    out = []
+    for d in diagnostics:
+        key = (d.path, d.span, d.code, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def selection_from(select: tuple[str, ...], ignore: tuple[str, ...]) -> RuleSelection | None:
+    if not select and not ignore:
+        return None
+    return RuleSelection(tuple(c.upper() for c in select), tuple(c.upper() for c in ignore))

@@ -1,0 +1,105 @@
+"""Axolotl YAML: base_model, micro_batch_size, sequence_len, adapter lora/qlora, deepspeed/fsdp
+(axolotl src/axolotl/utils/schemas; research/config-formats.md §5)."""
+
+from __future__ import annotations
+
+from trainlint.document import Document
+from trainlint.flavors.base import ConfigView, as_bool, as_str, top_keys
+from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
+
+NAME = "axolotl"
+
+COMPANIONS = {"micro_batch_size", "sequence_len", "adapter", "lora_r", "num_epochs", "output_dir",
+              "special_tokens", "load_in_4bit", "load_in_8bit", "datasets", "gradient_accumulation_steps"}
+
+
+def detect(doc: Document) -> float:
+    keys = top_keys(doc)
+    if "base_model" in keys and len(keys & COMPANIONS) >= 1:
+        return 0.95
+    return 0.6 if {"micro_batch_size", "sequence_len"} <= keys else 0.0
+
+
+def read(doc: Document) -> ReadResult:
+    view = ConfigView(doc)
+    changes: dict = {}
+    model = view.str("base_model")
+    if model is not None:
+        changes["model"] = model
+    changes["micro_batch"] = view.int("micro_batch_size") or default(1, "micro_batch_size not set: Axolotl's default is 1")
+    gas = view.int("gradient_accumulation_steps")
+    if gas is not None:
+        changes["grad_accum"] = gas
+    changes["seq_len"] = view.int("sequence_len") or default(512, "sequence_len not set: Axolotl's default is 512")
+
+    pure = view.first(("bfloat16",), ("float16",), convert=as_bool)
+    bf16 = view.node("bf16")
+    fp16 = view.bool("fp16")
+    if pure is not None and pure.value:
+        changes["precision"] = Setting(PURE_BF16 if pure.origin.key_path == ("bfloat16",) else PURE_FP16, pure.origin)
+    elif bf16 is not None and (bf16.value is True or (isinstance(bf16.value, str) and bf16.value.lower() in ("auto", "true"))):
+        note = "bf16: auto uses bf16 where the GPU supports it" if isinstance(bf16.value, str) else ""
+        changes["precision"] = Setting(AMP_BF16, view.origin(("bf16",), note))
+    elif fp16 is not None and fp16.value:
+        changes["precision"] = Setting(AMP_FP16, fp16.origin)
+    else:
+        changes["precision"] = default(FP32, "neither bf16 nor fp16 set: fp32")
+
+    ckpt = view.node("gradient_checkpointing")
+    if ckpt is not None and ckpt.kind == "scalar":
+        on = ckpt.value is True or (isinstance(ckpt.value, str) and ckpt.value.startswith("offload"))
+        changes["grad_ckpt"] = Setting("full" if on else "none", view.origin(("gradient_checkpointing",)))
+    offload = view.node("activation_offloading")
+    if offload is not None and offload.kind == "scalar" and offload.value not in (False, None):
+        changes["activation_offload"] = Setting(True, view.origin(("activation_offloading",)))
+    optimizer = view.str("optimizer")
+    changes["optimizer"] = optimizer or default("adamw_torch_fused", "optimizer not set: the HF Trainer default")
+
+    attn = view.str("attn_implementation")
+    if attn is not None:
+        changes["attn_impl"] = attn
+    elif as_bool(view.value("flash_attention")):
+        changes["attn_impl"] = Setting("flash_attention_2", view.origin(("flash_attention",)))
+    elif as_bool(view.value("sdp_attention")):
+        changes["attn_impl"] = Setting("sdpa", view.origin(("sdp_attention",)))
+    elif as_bool(view.value("xformers_attention")):
+        changes["attn_impl"] = Setting("xformers", view.origin(("xformers_attention",)))
+
+    liger = view.first(("liger_fused_linear_cross_entropy",), ("cut_cross_entropy",), convert=as_bool)
+    if liger is not None and liger.value:
+        changes["fused_loss"] = liger
+
+    adapter = view.str("adapter")
+    if adapter is not None and adapter.value in ("lora", "qlora"):
+        bits = 4 if adapter.value == "qlora" or as_bool(view.value("load_in_4bit")) else (
+            8 if as_bool(view.value("load_in_8bit")) else None)
+        rank = view.int("lora_r")
+        targets = "all-linear" if as_bool(view.value("lora_target_linear")) else view.value("lora_target_modules")
+        saved = view.value("lora_modules_to_save")
+        changes["peft"] = Setting(Peft("dora" if as_bool(view.value("peft_use_dora")) else "lora",
+                                       rank.value if rank else 8, targets, bits,
+                                       modules_to_save=tuple(saved) if isinstance(saved, list) else ()), adapter.origin)
+
+    fsdp = view.node("fsdp")
+    if fsdp is not None and fsdp.kind == "sequence":
+        options = [str(v) for v in fsdp.to_python()]
+        mode = next((o for o in options if o in ("full_shard", "shard_grad_op", "hybrid_shard", "no_shard")), None)
+        if mode:
+            changes["fsdp"] = Setting(mode, view.origin(("fsdp",)))
+        offload_params = view.first(("fsdp_config", "fsdp_offload_params"), ("fsdp_config", "offload_params"),
+                                    convert=as_bool)
+        if "offload" in options or (offload_params is not None and offload_params.value):
+            origin = offload_params.origin if offload_params is not None else view.origin(("fsdp",))
+            changes["offload_params"] = Setting("cpu", origin)
+            changes["offload_optimizer"] = Setting("cpu", origin)
+    elif view.node("fsdp_config") is not None and view.node("fsdp_version") is not None:
+        changes["fsdp"] = Setting("full_shard", view.origin(("fsdp_config",)))
+
+    plan = TrainingPlan(flavor=NAME, path=doc.path).with_(**changes)
+    linked: list = []
+    ds_node = view.node("deepspeed")
+    if ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
+        from trainlint.flavors.huggingface import link_deepspeed
+
+        plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
+    return ReadResult(plan, linked)

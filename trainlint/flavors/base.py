@@ -1,0 +1,132 @@
+"""Shared pieces of the flavor readers: typed reads with provenance, lenient number parsing, linked files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+from trainlint.document import Document, Node
+from trainlint.plan import Origin, Setting
+
+_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def as_int(value: Any) -> int | None:
+    """An integer the way the frameworks would end up using it; None for "auto", text and the rest."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        number = float(value)
+        return int(number) if number.is_integer() else None
+    return None
+
+
+def as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
+        return float(value)
+    return None
+
+
+def as_bool(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def is_auto(node: Node | None) -> bool:
+    return node is not None and node.kind == "scalar" and isinstance(node.value, str) and node.value.strip() == "auto"
+
+
+class ConfigView:
+    """Typed, provenance-carrying reads from one document."""
+
+    def __init__(self, doc: Document, origin_kind: str = "config"):
+        self.doc = doc
+        self.origin_kind = origin_kind
+
+    @property
+    def root(self) -> Node | None:
+        return self.doc.root if self.doc.root is not None and self.doc.root.kind == "mapping" else None
+
+    def node(self, *path: str | int) -> Node | None:
+        return self.root.find(path) if self.root is not None else None
+
+    def has(self, *path: str | int) -> bool:
+        return self.node(*path) is not None
+
+    def value(self, *path: str | int) -> Any:
+        node = self.node(*path)
+        return node.to_python() if node is not None else None
+
+    def origin(self, path: tuple, note: str = "") -> Origin:
+        node = self.node(*path)
+        span = None
+        if node is not None:
+            parent = self.node(*path[:-1]) if path else None
+            entry = parent.entry(path[-1]) if parent is not None and isinstance(path[-1], str) else None
+            span = node.span if node.alias_of is None else (entry.key_span if entry else node.span)
+        return Origin(self.origin_kind, self.doc.path, tuple(path), span, note)
+
+    def setting(self, path: tuple, convert: Callable[[Any], Any], note: str = "") -> Setting | None:
+        """The converted value at `path` with its origin; None when absent, null, "auto" or unconvertible."""
+        node = self.node(*path)
+        if node is None or node.kind != "scalar":
+            return None
+        value = convert(node.value)
+        if value is None:
+            return None
+        return Setting(value, self.origin(path, note))
+
+    def int(self, *path: str | int) -> Setting | None:
+        return self.setting(path, as_int)
+
+    def bool(self, *path: str | int) -> Setting | None:
+        return self.setting(path, as_bool)
+
+    def str(self, *path: str | int) -> Setting | None:
+        return self.setting(path, as_str)
+
+    def first(self, *paths: tuple, convert: Callable[[Any], Any] = as_int) -> Setting | None:
+        for path in paths:
+            found = self.setting(path, convert)
+            if found is not None:
+                return found
+        return None
+
+
+def resolve_link(doc_path: str, target: str) -> Path | None:
+    """A path written in a config, relative to the config's folder first, then the working directory."""
+    target = target.strip()
+    if not target or "\n" in target or "${" in target:
+        return None
+    candidate = Path(target).expanduser()
+    tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate]
+    for path in tries:
+        try:
+            if path.is_file():
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def top_keys(doc: Document) -> set[str]:
+    root = doc.root
+    return set(root.keys()) if root is not None and root.kind == "mapping" else set()

@@ -1,0 +1,261 @@
+"""Hugging Face TrainingArguments-style YAML/JSON: plain HfArgumentParser scripts, TRL (SFT/DPO/GRPO +
+ModelConfig, alignment-handbook recipes), LLaMA-Factory and open-instruct.
+
+Defaults follow the frameworks (research/config-formats.md §2): per_device_train_batch_size 8;
+TRL turns bf16 and gradient checkpointing on by default; LLaMA-Factory checkpoints by default and
+holds trainable weights in fp32 unless `pure_bf16`.
+"""
+
+from __future__ import annotations
+
+from trainlint.document import Document
+from trainlint.flavors import deepspeed as ds
+from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, resolve_link, top_keys
+from trainlint.plan import (
+    AMP_BF16,
+    AMP_FP16,
+    FP32,
+    PURE_BF16,
+    PURE_FP16,
+    Origin,
+    Peft,
+    ReadResult,
+    Setting,
+    TrainingPlan,
+    default,
+)
+
+NAME = "huggingface"
+
+TRAINING_KEYS = {
+    "output_dir", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
+    "num_train_epochs", "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps", "logging_steps",
+    "save_strategy", "save_steps", "eval_strategy", "evaluation_strategy", "bf16", "fp16", "optim",
+    "report_to", "deepspeed", "fsdp", "gradient_checkpointing", "per_device_eval_batch_size", "do_train",
+    "model_name_or_path", "weight_decay", "seed", "per_gpu_train_batch_size",
+}
+TRL_KEYS = {"max_length", "max_seq_length", "packing", "beta", "use_peft", "lora_r", "num_generations",
+            "dataset_name", "max_prompt_length", "max_completion_length", "dataset_mixture", "dataset_mixer",
+            "chat_template", "loss_type", "dataset_text_field", "completion_only_loss"}
+LLAMAFACTORY_KEYS = {"stage", "finetuning_type", "template", "cutoff_len", "lora_target", "quantization_bit"}
+OPEN_INSTRUCT_KEYS = {"with_tracking", "checkpointing_steps", "dataset_mixer", "use_flash_attn"}
+OTHER_FLAVOR_KEYS = {"trainer", "distributed_type", "base_model", "checkpoint_dir", "zero_optimization",
+                     "train_micro_batch_size_per_gpu", "micro_batch_size", "sequence_len"}
+
+DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
+          "float32": "fp32", "fp32": "fp32", "float": "fp32"}
+
+
+def detect(doc: Document) -> float:
+    keys = top_keys(doc)
+    if not keys or keys & {"trainer", "distributed_type", "base_model", "zero_optimization"}:
+        return 0.0
+    if any(doc.find((k, "_component_")) is not None for k in keys):
+        return 0.0
+    hits = len(keys & TRAINING_KEYS) + len(keys & (TRL_KEYS | LLAMAFACTORY_KEYS | OPEN_INSTRUCT_KEYS))
+    if hits >= 2:
+        return min(0.95, 0.5 + 0.05 * hits)
+    return 0.3 if hits == 1 and len(keys) <= 3 else 0.0
+
+
+def dialect(doc: Document) -> str:
+    keys = top_keys(doc)
+    if keys & LLAMAFACTORY_KEYS:
+        return "llamafactory"
+    if keys & {"with_tracking", "checkpointing_steps", "use_flash_attn"}:
+        return "open-instruct"
+    if keys & TRL_KEYS:
+        return "trl"
+    return "transformers"
+
+
+def read(doc: Document) -> ReadResult:
+    view = ConfigView(doc)
+    kind = dialect(doc)
+    plan = TrainingPlan(flavor=NAME, path=doc.path)
+    changes: dict = {}
+
+    model = view.first(("model_name_or_path",), ("model_name",), convert=as_str)
+    if model is not None:
+        changes["model"] = model
+
+    micro = view.first(("per_device_train_batch_size",), ("per_gpu_train_batch_size",))
+    changes["micro_batch"] = micro or default(8, "per_device_train_batch_size not set: the TrainingArguments default is 8")
+    gas = view.int("gradient_accumulation_steps")
+    changes["grad_accum"] = gas or default(1, "gradient_accumulation_steps not set: 1")
+
+    seq = view.first(("max_length",), ("max_seq_length",), ("cutoff_len",), ("model_max_length",),
+                     ("block_size",), ("sequence_len",))
+    if seq is None and view.has("max_prompt_length") and view.has("max_completion_length"):
+        prompt, completion = view.int("max_prompt_length"), view.int("max_completion_length")
+        if prompt and completion:
+            seq = Setting(prompt.value + completion.value,
+                          view.origin(("max_completion_length",), "max_prompt_length + max_completion_length"))
+    if seq is None:
+        if kind == "trl":
+            seq = default(1024, "max_length not set: TRL's default is 1024 tokens")
+        elif kind == "llamafactory":
+            seq = default(2048, "cutoff_len not set: LLaMA-Factory's default is 2048 tokens")
+    if seq is not None:
+        changes["seq_len"] = seq
+
+    changes["precision"] = _precision(view, kind)
+
+    ckpt = view.bool("gradient_checkpointing")
+    if ckpt is not None:
+        changes["grad_ckpt"] = Setting("full" if ckpt.value else "none", ckpt.origin)
+    elif kind == "llamafactory":
+        off = view.bool("disable_gradient_checkpointing")
+        changes["grad_ckpt"] = (Setting("none" if off.value else "full", off.origin) if off is not None else
+                                default("full", "LLaMA-Factory checkpoints activations unless disable_gradient_checkpointing"))
+    elif kind == "trl":
+        changes["grad_ckpt"] = default("full", "TRL configs enable gradient_checkpointing by default")
+
+    optim = view.str("optim")
+    if optim is not None:
+        changes["optimizer"] = optim
+    elif as_bool(view.value("adafactor")):
+        changes["optimizer"] = Setting("adafactor", view.origin(("adafactor",)))
+    else:
+        changes["optimizer"] = default("adamw_torch_fused", "optim not set: transformers defaults to adamw_torch_fused")
+
+    attn = view.str("attn_implementation")
+    if attn is not None:
+        changes["attn_impl"] = attn
+    elif kind == "llamafactory":
+        fa = view.str("flash_attn")
+        mapping = {"fa2": "flash_attention_2", "sdpa": "sdpa", "disabled": "eager", "auto": "sdpa"}
+        if fa is not None and fa.value in mapping:
+            changes["attn_impl"] = Setting(mapping[fa.value], fa.origin)
+    elif as_bool(view.value("use_flash_attn")):
+        changes["attn_impl"] = Setting("flash_attention_2", view.origin(("use_flash_attn",)))
+
+    liger = view.first(("use_liger_kernel",), ("enable_liger_kernel",), ("use_liger",), convert=as_bool)
+    if liger is not None:
+        changes["fused_loss"] = liger
+
+    peft = _peft(view, kind)
+    if peft is not None:
+        changes["peft"] = peft
+
+    fsdp = _fsdp(view)
+    if fsdp is not None:
+        changes["fsdp"], offload = fsdp
+        if offload is not None:
+            changes["offload_params"] = offload
+            changes["offload_optimizer"] = offload
+
+    task = _task(view, kind)
+    if task is not None:
+        changes["task"] = task
+
+    plan = plan.with_(**changes)
+    linked = []
+    ds_node = view.node("deepspeed")
+    if ds_node is not None:
+        plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
+    return ReadResult(plan, linked)
+
+
+def link_deepspeed(plan: TrainingPlan, doc: Document, node, host: str):
+    """Lay the DeepSpeed config that a `deepspeed:` key names (a path, or an inline mapping) over `plan`."""
+    linked, note = ds.open_link(doc, node)
+    if note:
+        plan = plan.with_(notes=plan.notes + (note,))
+    if linked is None:
+        return plan, []
+    files = [linked] if linked.path != doc.path else []
+    if linked.root is None or linked.root.kind != "mapping":
+        return plan, files
+    return ds.overlay(plan, linked, host), files
+
+
+def _precision(view: ConfigView, kind: str) -> Setting:
+    bf16 = view.bool("bf16")
+    fp16 = view.bool("fp16")
+    dtype_setting = view.first(("torch_dtype",), ("dtype",), convert=as_str)
+    weights = DTYPES.get(dtype_setting.value.lower()) if dtype_setting is not None else None
+    if kind == "llamafactory":
+        pure = view.bool("pure_bf16")
+        if pure is not None and pure.value:
+            return Setting(PURE_BF16, pure.origin)
+        weights = None  # LLaMA-Factory upcasts trainable weights to fp32 unless pure_bf16
+    half = None
+    origin = None
+    if bf16 is not None and bf16.value:
+        half, origin = "bf16", bf16.origin
+    elif fp16 is not None and fp16.value:
+        half, origin = "fp16", fp16.origin
+    elif bf16 is None and fp16 is None and kind == "trl":
+        half, origin = "bf16", Origin("default", note="TRL sets bf16 unless fp16 is set")
+    if weights in ("bf16", "fp16"):
+        pure = PURE_BF16 if weights == "bf16" else PURE_FP16
+        return Setting(pure, dtype_setting.origin)
+    if half is not None:
+        return Setting(AMP_BF16 if half == "bf16" else AMP_FP16, origin)
+    if bf16 is not None:
+        return Setting(FP32, bf16.origin)
+    return default(FP32, "neither bf16 nor fp16 set: fp32")
+
+
+def _peft(view: ConfigView, kind: str) -> Setting | None:
+    bits_4 = as_bool(view.value("load_in_4bit"))
+    bits_8 = as_bool(view.value("load_in_8bit"))
+    quant = view.int("quantization_bit")
+    base_bits = 4 if bits_4 else 8 if bits_8 else (quant.value if quant is not None else None)
+    if kind == "llamafactory":
+        ftype = view.str("finetuning_type")
+        if ftype is None or ftype.value not in ("lora", "dora"):
+            return None
+        rank = view.int("lora_rank")
+        target = view.value("lora_target") or "all"
+        targets = "all-linear" if target == "all" else [t.strip() for t in str(target).split(",") if t.strip()]
+        dora = as_bool(view.value("use_dora"))
+        return Setting(Peft("dora" if dora else "lora", rank.value if rank else 8, targets, base_bits), ftype.origin)
+    use_peft = view.bool("use_peft")
+    if use_peft is None or not use_peft.value:
+        if base_bits:
+            return Setting(Peft("lora", 16, None, base_bits), view.origin(("load_in_4bit",) if bits_4 else ("load_in_8bit",)))
+        return None
+    rank = view.int("lora_r")
+    targets = view.value("lora_target_modules")
+    dora = as_bool(view.value("use_dora"))
+    return Setting(Peft("dora" if dora else "lora", rank.value if rank else 16, targets, base_bits), use_peft.origin)
+
+
+def _fsdp(view: ConfigView):
+    node = view.node("fsdp")
+    if node is None:
+        return None
+    value = node.to_python()
+    if isinstance(value, bool):
+        options = ["full_shard"] if value else []
+    elif isinstance(value, str):
+        options = value.split()
+    elif isinstance(value, list):
+        options = [str(v) for v in value]
+    else:
+        return None
+    mode = next((o for o in options if o in ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2", "no_shard")), None)
+    if mode is None:
+        return None
+    origin = view.origin(("fsdp",))
+    offload = Setting("cpu", origin) if "offload" in options else None
+    return Setting(mode, origin), offload
+
+
+def _task(view: ConfigView, kind: str) -> Setting | None:
+    if kind == "llamafactory":
+        stage = view.str("stage")
+        names = {"sft": "sft", "pt": "pretrain", "dpo": "dpo", "kto": "kto", "rm": "reward", "ppo": "ppo"}
+        if stage is not None and stage.value in names:
+            return Setting(names[stage.value], stage.origin)
+        return None
+    if view.has("num_generations") or view.has("use_vllm"):
+        return Setting("grpo", view.origin(("num_generations",) if view.has("num_generations") else ("use_vllm",)))
+    if view.has("beta") and (view.has("max_prompt_length") or view.has("loss_type") or view.has("ref_model_init_kwargs")):
+        return Setting("dpo", view.origin(("beta",), "preference training keeps a reference model"))
+    return None
+
+
+__all__ = ["NAME", "detect", "read", "dialect", "link_deepspeed", "as_int"]

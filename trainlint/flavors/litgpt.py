@@ -1,0 +1,64 @@
+"""LitGPT finetune/pretrain YAML (jsonargparse over Lightning Fabric): checkpoint_dir names the model,
+precision is a Lightning precision string, train.{global,micro}_batch_size give accumulation
+(research/config-formats.md §3.5)."""
+
+from __future__ import annotations
+
+from trainlint.document import Document
+from trainlint.flavors.base import ConfigView, as_bool, top_keys
+from trainlint.flavors.lightning import PRECISIONS
+from trainlint.plan import FP32, Peft, ReadResult, Setting, TrainingPlan, default, inferred
+
+NAME = "litgpt"
+
+KEYS = {"checkpoint_dir", "out_dir", "precision", "devices", "num_nodes", "quantize", "train", "eval",
+        "lora_r", "logger_name", "data", "optimizer", "seed", "resume", "initial_checkpoint_dir", "model_name"}
+LORA_FLAGS = {"lora_query": ["q_proj"], "lora_key": ["k_proj"], "lora_value": ["v_proj"],
+              "lora_projection": ["o_proj"], "lora_mlp": ["gate_proj", "up_proj", "down_proj"], "lora_head": ["lm_head"]}
+
+
+def detect(doc: Document) -> float:
+    keys = top_keys(doc)
+    if ("checkpoint_dir" in keys or "model_name" in keys) and keys <= KEYS | set(LORA_FLAGS) | {"lora_alpha", "lora_dropout", "model_config", "tokenizer_dir"}:
+        return 0.9
+    return 0.0
+
+
+def read(doc: Document) -> ReadResult:
+    view = ConfigView(doc)
+    changes: dict = {}
+    checkpoint = view.str("checkpoint_dir") or view.str("model_name")
+    if checkpoint is not None:
+        parts = [p for p in checkpoint.value.replace("\\", "/").split("/") if p and p != "checkpoints"]
+        changes["model"] = Setting("/".join(parts[-2:]) if len(parts) >= 2 else parts[-1], checkpoint.origin)
+    precision = view.node("precision")
+    if precision is not None and precision.kind == "scalar" and str(precision.value).lower() in PRECISIONS:
+        changes["precision"] = Setting(PRECISIONS[str(precision.value).lower()], view.origin(("precision",)))
+    else:
+        changes["precision"] = default(FP32, "precision not set")
+    devices = view.int("devices")
+    nodes = view.int("num_nodes")
+    world = (devices.value if devices else 1) * (nodes.value if nodes else 1)
+    if devices is not None:
+        changes["num_gpus"] = devices if world == devices.value else inferred(world, "devices x num_nodes")
+    micro = view.int("train", "micro_batch_size")
+    changes["micro_batch"] = micro or default(1, "train.micro_batch_size not set")
+    total = view.int("train", "global_batch_size")
+    if total is not None and micro is not None and micro.value > 0:
+        changes["global_batch"] = total
+        changes["grad_accum"] = inferred(max(1, total.value // (micro.value * world)),
+                                         "train.global_batch_size / (micro_batch_size x devices)")
+    seq = view.int("train", "max_seq_length")
+    if seq is not None:
+        changes["seq_len"] = seq
+    quantize = view.str("quantize")
+    bits = 4 if quantize is not None and "nf4" in quantize.value or (quantize and "fp4" in quantize.value) else (
+        8 if quantize is not None and "int8" in quantize.value else None)
+    rank = view.int("lora_r")
+    if rank is not None:
+        targets = [name for flag, names in LORA_FLAGS.items() if as_bool(view.value(flag)) for name in names]
+        changes["peft"] = Setting(Peft("lora", rank.value, targets, bits), rank.origin)
+    optimizer = view.str("optimizer") or view.str("optimizer", "class_path")
+    if optimizer is not None:
+        changes["optimizer"] = optimizer
+    return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))

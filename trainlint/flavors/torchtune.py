@@ -1,0 +1,87 @@
+"""torchtune recipe YAML: `_component_` builders (the model builder's name says the architecture and
+whether it is LoRA/QLoRA), batch_size, dtype, activation checkpointing, optimizer component
+(research/config-formats.md §6). torchtune trains in the `dtype` itself: bf16 means pure bf16."""
+
+from __future__ import annotations
+
+import re
+
+from trainlint.document import Document
+from trainlint.flavors.base import ConfigView, as_bool, as_str, top_keys
+from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
+
+NAME = "torchtune"
+
+_BUILDER = re.compile(r"^(?P<kind>lora_|qlora_)?(?P<model>.+)$")
+LORA_MODULE_NAMES = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "output_proj": "o_proj"}
+
+
+def detect(doc: Document) -> float:
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return 0.0
+    components = sum(1 for e in root.entries if e.value.kind == "mapping" and e.value.get("_component_") is not None)
+    if components >= 2:
+        return 0.95
+    return 0.5 if components == 1 and top_keys(doc) & {"batch_size", "epochs", "dtype", "device"} else 0.0
+
+
+def read(doc: Document) -> ReadResult:
+    view = ConfigView(doc)
+    changes: dict = {}
+    component = view.str("model", "_component_")
+    peft = None
+    if component is not None:
+        builder = component.value.rsplit(".", 1)[-1]
+        match = _BUILDER.match(builder)
+        changes["model"] = Setting(match.group("model"), component.origin)
+        if match.group("kind"):
+            modules = view.value("model", "lora_attn_modules") or ["q_proj", "v_proj"]
+            targets = [LORA_MODULE_NAMES.get(m, m) for m in modules if isinstance(m, str)]
+            if as_bool(view.value("model", "apply_lora_to_mlp")):
+                targets += ["gate_proj", "up_proj", "down_proj"]
+            if as_bool(view.value("model", "apply_lora_to_output")):
+                targets += ["lm_head"]
+            rank = view.int("model", "lora_rank")
+            peft = Setting(Peft("lora", rank.value if rank else 8, targets,
+                                4 if match.group("kind") == "qlora_" else None), component.origin)
+    if peft is not None:
+        changes["peft"] = peft
+    changes["micro_batch"] = view.int("batch_size") or default(1, "batch_size not set")
+    gas = view.int("gradient_accumulation_steps")
+    if gas is not None:
+        changes["grad_accum"] = gas
+    seq = view.first(("tokenizer", "max_seq_len"), ("dataset", "max_seq_len"), ("max_seq_len",))
+    if seq is not None:
+        changes["seq_len"] = seq
+    dtype = view.str("dtype")
+    if dtype is not None:
+        table = {"bf16": PURE_BF16, "fp16": PURE_FP16, "fp32": FP32}
+        if dtype.value in table:
+            changes["precision"] = Setting(table[dtype.value], dtype.origin)
+    else:
+        changes["precision"] = default(PURE_BF16, "dtype not set: torchtune recipes default to bf16")
+    ckpt = view.bool("enable_activation_checkpointing")
+    if ckpt is not None:
+        changes["grad_ckpt"] = Setting("full" if ckpt.value else "none", ckpt.origin)
+    offload = view.bool("enable_activation_offloading")
+    if offload is not None and offload.value:
+        changes["activation_offload"] = offload
+    optimizer = view.str("optimizer", "_component_")
+    if optimizer is not None:
+        changes["optimizer"] = optimizer
+    loss = view.str("loss", "_component_")
+    if loss is not None and any(word in loss.value for word in ("Chunked", "LinearCrossEntropy")):
+        changes["fused_loss"] = Setting(True, loss.origin)
+    offload_fsdp = view.bool("fsdp_cpu_offload")
+    if offload_fsdp is not None and offload_fsdp.value:
+        changes["offload_params"] = Setting("cpu", offload_fsdp.origin)
+        changes["offload_optimizer"] = Setting("cpu", offload_fsdp.origin)
+    if "distributed" in str(view.value("output_dir") or "") or view.node("fsdp_cpu_offload") is not None or \
+            view.node("fsdp_reshard_after_forward") is not None:
+        changes["fsdp"] = Setting("full_shard", view.origin(("fsdp_cpu_offload",)) if view.has("fsdp_cpu_offload")
+                                  else view.origin(("fsdp_reshard_after_forward",)))
+    tp = view.int("tensor_parallel_dim")
+    if tp is not None and tp.value > 1:
+        changes["tensor_parallel"] = tp
+    return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))

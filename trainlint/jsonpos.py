@@ -1,0 +1,227 @@
+"""JSON into the position-aware tree.
+
+Accepts what DeepSpeed accepts (it reads its config with hjson): `//`, `#` and `/* */` comments and
+trailing commas. Each such leniency is recorded, because the HF Trainer reads the same file with
+`json.load`, which rejects them. Values are what `json.load` would build.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainlint.document import MAX_DEPTH, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
+          "-Infinity": float("-inf")}
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class JsonSyntaxError(Exception):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+def parse_into(doc: Document) -> None:
+    parser = _Parser(doc)
+    try:
+        parser.skip_space()
+        if parser.i >= len(doc.text):
+            return  # an empty file: nothing to read
+        root = parser.value((), 0)
+        parser.skip_space()
+        if parser.i < len(doc.text):
+            raise JsonSyntaxError("unexpected text after the end of the JSON value", parser.i)
+        doc.root = root
+    except JsonSyntaxError as exc:
+        doc.syntax_error = SyntaxProblem(f"JSON syntax error: {exc}", doc.span(exc.offset, exc.offset + 1))
+
+
+class _Parser:
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.text = doc.text
+        self.i = 0
+        self.count = 0
+
+    # ---- whitespace and the comments hjson allows ------------------------------------------
+    def skip_space(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            ch = text[self.i]
+            if ch in " \t\r\n\ufeff":
+                self.i += 1
+            elif ch == "#" or text.startswith("//", self.i):
+                end = self.i
+                while end < n and text[end] not in "\r\n":
+                    end += 1
+                self._relaxed("a comment", self.i, end)
+                self.i = end
+            elif text.startswith("/*", self.i):
+                end = text.find("*/", self.i + 2)
+                if end < 0:
+                    raise JsonSyntaxError("unterminated /* comment", self.i)
+                self._relaxed("a comment", self.i, end + 2)
+                self.i = end + 2
+            else:
+                return
+
+    def _relaxed(self, what: str, start: int, end: int) -> None:
+        self.doc.relaxed.append(RelaxedSyntax(what, self.doc.span(start, end)))
+
+    # ---- values ----------------------------------------------------------------------------
+    def value(self, path: KeyPath, depth: int) -> Node:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise JsonSyntaxError(f"the JSON has more than {MAX_NODES:,} values; it is not read further", self.i)
+        if depth > MAX_DEPTH:
+            raise JsonSyntaxError(f"the JSON is nested more than {MAX_DEPTH} levels deep", self.i)
+        self.skip_space()
+        if self.i >= len(self.text):
+            raise JsonSyntaxError("unexpected end of file: a value is missing", self.i)
+        ch = self.text[self.i]
+        if ch == "{":
+            return self.obj(path, depth)
+        if ch == "[":
+            return self.array(path, depth)
+        if ch == '"':
+            start = self.i
+            s = self.string()
+            return Node("scalar", self.doc.span(start, self.i), path, value=s, raw=s, style='"')
+        return self.bare(path)
+
+    def bare(self, path: KeyPath) -> Node:
+        start = self.i
+        for word, val in _WORDS.items():
+            if self.text.startswith(word, start) and not self._word_continues(start + len(word)):
+                self.i = start + len(word)
+                return Node("scalar", self.doc.span(start, self.i), path, value=val, raw=word)
+        m = _NUMBER.match(self.text, start)
+        if m and not self._word_continues(m.end()):
+            raw = m.group(0)
+            self.i = m.end()
+            value = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+            return Node("scalar", self.doc.span(start, self.i), path, value=value, raw=raw)
+        end = start
+        while end < len(self.text) and self.text[end] not in ",:]}\r\n \t":
+            end += 1
+        found = self.text[start:max(end, start + 1)]
+        hint = " (strings must be in double quotes)" if found[:1] not in "'" else " (JSON strings use double quotes)"
+        raise JsonSyntaxError(f"unexpected {found!r}{hint}", start)
+
+    def _word_continues(self, i: int) -> bool:
+        return i < len(self.text) and (self.text[i].isalnum() or self.text[i] in "_.")
+
+    def string(self) -> str:
+        text, n = self.text, len(self.text)
+        start = self.i
+        i = start + 1
+        out: list[str] = []
+        while True:
+            if i >= n:
+                raise JsonSyntaxError("unterminated string", start)
+            ch = text[i]
+            if ch == '"':
+                self.i = i + 1
+                return "".join(out)
+            if ch == "\\":
+                if i + 1 >= n:
+                    raise JsonSyntaxError("unterminated string", start)
+                esc = text[i + 1]
+                if esc in _ESCAPES:
+                    out.append(_ESCAPES[esc])
+                    i += 2
+                elif esc == "u":
+                    code, i = self._unicode_escape(i)
+                    out.append(code)
+                else:
+                    raise JsonSyntaxError(f"invalid escape '\\{esc}' in a string", i)
+            elif ch in "\r\n":
+                raise JsonSyntaxError("a string may not span lines", i)
+            else:
+                out.append(ch)
+                i += 1
+
+    def _unicode_escape(self, i: int) -> tuple[str, int]:
+        digits = self.text[i + 2:i + 6]
+        if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
+            raise JsonSyntaxError("invalid \\u escape in a string", i)
+        code = int(digits, 16)
+        i += 6
+        if 0xD800 <= code < 0xDC00 and self.text.startswith("\\u", i):
+            low = self.text[i + 2:i + 6]
+            if re.fullmatch(r"[dD][c-fC-F][0-9a-fA-F]{2}", low):
+                code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+                i += 6
+        return chr(code), i
+
+    def obj(self, path: KeyPath, depth: int) -> Node:
+        start = self.i
+        self.i += 1
+        node = Node("mapping", self.doc.span(start, start), path)
+        seen: dict[str, Entry] = {}
+        while True:
+            self.skip_space()
+            if self.i < len(self.text) and self.text[self.i] == "}":
+                if node.entries and self._last_comma is not None:
+                    self._relaxed("a trailing comma", self._last_comma, self._last_comma + 1)
+                self.i += 1
+                break
+            if self.i >= len(self.text):
+                raise JsonSyntaxError("unexpected end of file: '}' is missing", start)
+            if self.text[self.i] != '"':
+                raise JsonSyntaxError("expected a key in double quotes", self.i)
+            key_start = self.i
+            key = self.string()
+            key_span = self.doc.span(key_start, self.i)
+            self.skip_space()
+            if self.i >= len(self.text) or self.text[self.i] != ":":
+                raise JsonSyntaxError(f"expected ':' after the key \"{key}\"", self.i)
+            self.i += 1
+            value = self.value(path + (key,), depth + 1)
+            entry = Entry(key, key, key_span, '"', value)
+            if key in seen:
+                self.doc.duplicates.append(DuplicateKey(path + (key,), seen[key].key_span, key_span))
+            seen[key] = entry
+            node.entries.append(entry)
+            if not self._separator("}", "member"):
+                break
+        node.span = self.doc.span(start, self.i)
+        return node
+
+    def array(self, path: KeyPath, depth: int) -> Node:
+        start = self.i
+        self.i += 1
+        node = Node("sequence", self.doc.span(start, start), path)
+        while True:
+            self.skip_space()
+            if self.i < len(self.text) and self.text[self.i] == "]":
+                if node.items and self._last_comma is not None:
+                    self._relaxed("a trailing comma", self._last_comma, self._last_comma + 1)
+                self.i += 1
+                break
+            if self.i >= len(self.text):
+                raise JsonSyntaxError("unexpected end of file: ']' is missing", start)
+            node.items.append(self.value(path + (len(node.items),), depth + 1))
+            if not self._separator("]", "item"):
+                break
+        node.span = self.doc.span(start, self.i)
+        return node
+
+    _last_comma: int | None = None
+
+    def _separator(self, close: str, what: str) -> bool:
+        """After a member/item: a comma (go on) or the closing bracket (done)."""
+        self.skip_space()
+        if self.i < len(self.text) and self.text[self.i] == ",":
+            self._last_comma = self.i
+            self.i += 1
+            return True
+        self._last_comma = None
+        if self.i < len(self.text) and self.text[self.i] == close:
+            self.i += 1
+            return False
+        if self.i >= len(self.text):
+            raise JsonSyntaxError(f"unexpected end of file: '{close}' is missing", self.i)
+        raise JsonSyntaxError(f"expected ',' or '{close}' after an {what}", self.i)

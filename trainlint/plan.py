@@ -1,0 +1,163 @@
+"""The normalized description of one training run, with where each setting came from.
+
+Flavor readers fill a `TrainingPlan` from a config; settings (CLI flags, directive comments,
+[tool.trainlint]) are laid over it. Every field is a `Setting`: its value and its `Origin`, so rules
+point at the line that decided it and fixes know what to edit or where to insert.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from trainlint.diagnostics import Span
+
+T = TypeVar("T")
+
+# Where a value came from, strongest first.
+ORIGIN_KINDS = ("cli", "directive", "project", "config", "linked", "inferred", "default")
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # one of ORIGIN_KINDS
+    path: str = ""  # the file holding it (config, linked config, pyproject.toml)
+    key_path: tuple = ()
+    span: Span | None = None
+    note: str = ""  # for defaults and inferences: why this value
+
+    def describe(self) -> str:
+        if self.kind in ("config", "linked"):
+            key = ".".join(str(k) for k in self.key_path)
+            return f"{key} in {self.path}" if key else self.path
+        if self.kind == "cli":
+            return "command line"
+        if self.kind == "directive":
+            return "trainlint directive comment"
+        if self.kind == "project":
+            return f"[tool.trainlint] in {self.path}" if self.path else "[tool.trainlint]"
+        return f"{self.kind}: {self.note}" if self.note else self.kind
+
+
+DEFAULT = Origin("default")
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    value: T
+    origin: Origin = DEFAULT
+
+    @property
+    def is_default(self) -> bool:
+        return self.origin.kind == "default"
+
+
+def default(value: T, note: str) -> Setting[T]:
+    return Setting(value, Origin("default", note=note))
+
+
+def inferred(value: T, note: str) -> Setting[T]:
+    return Setting(value, Origin("inferred", note=note))
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How weights, compute and optimizer master copies are held.
+
+    param_dtype: the dtype the model's parameters live in on the GPU.
+    autocast: the dtype matmuls run in under torch.autocast, or None.
+    master_weights: an fp32 copy of the weights is kept by the optimizer (DeepSpeed/Megatron bf16/fp16).
+    fp8: fp8 matmuls (Transformer Engine / torchao) on top of the above.
+    """
+
+    param_dtype: str  # "fp32" | "bf16" | "fp16"
+    autocast: str | None = None  # "bf16" | "fp16" | None
+    master_weights: bool = False
+    fp8: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.param_dtype == "fp32" and self.autocast:
+            base = f"{self.autocast} autocast over fp32 weights"
+        elif self.param_dtype == "fp32":
+            base = "fp32"
+        elif self.master_weights:
+            base = f"{self.param_dtype} weights with an fp32 master copy"
+        else:
+            base = f"pure {self.param_dtype}"
+        return base + (" + fp8 matmuls" if self.fp8 else "")
+
+    @property
+    def compute_dtype(self) -> str:
+        return self.autocast or self.param_dtype
+
+
+FP32 = Precision("fp32")
+AMP_BF16 = Precision("fp32", autocast="bf16")
+AMP_FP16 = Precision("fp32", autocast="fp16")
+PURE_BF16 = Precision("bf16")
+PURE_FP16 = Precision("fp16")
+MASTER_BF16 = Precision("bf16", master_weights=True)
+MASTER_FP16 = Precision("fp16", master_weights=True)
+
+
+@dataclass(frozen=True)
+class Peft:
+    method: str = "lora"  # "lora" | "dora"
+    rank: int = 8
+    target_modules: Any = None  # list of names, "all-linear", a regex string, or None (PEFT's per-model default)
+    base_bits: int | None = None  # 4 (QLoRA NF4) | 8 (LLM.int8) | None (base in the param dtype)
+    double_quant: bool = True
+    modules_to_save: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    flavor: str
+    path: str
+    model: Setting[str | None] = default(None, "no model named")
+    micro_batch: Setting[int] = default(1, "micro-batch not set")
+    seq_len: Setting[int | None] = default(None, "sequence length not set")
+    grad_accum: Setting[int] = default(1, "gradient accumulation not set")
+    num_gpus: Setting[int] = default(1, "world size not set: one GPU assumed")
+    num_nodes: Setting[int] = default(1, "one node")
+    global_batch: Setting[int | None] = default(None, "")
+    precision: Setting[Precision] = default(FP32, "no precision set: fp32")
+    optimizer: Setting[str] = default("adamw", "AdamW, the frameworks' default")
+    zero_stage: Setting[int] = default(0, "no ZeRO")
+    offload_optimizer: Setting[str | None] = default(None, "no optimizer offload")
+    offload_params: Setting[str | None] = default(None, "no parameter offload")
+    fsdp: Setting[str | None] = default(None, "no FSDP")  # full_shard | shard_grad_op | hybrid_shard | no_shard
+    tensor_parallel: Setting[int] = default(1, "no tensor parallelism")
+    pipeline_parallel: Setting[int] = default(1, "no pipeline parallelism")
+    context_parallel: Setting[int] = default(1, "no sequence/context parallelism")
+    grad_ckpt: Setting[str] = default("none", "activation checkpointing off")  # none | full | selective
+    activation_offload: Setting[bool] = default(False, "activations stay on the GPU")
+    attn_impl: Setting[str] = default("sdpa", "PyTorch SDPA, transformers' default")
+    peft: Setting[Peft | None] = default(None, "full fine-tuning")
+    fused_loss: Setting[bool] = default(False, "the framework's cross-entropy (logits materialized)")
+    task: Setting[str] = default("sft", "plain supervised training")  # sft | dpo | orpo | kto | grpo | ppo | reward | pretrain
+    gpu: Setting[str | None] = default(None, "no target GPU named")
+    # DeepSpeed config linked from this one (HF `deepspeed:`, Lightning strategy config, Accelerate file).
+    linked_paths: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # reader remarks worth showing (e.g. "model size unknown: class_path mae.MAE")
+
+    def with_(self, **changes: Any) -> "TrainingPlan":
+        return replace(self, **changes)
+
+    @property
+    def data_parallel(self) -> int:
+        return max(1, self.num_gpus.value // max(1, self.tensor_parallel.value * self.pipeline_parallel.value
+                                                  * self.context_parallel.value))
+
+    @property
+    def effective_batch(self) -> int:
+        return self.micro_batch.value * self.grad_accum.value * self.data_parallel
+
+
+@dataclass
+class ReadResult:
+    """What a flavor reader hands back: the plan plus any linked documents it opened."""
+
+    plan: TrainingPlan
+    linked: list = field(default_factory=list)  # Documents

@@ -1,0 +1,39 @@
+"""The rule registry: one module per rule, registered here by code. Codes are stable forever.
+
+Families: TL0xx files and syntax · TL1xx memory · TL2xx batch consistency · TL3xx precision and
+hardware · TL4xx sharding and offload · TL5xx keys and values · TL6xx format-specific.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from trainlint.rules import (
+    tl001_syntax_error,
+    tl002_duplicate_key,
+    tl003_yaml_number_string,
+    tl004_yaml_boolean_trap,
+    tl005_unknown_format,
+    tl006_relaxed_json,
+    tl007_missing_linked_file,
+    tl009_unused_suppression,
+)
+
+REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
+    tl001_syntax_error,
+    tl002_duplicate_key,
+    tl003_yaml_number_string,
+    tl004_yaml_boolean_trap,
+    tl005_unknown_format,
+    tl006_relaxed_json,
+    tl007_missing_linked_file,
+    tl009_unused_suppression,
+)}
+
+
+def get(code: str) -> ModuleType | None:
+    return REGISTRY.get(code.upper())
+
+
+def all_rules() -> list[ModuleType]:
+    return [REGISTRY[code] for code in sorted(REGISTRY)]

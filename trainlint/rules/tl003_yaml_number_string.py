@@ -1,0 +1,51 @@
+"""TL003 yaml-number-as-string: a number written like `2e-5` that YAML reads as text.
+
+**What**: a plain scalar such as `learning_rate: 2e-5` or `max_steps: 1e4` in a YAML file read by
+`yaml.safe_load` without type conversion (HfArgumentParser.parse_yaml_file, Accelerate's config
+loader).
+
+**Why**: PyYAML implements YAML 1.1, where a float needs a dot in its mantissa: `2e-5` is the
+string `"2e-5"`. HfArgumentParser passes it on unconverted, and training fails later (for
+example when the optimizer or the scheduler compares the "learning rate" with a number). TRL's
+parser, OmegaConf (LLaMA-Factory, torchtune), pydantic (Axolotl) and jsonargparse (Lightning)
+convert it, so those files are not flagged.
+
+**Example**: `learning_rate: 2e-5` → `learning_rate: 2.0e-5`.
+
+**Fix** (safe): write the number so that every YAML reader sees a float.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.flavors.huggingface import dialect
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL003", "yaml-number-as-string", Severity.WARNING,
+            "A number like 2e-5 that PyYAML reads as a string", flavors=("huggingface", "accelerate"))
+
+_YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    if doc.kind != "yaml" or doc.root is None:
+        return
+    if ctx.flavor == "huggingface" and dialect(doc) in ("trl", "llamafactory"):
+        return
+    for node in doc.root.walk():
+        if node.kind != "scalar" or node.style is not None or not isinstance(node.value, str):
+            continue
+        if not _YAML11_MISSED_FLOAT.fullmatch(node.raw):
+            continue
+        value = float(node.raw.replace("_", ""))
+        mantissa, exponent = re.split(r"[eE]", node.raw, maxsplit=1)
+        fixed = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}"
+        key = ".".join(str(k) for k in node.key_path)
+        yield RULE.at(doc, node,
+                      f"`{key}: {node.raw}` is read by YAML 1.1 (PyYAML) as the string {node.raw!r}, not the number "
+                      f"{value:g}; this loader does not convert it, so the run fails or misbehaves. Write {fixed}.",
+                      [fix(f"write {fixed}", replace_value(doc, node, text=fixed))])

@@ -1,0 +1,71 @@
+"""TL004 yaml-boolean-trap: `no`, `yes`, `on` or `off` where the framework expects a word.
+
+**What**: an unquoted `no`/`yes`/`on`/`off` as the value of a key that takes a string, such as
+`save_strategy: no` (TrainingArguments) or `mixed_precision: no` / `downcast_bf16: no`
+(Accelerate).
+
+**Why**: YAML 1.1 (PyYAML, OmegaConf) reads these words as the booleans False/True. The framework
+then receives `False` where it expects the string "no": `save_strategy` fails with "False is not a
+valid SaveStrategy", Accelerate's launcher breaks on `.lower()` of a bool. Accelerate quotes its own
+`downcast_bf16: 'no'` for this reason.
+
+**Example**: `save_strategy: no` → `save_strategy: "no"`.
+
+**Fix** (safe): quote the word.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL004", "yaml-boolean-trap", Severity.ERROR, "yes/no/on/off read as a boolean where a word is expected")
+
+BOOLEAN_WORDS = {"yes", "no", "on", "off"}
+# Keys whose value is a string (or a string enum) in the frameworks that read these files.
+STRING_KEYS = {
+    "save_strategy", "eval_strategy", "evaluation_strategy", "logging_strategy", "hub_strategy", "report_to",
+    "lr_scheduler_type", "optim", "mixed_precision", "downcast_bf16", "dynamo_backend", "distributed_type",
+    "compute_environment", "fsdp", "half_precision_backend", "gradient_checkpointing", "padding_side",
+    "push_to_hub_strategy", "precision", "strategy", "accelerator", "dtype", "torch_dtype", "attn_implementation",
+    "adapter", "flash_attn", "finetuning_type", "stage", "rdzv_backend",
+}
+
+
+def expects_string(key_path: tuple) -> bool:
+    try:
+        from trainlint import schemas
+    except ImportError:  # the schema module is optional
+        schemas = None
+    if key_path and isinstance(key_path[-1], str) and key_path[-1] in STRING_KEYS:
+        return True
+    return schemas is not None and _schema_says_string(schemas, key_path)
+
+
+def _schema_says_string(schemas, key_path: tuple) -> bool:
+    for name in ("hf-training-args", "accelerate", "lightning"):
+        try:
+            info = schemas.describe(name, key_path)
+        except Exception:  # noqa: BLE001 - a schema lookup must never break linting
+            return False
+        if info is not None and "string" in info.types and "boolean" not in info.types:
+            return True
+    return False
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    if doc.kind != "yaml" or doc.root is None:
+        return
+    for node in doc.root.walk():
+        if node.kind != "scalar" or node.style is not None or not isinstance(node.value, bool):
+            continue
+        if node.raw.lower() not in BOOLEAN_WORDS or not expects_string(node.key_path):
+            continue
+        key = ".".join(str(k) for k in node.key_path)
+        word = node.raw.lower()
+        yield RULE.at(doc, node,
+                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean {node.value}, but this setting takes "
+                      f"the word \"{word}\"; the framework will reject or misread it. Quote it: \"{word}\".",
+                      [fix(f'quote it: "{word}"', replace_value(doc, node, text=f'"{word}"'))])

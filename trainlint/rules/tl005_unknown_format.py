@@ -1,0 +1,29 @@
+"""TL005 unknown-format: trainlint does not recognise this file as a training config.
+
+**What**: a readable YAML/JSON file that is none of the formats trainlint knows (DeepSpeed, Hugging
+Face TrainingArguments/TRL/LLaMA-Factory, Lightning CLI, Accelerate, Axolotl, torchtune, LitGPT).
+
+**Why**: only its syntax was checked; no memory estimate or format rule applies. If it is a
+training config, name its format in an issue; if it is not, exclude it from the hook's `files`.
+
+**Fix**: none.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL005", "unknown-format", Severity.INFO, "Not a training config format trainlint knows")
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    if ctx.flavor != "unknown" or doc.syntax_error is not None:
+        return
+    if doc.root is None:
+        yield RULE.at(doc, None, "the file is empty; nothing to check")
+        return
+    yield RULE.at(doc, None,
+                  "trainlint does not recognise this file as a DeepSpeed, Hugging Face, Lightning, Accelerate, "
+                  "Axolotl, torchtune or LitGPT training config; only its syntax was checked")

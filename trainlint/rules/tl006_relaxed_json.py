@@ -1,0 +1,45 @@
+"""TL006 relaxed-json: comments or trailing commas in a DeepSpeed JSON that a strict reader loads.
+
+**What**: `//`, `#` or `/* */` comments, or trailing commas, in a DeepSpeed config that the HF
+Trainer or Accelerate will read: it is linked from an HF/Accelerate/Axolotl config, or it uses
+`"auto"` values, which only those integrations fill.
+
+**Why**: DeepSpeed itself reads its config with hjson, which allows these. The HF Trainer
+(`HfTrainerDeepSpeedConfig`) and Accelerate read the same file with `json.load`, which fails with
+"Expecting property name enclosed in double quotes" before training starts.
+
+**Fix**: a trailing comma is removed (safe). A comment is removed only as an unsafe fix, since it
+holds your text; move it to a README if you want to keep it.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix
+from trainlint.diagnostics import Edit
+from trainlint.flavors.base import is_auto
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL006", "relaxed-json", Severity.WARNING, "hjson-only syntax in a JSON that a strict reader loads")
+
+
+def _uses_auto(doc) -> bool:
+    return doc.root is not None and any(is_auto(n) for n in doc.root.walk())
+
+
+def check(ctx: LintContext):
+    docs = []
+    if ctx.flavor == "deepspeed" and ctx.document.kind == "json" and _uses_auto(ctx.document):
+        docs.append((ctx.document, "it uses \"auto\" values, so it is meant for the HF Trainer or Accelerate, which"))
+    for linked in ctx.linked:
+        if linked.kind == "json":
+            docs.append((linked, f"it is used by {ctx.document.path} through the {ctx.flavor} integration, which"))
+    for doc, reason in docs:
+        for item in doc.relaxed:
+            message = (f"{item.what} is valid for DeepSpeed's hjson reader, but {reason} reads the file with "
+                       "json.load and fails before training. Remove it.")
+            if item.what == "a trailing comma":
+                fixes = [fix("remove the trailing comma", Edit(doc.path, item.span, ""))]
+            else:
+                fixes = [fix("remove the comment", Edit(doc.path, item.span, ""), safe=False)]
+            yield RULE.at(doc, item.span, message, fixes)

@@ -1,0 +1,44 @@
+"""TL007 missing-linked-file: a DeepSpeed config path that does not exist.
+
+**What**: `deepspeed: path.json` (HF TrainingArguments, TRL, LLaMA-Factory, Axolotl),
+`deepspeed_config.deepspeed_config_file` (Accelerate) or a Lightning `DeepSpeedStrategy` `config`
+whose file is neither next to this config nor under the working directory.
+
+**Why**: the integration opens the file at start-up and fails ("Expected a string path to an existing
+deepspeed config" / "You passed in a path to a DeepSpeed config but the path does not exist"). If the
+path is relative to a directory you launch from, run trainlint from there; otherwise the memory
+estimate cannot include its ZeRO settings.
+
+**Fix**: none; correct the path.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.flavors.base import as_str, resolve_link
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL007", "missing-linked-file", Severity.WARNING, "A linked DeepSpeed config file does not exist")
+
+LINK_KEYS = {
+    "huggingface": [("deepspeed",)],
+    "axolotl": [("deepspeed",)],
+    "accelerate": [("deepspeed_config", "deepspeed_config_file")],
+    "lightning": [("trainer", "strategy", "init_args", "config"), ("fit", "trainer", "strategy", "init_args", "config")],
+}
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    for path in LINK_KEYS.get(ctx.flavor, []):
+        node = doc.find(path)
+        if node is None or node.kind != "scalar":
+            continue
+        target = as_str(node.value)
+        if target is None or target.lstrip().startswith("{") or "${" in target:
+            continue
+        if resolve_link(doc.path, target) is None:
+            yield RULE.at(doc, node,
+                          f"the DeepSpeed config {target!r} does not exist next to this file or under the working "
+                          "directory; the launch fails if it is not there at run time, and the memory estimate "
+                          "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")

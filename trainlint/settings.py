@@ -1,0 +1,233 @@
+"""Where run settings come from, strongest first: CLI flags; a `# trainlint: key=value` directive
+comment in the file; `[tool.trainlint]` in the nearest pyproject.toml (or a trainlint.toml), per-file
+sections before the global ones; then what the config itself says; then documented defaults.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from trainlint.plan import Origin, Setting, TrainingPlan
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+# The run settings a user may override, by their CLI/TOML spelling -> TrainingPlan field and parser.
+OVERRIDABLE = {
+    "gpu": ("gpu", str),
+    "num-gpus": ("num_gpus", int),
+    "model": ("model", str),
+    "seq-len": ("seq_len", int),
+    "micro-batch": ("micro_batch", int),
+    "grad-accum": ("grad_accum", int),
+}
+LIST_KEYS = ("select", "ignore", "extend-select")
+FAIL_LEVELS = ("error", "warning", "info")
+
+_DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
+_PAIR = re.compile(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+
+
+class SettingsError(ValueError):
+    """A bad value in a settings source: the message names the source and the key."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Values for plan fields from one source (cli, directive or project)."""
+
+    values: dict[str, Any] = field(default_factory=dict)  # plan field -> value
+    origin: Origin = Origin("cli")
+
+    def apply(self, plan: TrainingPlan) -> TrainingPlan:
+        if not self.values:
+            return plan
+        return plan.with_(**{name: Setting(value, self.origin) for name, value in self.values.items()})
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+
+    def enabled(self, code: str, default_enabled: bool = True) -> bool:
+        def matches(prefixes: tuple[str, ...]) -> bool:
+            return any(code.startswith(p) for p in prefixes)
+
+        if matches(self.ignore):
+            return False
+        if self.select:
+            return matches(self.select) or matches(self.extend_select)
+        return default_enabled or matches(self.extend_select)
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    path: str = ""  # the TOML file it came from ("" = none found)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    selection: RuleSelection = RuleSelection()
+    fail_level: str | None = None
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file: tuple[tuple[str, dict[str, Any]], ...] = ()
+    output_format: str | None = None
+
+    def for_file(self, file_path: str) -> tuple[Overrides, tuple[str, ...]]:
+        """Project overrides and extra ignored codes for one file (per-file sections win)."""
+        rel = self._relative(file_path)
+        values = dict(self.overrides)
+        for pattern, extra in self.per_file:
+            if _glob_match(rel, pattern):
+                values.update(extra)
+        ignored: tuple[str, ...] = ()
+        for pattern, codes in self.per_file_ignores:
+            if _glob_match(rel, pattern):
+                ignored += codes
+        return Overrides(values, Origin("project", self.path)), ignored
+
+    def _relative(self, file_path: str) -> str:
+        if not self.path:
+            return file_path
+        try:
+            return Path(file_path).resolve().relative_to(Path(self.path).resolve().parent).as_posix()
+        except ValueError:
+            return Path(file_path).as_posix()
+
+
+def _glob_match(rel: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern)
+
+
+def parse_override(key: str, raw: Any, source: str) -> tuple[str, Any]:
+    """(plan field, typed value) for a user-facing key such as `num-gpus`."""
+    norm = key.replace("_", "-").lower()
+    if norm not in OVERRIDABLE:
+        raise SettingsError(f"{source}: unknown setting {key!r}; known: {', '.join(OVERRIDABLE)}")
+    name, kind = OVERRIDABLE[norm]
+    if kind is int:
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise SettingsError(f"{source}: {key} must be a whole number, got {raw!r}") from None
+        if value < 1:
+            raise SettingsError(f"{source}: {key} must be at least 1, got {value}")
+        return name, value
+    if not isinstance(raw, str) or not raw.strip():
+        raise SettingsError(f"{source}: {key} must be a non-empty string, got {raw!r}")
+    return name, raw.strip()
+
+
+def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,\s]+", value) if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{source}: {key} must be a list of rule codes")
+    return tuple(v.strip().upper() for v in value)
+
+
+def parse_project_table(table: dict, source: str) -> ProjectConfig:
+    overrides: dict[str, Any] = {}
+    lists: dict[str, tuple[str, ...]] = {}
+    fail_level = output_format = None
+    per_file_ignores: list = []
+    per_file: list = []
+    for key, value in table.items():
+        norm = key.replace("_", "-").lower()
+        if norm in OVERRIDABLE:
+            name, typed = parse_override(norm, value, source)
+            overrides[name] = typed
+        elif norm in LIST_KEYS:
+            lists[norm] = _codes(value, source, key)
+        elif norm == "fail-level":
+            if value not in FAIL_LEVELS:
+                raise SettingsError(f"{source}: fail-level must be one of {', '.join(FAIL_LEVELS)}")
+            fail_level = value
+        elif norm == "output-format":
+            output_format = str(value)
+        elif norm == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise SettingsError(f"{source}: per-file-ignores must be a table of glob = [codes]")
+            per_file_ignores = [(glob, _codes(codes, source, f"per-file-ignores.{glob}")) for glob, codes in value.items()]
+        elif norm == "per-file":
+            if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+                raise SettingsError(f"{source}: per-file must be a table of glob = {{settings}}")
+            per_file = [(glob, dict(parse_override(k, v, f"{source} per-file.{glob}") for k, v in sub.items()))
+                        for glob, sub in value.items()]
+        else:
+            raise SettingsError(f"{source}: unknown key {key!r} in the trainlint settings")
+    return ProjectConfig(
+        path=source, overrides=overrides,
+        selection=RuleSelection(lists.get("select", ()), lists.get("ignore", ()), lists.get("extend-select", ())),
+        fail_level=fail_level, per_file_ignores=tuple(per_file_ignores), per_file=tuple(per_file),
+        output_format=output_format)
+
+
+@lru_cache(maxsize=256)
+def find_project_config(directory: str) -> ProjectConfig:
+    """The nearest trainlint.toml or pyproject.toml with a [tool.trainlint] table, walking up."""
+    here = Path(directory).resolve()
+    for folder in (here, *here.parents):
+        own = folder / "trainlint.toml"
+        if own.is_file():
+            return parse_project_table(_load_toml(own), str(own))
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            table = _load_toml(pyproject).get("tool", {}).get("trainlint")
+            if isinstance(table, dict):
+                return parse_project_table(table, str(pyproject))
+    return ProjectConfig()
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read it: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Directive:
+    overrides: Overrides
+    problems: tuple[tuple[int, str], ...] = ()  # (line, message) for bad directive entries
+
+
+def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directive:
+    """`# trainlint: gpu=H100-80GB num-gpus=8` comments. `disable=` entries are suppressions, handled elsewhere."""
+    values: dict[str, Any] = {}
+    problems: list[tuple[int, str]] = []
+    for line, _column, text in comments:
+        match = _DIRECTIVE.search(text)
+        if not match:
+            continue
+        for pair in _PAIR.finditer(match.group("body")):
+            key, raw = pair.group("key"), pair.group("value").strip("\"'")
+            if key.lower() in ("disable", "disable-file", "enable"):
+                continue
+            try:
+                name, value = parse_override(key, raw, f"{path}:{line + 1}")
+            except SettingsError as exc:
+                problems.append((line, str(exc)))
+                continue
+            values[name] = value
+    return Directive(Overrides(values, Origin("directive", path)), tuple(problems))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that shapes one `trainlint check` run besides the files themselves."""
+
+    cli: Overrides = Overrides()
+    selection: RuleSelection | None = None  # CLI --select/--ignore (None = use the project's)
+    fail_level: str | None = None
+    use_project_config: bool = True
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)

@@ -1,0 +1,148 @@
+"""YAML into the position-aware tree, through PyYAML's safe composer.
+
+Scalars are constructed exactly as `yaml.safe_load` would (YAML 1.1: `2e-5` stays a string, `no` is
+False), because that is what HF, TRL, Axolotl and Accelerate see; rules warn about those traps.
+"""
+
+from __future__ import annotations
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+
+from trainlint.diagnostics import Span
+from trainlint.document import (
+    MAX_DEPTH,
+    MAX_NODES,
+    Document,
+    DuplicateKey,
+    Entry,
+    KeyPath,
+    Node,
+    SyntaxProblem,
+)
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _TooLarge(Exception):
+    def __init__(self, message: str, span: Span):
+        super().__init__(message)
+        self.span = span
+
+
+def parse_into(doc: Document) -> None:
+    loader = yaml.SafeLoader(doc.text)
+    try:
+        node = loader.get_node() if loader.check_node() else None
+        try:
+            if node is not None and loader.check_node():
+                mark = loader.peek_event().start_mark
+                doc.notes.append(SyntaxProblem(
+                    "this file holds more than one YAML document; only the first is read",
+                    _span(doc, mark, mark)))
+        except yaml.YAMLError:
+            pass  # trouble after the first document does not spoil the first one
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = _error_message(exc)
+        span = _span(doc, mark, mark) if mark is not None else doc.span(0, 0)
+        doc.syntax_error = SyntaxProblem(message, span)
+        return
+    except yaml.YAMLError as exc:
+        doc.syntax_error = SyntaxProblem(f"YAML error: {exc}", doc.span(0, 0))
+        return
+    except RecursionError:
+        doc.syntax_error = SyntaxProblem("the YAML is nested too deeply to read", doc.span(0, 0))
+        return
+    finally:
+        loader.dispose()
+    if node is None:
+        return
+    try:
+        doc.root = _Builder(doc).convert(node, (), 0)
+    except _TooLarge as exc:
+        doc.syntax_error = SyntaxProblem(str(exc), exc.span)
+        doc.root = None
+
+
+def _error_message(exc: yaml.MarkedYAMLError) -> str:
+    parts = [p for p in (exc.context, exc.problem) if p]
+    text = ", ".join(parts) if parts else "invalid YAML"
+    if "found character '\\t'" in text:
+        text += " (YAML does not allow tabs for indentation; use spaces)"
+    return f"YAML syntax error: {text}"
+
+
+def _span(doc: Document, start, end) -> Span:
+    return doc.span(start.index, end.index)
+
+
+class _Builder:
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.count = 0
+        self.converted: set[int] = set()
+        self.constructor = SafeConstructor()
+
+    def convert(self, node: yaml.Node, path: KeyPath, depth: int, alias: bool = False) -> Node:
+        self.count += 1
+        span = _span(self.doc, node.start_mark, node.end_mark)
+        if self.count > MAX_NODES:
+            raise _TooLarge(f"the YAML expands to more than {MAX_NODES:,} values through anchors and aliases "
+                            "(a \"YAML bomb\"); it is not read further", span)
+        if depth > MAX_DEPTH:
+            raise _TooLarge(f"the YAML is nested more than {MAX_DEPTH} levels deep; it is not read further", span)
+        # compose() hands back the anchor's node object for every alias: a second visit is an alias.
+        is_alias = alias or id(node) in self.converted
+        self.converted.add(id(node))
+        alias_of = span if is_alias else None
+        if isinstance(node, yaml.MappingNode):
+            out = Node("mapping", span, path, flow=bool(node.flow_style), alias_of=alias_of)
+            self._mapping(node, out, path, depth, is_alias)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            out = Node("sequence", span, path, flow=bool(node.flow_style), alias_of=alias_of)
+            out.items = [self.convert(child, path + (i,), depth + 1, is_alias) for i, child in enumerate(node.value)]
+            return out
+        value = self._scalar_value(node, span)
+        return Node("scalar", span, path, value=value, raw=node.value, style=node.style, alias_of=alias_of)
+
+    def _scalar_value(self, node: yaml.ScalarNode, span: Span):
+        try:
+            return self.constructor.construct_object(node)
+        except (ConstructorError, ValueError, TypeError, OverflowError):
+            self.doc.notes.append(SyntaxProblem(
+                f"unsupported YAML tag {node.tag!r}; the value is read as plain text", span))
+            return node.value
+
+    def _mapping(self, node: yaml.MappingNode, out: Node, path: KeyPath, depth: int, alias: bool) -> None:
+        explicit: dict[str, Entry] = {}
+        merged: list[Entry] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    if isinstance(source, yaml.MappingNode):
+                        sub = self.convert(source, path, depth + 1, alias=True)
+                        merged.extend(sub.entries)
+                continue
+            key, key_raw = self._key(key_node)
+            key_span = _span(self.doc, key_node.start_mark, key_node.end_mark)
+            value = self.convert(value_node, path + (key,), depth + 1, alias)
+            entry = Entry(key, key_raw, key_span, getattr(key_node, "style", None), value)
+            if key in explicit and not alias:
+                self.doc.duplicates.append(DuplicateKey(path + (key,), explicit[key].key_span, key_span))
+            explicit[key] = entry
+            out.entries.append(entry)
+        if merged:
+            given = set(explicit)
+            out.entries[:0] = [e for e in merged if e.key not in given]
+
+    def _key(self, key_node: yaml.Node) -> tuple[str, str]:
+        if isinstance(key_node, yaml.ScalarNode):
+            try:
+                value = self.constructor.construct_object(key_node)
+            except (ConstructorError, ValueError, TypeError, OverflowError):
+                value = key_node.value
+            return (value if isinstance(value, str) else key_node.value), key_node.value
+        return "<complex key>", "<complex key>"
