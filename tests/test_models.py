@@ -107,6 +107,16 @@ def test_linear_params():
 def test_lora_counts_each_expert():
     arch = _arch("Mixtral-8x7B")
     assert arch.lora_params(8, ["w1"]) == 32 * 8 * 8 * (4096 + 14336)
+    # transformers 5 fuses the experts: target_modules then reaches attention only.
+    attention = 32 * 8 * (2 * (4096 + 4096) + 2 * (4096 + 1024))
+    assert arch.lora_params(8, "all-linear", include_experts=False) == attention
+
+
+def test_fused_experts_are_gathered_as_one_module():
+    mixtral = _arch("Mixtral-8x7B")
+    assert mixtral.largest_module_params == 8 * 3 * 4096 * 14336
+    v3 = _arch("DeepSeek-V3")
+    assert v3.largest_module_params == 256 * 3 * 7168 * 2048
 
 
 def test_moe_active_params():

@@ -80,7 +80,10 @@ class LayerStack:
     shared-expert linears and cross-attention. Per-layer counts that are not linears: the router
     (`router_params`, including a shared-expert gate), all norms (`norm_params`) and anything else
     (`extra_params`: attention sinks, ...). `fused_experts` says the routed experts live in one
-    module with 3-D weights (gpt-oss), which matters for `Architecture.largest_module_params`.
+    module with 3-D weights, as transformers 5 builds Mixtral, Qwen MoE, DeepSeek and gpt-oss
+    (`experts.gate_up_proj`, `experts.down_proj`); then that module, all experts together, is what
+    ZeRO-3 / FSDP gathers at once (`Architecture.largest_module_params`). The per-expert `linears`
+    keep the per-expert names LoRA configs use.
     """
 
     role: str
@@ -225,7 +228,8 @@ class Architecture:
                     total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
         return total
 
-    def lora_params(self, rank: int, target: str | Iterable[str] = "all-linear") -> int:
+    def lora_params(self, rank: int, target: str | Iterable[str] = "all-linear", *,
+                    include_experts: bool = True) -> int:
         """Trainable LoRA parameters: `rank * (in + out)` for every targeted linear, in every layer.
 
         PEFT semantics, simplified to leaf names:
@@ -238,13 +242,19 @@ class Architecture:
         * any other string: a regular expression, `re.fullmatch`-ed against the leaf name (PEFT
           matches it against the full dotted module name; leaf names are what configs use).
 
-        Routed experts count once per expert (as targeting them in PEFT adapts every expert).
+        Routed experts count once per expert, as PEFT adapts every expert when they are separate
+        `nn.Linear` modules (transformers 4.x names: Mixtral `w1`/`w2`/`w3`, Qwen and DeepSeek
+        `gate_proj`/`up_proj`/`down_proj`). Where the experts are fused 3-D parameters
+        (`LayerStack.fused_experts`: transformers 5, and gpt-oss always) `target_modules` cannot reach
+        them and only PEFT's `target_parameters` adapts them; `include_experts=False` counts that case.
         """
         match = self._matching(target)
         total = 0
         for stack in self.stacks:
             copies = max(stack.num_experts, 1)
             for lin in stack.linears:
+                if lin.per_expert and not include_experts:
+                    continue
                 if match(lin.name):
                     one = rank * (lin.in_features + lin.out_features)
                     total += stack.num_layers * one * (copies if lin.per_expert else 1)
@@ -467,7 +477,7 @@ def _mixtral(c: _Cfg, name: str, source: str) -> Architecture:
         h, f, True, False, names=("w1", "w3", "w2"), group_in="expert_in", group_out="expert_out", per_expert=True)
     stack = LayerStack("decoder", c.int("num_hidden_layers"), tuple(linears), num_experts=experts,
                        experts_per_token=c.int("num_experts_per_tok"), router_params=h * experts,
-                       norm_params=2 * h, attention_heads=heads, kv_heads=kv, head_dim=hd)
+                       norm_params=2 * h, attention_heads=heads, kv_heads=kv, head_dim=hd, fused_experts=True)
     return _decoder(c, name, source, [stack], h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "silu"),
                     gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
 
@@ -498,7 +508,8 @@ def _qwen_moe(c: _Cfg, name: str, source: str) -> Architecture:
         router += h  # shared_expert_gate: Linear(h, 1, bias=False)
     common = dict(norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
     moe = LayerStack("decoder", sum(sparse), tuple(attn + routed + shared), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok"), router_params=router, **common)
+                     experts_per_token=c.int("num_experts_per_tok"), router_params=router, fused_experts=True,
+                     **common)
     dense = LayerStack("decoder", layers - sum(sparse), tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
     return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=fe if not dense.num_layers else dense_f,
                     act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
@@ -590,7 +601,8 @@ def _deepseek(c: _Cfg, name: str, source: str) -> Architecture:
     if shared:
         moe_lins += _dense_mlp(h, fe * shared, True, False, group_in="shared_in", group_out="shared_out")
     moe = LayerStack("decoder", sparse, tuple(moe_lins), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok", default=0), router_params=router, **common)
+                     experts_per_token=c.int("num_experts_per_tok", default=0), router_params=router,
+                     fused_experts=True, **common)
     return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=heads, hd=qdim, f=dense_f,
                     act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
                     vocab=c.int("vocab_size"), final_norm=h)
