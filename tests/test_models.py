@@ -157,6 +157,60 @@ def test_t5_stacks_and_cross_attention():
     assert [lin.name for lin in encoder.linears] == ["q", "k", "v", "o", "wi_0", "wi_1", "wo"]
 
 
+@pytest.mark.parametrize(
+    ("model", "names_with_bias", "names_without_bias"),
+    [
+        ("Qwen2.5-7B", {"q_proj", "k_proj", "v_proj"}, {"o_proj", "gate_proj", "up_proj", "down_proj"}),
+        ("Llama-3.1-8B", set(), {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}),
+        ("Phi-3-mini-4k", set(), {"qkv_proj", "o_proj", "gate_up_proj", "down_proj"}),
+        ("Phi-2", {"q_proj", "k_proj", "v_proj", "dense", "fc1", "fc2"}, set()),
+        ("gpt-oss-20b", {"q_proj", "k_proj", "v_proj", "o_proj", "gate_up_proj", "down_proj"}, set()),
+        ("GPT-2", {"c_attn", "c_proj", "c_fc"}, set()),
+        ("BERT-base-uncased", {"query", "key", "value", "dense"}, set()),
+        ("T5-base", set(), {"q", "k", "v", "o", "wi", "wo"}),
+        ("Falcon-7B", set(), {"query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"}),
+        ("DeepSeek-V3", set(), {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj",
+                                "gate_proj", "up_proj", "down_proj"}),
+        ("Mixtral-8x7B", set(), {"q_proj", "k_proj", "v_proj", "o_proj", "w1", "w2", "w3"}),
+    ],
+)
+def test_linear_names_and_biases(model, names_with_bias, names_without_bias):
+    """The leaf names are what PEFT target_modules match; biases follow each family's config."""
+    linears = [lin for stack in _arch(model).stacks for lin in stack.linears]
+    assert {lin.name for lin in linears} == names_with_bias | names_without_bias
+    assert {lin.name for lin in linears if lin.bias} == names_with_bias
+
+
+def test_per_layer_norms_and_extras():
+    assert _arch("Gemma-2-9B").stacks[0].norm_params == 4 * 3584
+    assert _arch("Gemma-3-1B").stacks[0].norm_params == 4 * 1152 + 2 * 256  # + q_norm, k_norm
+    assert _arch("Qwen3-8B").stacks[0].norm_params == 2 * 4096 + 2 * 128
+    assert _arch("OLMo-2-7B").stacks[0].norm_params == 2 * 4096 + 2 * 4096  # q_norm, k_norm over all heads
+    assert _arch("GPT-2").stacks[0].norm_params == 2 * 2 * 768  # two LayerNorms with bias
+    roberta = _arch("RoBERTa-base")
+    assert roberta.embedding_params == (50265 + 514 + 1) * 768  # 514 positions: padding offset included
+    assert roberta.head_params == 768 * 768 + 768  # pooler
+    t5 = _arch("T5-small")
+    assert t5.embedding_params == 32128 * 512 + 2 * 32 * 8  # shared + one relative bias table per stack
+
+
+def test_qwen2_moe_shared_expert_and_gate():
+    arch = _arch("Qwen1.5-MoE-A2.7B")
+    (stack,) = arch.stacks
+    assert stack.num_experts == 60 and stack.experts_per_token == 4
+    assert stack.router_params == 2048 * 60 + 2048  # router + shared_expert_gate
+    shared = [lin for lin in stack.linears if lin.input_group.startswith("shared")]
+    assert {lin.out_features for lin in shared if lin.name != "down_proj"} == {5632}
+
+
+def test_deepseek_dense_then_moe_layers():
+    lite = _arch("DeepSeek-V2-Lite")
+    dense, moe = lite.stacks
+    assert (dense.num_layers, moe.num_layers) == (1, 26)
+    assert "q_proj" in {lin.name for lin in moe.linears}  # no q_lora_rank: plain q_proj
+    assert lite.is_moe and not dense.num_experts
+
+
 def test_bias_flags_and_head_dim_override():
     base = dict(model_type="llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                 num_attention_heads=4, vocab_size=100)
