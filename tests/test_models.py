@@ -93,6 +93,17 @@ def test_lora_params_match_peft():
     assert arch.lora_params(8, r"[qv]_proj") == 4_194_304
 
 
+def test_lora_default_targets_follow_peft():
+    llama = _arch("Llama-2-7B")
+    assert llama.default_lora_targets == ("q_proj", "v_proj")
+    assert llama.lora_params(8, None) == 4_194_304
+    assert _arch("gpt2").lora_params(8, None) == 12 * 8 * (768 + 3 * 768)
+    phi3 = _arch("Phi-3-mini-4k")
+    assert phi3.default_lora_targets is None
+    with pytest.raises(ValueError, match="phi3.*target_modules"):
+        phi3.lora_params(8, None)
+
+
 def test_lora_on_gpt2_c_proj_hits_attention_and_mlp():
     arch = _arch("gpt2")
     assert arch.lora_params(4, ["c_proj"]) == 12 * 4 * ((768 + 768) + (3072 + 768))

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "PEFT_DEFAULT_LORA_TARGETS",
     "Architecture",
     "LayerStack",
     "Linear",
@@ -228,11 +229,21 @@ class Architecture:
                     total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
         return total
 
-    def lora_params(self, rank: int, target: str | Iterable[str] = "all-linear", *,
+    @property
+    def default_lora_targets(self) -> tuple[str, ...] | None:
+        """PEFT's `target_modules` when a LoRA config names none, or None where PEFT has no default
+        for this `model_type` (PEFT then refuses to build the adapter)."""
+        targets = PEFT_DEFAULT_LORA_TARGETS.get(self.model_type)
+        return tuple(targets) if targets is not None else None
+
+    def lora_params(self, rank: int, target: str | Iterable[str] | None = "all-linear", *,
                     include_experts: bool = True) -> int:
         """Trainable LoRA parameters: `rank * (in + out)` for every targeted linear, in every layer.
 
         PEFT semantics, simplified to leaf names:
+
+        * None: PEFT's default for the model type (`default_lora_targets`, e.g. `q_proj`, `v_proj`
+          for Llama); a `ValueError` where PEFT has none.
 
         * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does).
           Routers (MoE gates) are not counted as linears here, so they are not targeted.
@@ -248,6 +259,11 @@ class Architecture:
         (`LayerStack.fused_experts`: transformers 5, and gpt-oss always) `target_modules` cannot reach
         them and only PEFT's `target_parameters` adapts them; `include_experts=False` counts that case.
         """
+        if target is None:
+            target = self.default_lora_targets
+            if target is None:
+                raise ValueError(f"PEFT has no default LoRA target_modules for model_type {self.model_type!r}; "
+                                 "the config must name target_modules")
         match = self._matching(target)
         total = 0
         for stack in self.stacks:
@@ -280,6 +296,20 @@ class Architecture:
             for lin in stack.linears:
                 seen.setdefault(lin.name)
         return list(seen)
+
+
+# PEFT's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (peft/utils/constants.py), for the model
+# types trainlint builds: what LoraConfig(target_modules=None) adapts.
+PEFT_DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
+    "t5": ("q", "v"), "mt5": ("q", "v"),
+    "gpt2": ("c_attn",),
+    "bert": ("query", "value"), "roberta": ("query", "value"), "xlm-roberta": ("query", "value"),
+    "llama": ("q_proj", "v_proj"), "mistral": ("q_proj", "v_proj"), "mixtral": ("q_proj", "v_proj"),
+    "falcon": ("query_key_value",), "RefinedWeb": ("query_key_value",), "RefinedWebModel": ("query_key_value",),
+    "phi": ("q_proj", "v_proj", "fc1", "fc2"),
+    "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"), "gemma3_text": ("q_proj", "v_proj"),
+    "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
+}
 
 
 def _billions(n: int) -> str:
