@@ -300,6 +300,11 @@ def test_unsupported_model_type_says_why():
         ("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B"),
         ("gpt2", "GPT-2"),
         ("google/flan-t5-xl", "Flan-T5-xl"),
+        ("llama3_1_8b", "Llama-3.1-8B"),  # torchtune builder names
+        ("qwen2_5_0_5b", "Qwen2.5-0.5B"),
+        ("unsloth/llama-3-8b-Instruct-bnb-4bit", "Llama-3-8B"),  # variant words dropped
+        ("Qwen/Qwen3-4B-Instruct-2507", "Qwen3-4B"),
+        ("qwen3_14b_instruct", "Qwen3-14B"),
     ],
 )
 def test_find_model_by_name(query, expected):

@@ -11,7 +11,9 @@
 3. the offline Hugging Face cache: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`), else `$HF_HOME/hub`, else
    `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json` (the newest snapshot);
 4. the catalog again, by the `name` part of `org/name` alone (fine-tunes and re-uploads under
-   another organisation keep their name: `someone/Llama-3.1-8B-Instruct`).
+   another organisation keep their name: `someone/Llama-3.1-8B-Instruct`), then without trailing
+   variant words (`-Instruct`, `-bnb-4bit`, `-GPTQ`, a `-2507` date, ...):
+   `unsloth/llama-3-8b-Instruct-bnb-4bit` is Llama-3-8B.
 
 Nothing here touches the network. The catalog is read once, on first use.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -123,6 +126,23 @@ def _catalog_entry(name: str, *, by_short_name: bool) -> CatalogModel | None:
     return short.get(normalize(name.rstrip("/").rsplit("/", 1)[-1]))
 
 
+# Name parts that mark a variant of the same architecture: tuning, format, quantization, date.
+_VARIANT_WORDS = frozenset(
+    "instruct chat it base hf pt sft dpo rlhf bnb 4bit 8bit nf4 awq gptq gguf fp8 fp16 bf16 int4 int8 "
+    "exl2 mlx unsloth dynamic".split()
+)
+_WORD_SPLIT = re.compile(r"[-_ .]+")
+
+
+def _without_variant_words(name: str) -> str | None:
+    """`unsloth/llama-3-8b-Instruct-bnb-4bit` -> `llama-3-8b`; None when nothing was dropped."""
+    words = _WORD_SPLIT.split(name.rstrip("/").rsplit("/", 1)[-1])
+    kept = list(words)
+    while kept and (kept[-1].lower() in _VARIANT_WORDS or re.fullmatch(r"\d{4}", kept[-1])):
+        kept.pop()
+    return "-".join(kept) if kept and len(kept) < len(words) else None
+
+
 def load_config_file(path: Path, name: str | None = None) -> Architecture:
     """The architecture described by one `config.json` file.
 
@@ -203,6 +223,9 @@ def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architectu
     if cached is not None:
         return load_config_file(cached, name=name_or_path)
     entry = _catalog_entry(name_or_path, by_short_name=True)
+    if entry is None:
+        base = _without_variant_words(name_or_path)
+        entry = (_catalog_entry(base, by_short_name=False) or _catalog_entry(base, by_short_name=True)) if base else None
     return entry.architecture() if entry is not None else None
 
 
