@@ -277,7 +277,8 @@ class Architecture:
         return total
 
     def summary(self) -> str:
-        """One line for people: `Llama-3.1-8B: decoder, 32 layers, hidden 4,096, 32 heads (8 KV), vocab 128,256, 8.03B params`."""
+        """One line for people, e.g.
+        `Llama-3.1-8B: decoder, 32 layers, hidden 4,096, 32 heads (8 KV), vocab 128,256, 8.03B params`."""
         heads = f"{self.num_attention_heads} heads"
         if self.num_key_value_heads != self.num_attention_heads:
             heads += f" ({self.num_key_value_heads} KV)"
@@ -397,7 +398,8 @@ class _Cfg:
             value = self.raw.get(key)
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                    raise UnsupportedArchitecture(f"{self.model_type} config field {key!r} must be an integer, got {value!r}")
+                    raise UnsupportedArchitecture(
+                        f"{self.model_type} config field {key!r} must be an integer, got {value!r}")
                 return int(value)
         if default is not None:
             return default
@@ -541,7 +543,8 @@ def _qwen_moe(c: _Cfg, name: str, source: str) -> Architecture:
                      experts_per_token=c.int("num_experts_per_tok"), router_params=router, fused_experts=True,
                      **common)
     dense = LayerStack("decoder", layers - sum(sparse), tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
-    return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=fe if not dense.num_layers else dense_f,
+    width = dense_f if dense.num_layers else fe
+    return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=width,
                     act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
                     vocab=c.int("vocab_size"), final_norm=h)
 
@@ -607,7 +610,8 @@ def _deepseek(c: _Cfg, name: str, source: str) -> Architecture:
     q_rank = c.get("q_lora_rank")
     bias = c.bool("attention_bias", False)
     if q_rank:
-        q_lins = [Linear("q_a_proj", h, q_rank, bias, "attn_in"), Linear("q_b_proj", q_rank, heads * qdim, False, "q_b_in")]
+        q_lins = [Linear("q_a_proj", h, q_rank, bias, "attn_in"),
+                  Linear("q_b_proj", q_rank, heads * qdim, False, "q_b_in")]
         norms = 2 * h + q_rank + kv_rank
     else:
         q_lins = [Linear("q_proj", h, heads * qdim, False, "attn_in")]

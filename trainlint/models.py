@@ -225,7 +225,8 @@ def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architectu
     entry = _catalog_entry(name_or_path, by_short_name=True)
     if entry is None:
         base = _without_variant_words(name_or_path)
-        entry = (_catalog_entry(base, by_short_name=False) or _catalog_entry(base, by_short_name=True)) if base else None
+        if base:
+            entry = _catalog_entry(base, by_short_name=False) or _catalog_entry(base, by_short_name=True)
     return entry.architecture() if entry is not None else None
 
 
