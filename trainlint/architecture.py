@@ -9,8 +9,8 @@ parameters per token, the largest single module (for ZeRO-3 / FSDP buffers).
 
 `from_hf_config(config, name)` understands these `model_type`s: llama, mistral, mixtral, qwen2,
 qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text (and gemma3 through its `text_config`), phi3,
-phi, olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, bert, roberta, xlm-roberta, t5, mt5, falcon
-(also the older RefinedWeb / RefinedWebModel configs). Anything else raises `UnsupportedArchitecture`
+phi, olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, gpt_neox (Pythia), bert, roberta, xlm-roberta, t5,
+mt5, falcon (also the older RefinedWeb / RefinedWebModel configs). Anything else raises `UnsupportedArchitecture`
 with the reason.
 
 Counting conventions:
@@ -310,6 +310,7 @@ PEFT_DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
     "phi": ("q_proj", "v_proj", "fc1", "fc2"),
     "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"), "gemma3_text": ("q_proj", "v_proj"),
     "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
+    "gpt_neox": ("query_key_value",),
 }
 
 
@@ -374,6 +375,8 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
                  intermediate_size=3072, max_position_embeddings=512, type_vocab_size=2),
     "t5": dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8,
                relative_attention_num_buckets=32, feed_forward_proj="relu"),
+    "gpt_neox": dict(vocab_size=50432, hidden_size=6144, num_hidden_layers=44, num_attention_heads=64,
+                     intermediate_size=24576, max_position_embeddings=2048),
     "falcon": dict(vocab_size=65024, hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
                    multi_query=True, parallel_attn=True, new_decoder_architecture=False, bias=False),
 }
@@ -731,6 +734,25 @@ def _t5(c: _Cfg, name: str, source: str) -> Architecture:
     )
 
 
+def _gpt_neox(c: _Cfg, name: str, source: str) -> Architecture:
+    """GPT-NeoX / Pythia: fused `query_key_value`, biases and LayerNorms everywhere, untied `embed_out`.
+    With `use_parallel_residual` attention and MLP read two different LayerNorm outputs."""
+    h, heads, _, hd = _attn_shape(c)
+    f = c.int("intermediate_size")
+    bias = c.bool("attention_bias", True)
+    linears = (
+        Linear("query_key_value", h, 3 * h, bias, "attn_in"),
+        Linear("dense", h, h, bias, "attn_out"),
+        Linear("dense_h_to_4h", h, f, True, "mlp_in"),
+        Linear("dense_4h_to_h", f, h, True, "mlp_out"),
+    )
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), linears, norm_params=2 * 2 * h,
+                       attention_heads=heads, kv_heads=heads, head_dim=hd)
+    return _decoder(c, name, source, [stack], h=h, heads=heads, kv=heads, hd=hd, f=f,
+                    act=c.get("hidden_act", "gelu"), gated=False, tie=c.bool("tie_word_embeddings", False),
+                    vocab=c.int("vocab_size"), final_norm=2 * h)
+
+
 def _falcon(c: _Cfg, name: str, source: str) -> Architecture:
     """Falcon: `new_decoder_architecture` (40B/180B: GQA, two parallel LayerNorms) or the 7B layout
     (`multi_query`: one shared K/V head, `parallel_attn`: one LayerNorm feeds attention and MLP)."""
@@ -782,6 +804,7 @@ _BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     "t5": _t5,
     "mt5": _t5,
     "falcon": _falcon,
+    "gpt_neox": _gpt_neox,
     "RefinedWeb": _falcon,
     "RefinedWebModel": _falcon,
 }
