@@ -107,6 +107,22 @@ def test_lora_default_targets_follow_peft():
 def test_lora_on_gpt2_c_proj_hits_attention_and_mlp():
     arch = _arch("gpt2")
     assert arch.lora_params(4, ["c_proj"]) == 12 * 4 * ((768 + 768) + (3072 + 768))
+    assert arch.lora_params(4, ["mlp.c_proj"]) == 12 * 4 * (3072 + 768)  # dotted: PEFT's suffix match
+
+
+def test_lora_targets_match_like_peft():
+    llama = _arch("Llama-2-7B")
+    qv = 4_194_304
+    assert llama.lora_params(8, ["self_attn.q_proj", "v_proj"]) == qv
+    assert llama.lora_params(8, ["model.layers.0.self_attn.q_proj"]) == qv // 2  # every layer's copy
+    assert llama.lora_params(8, r".*\.(q_proj|v_proj)") == qv  # regex on the full module name
+    assert llama.lora_params(8, r"model\.layers\.\d+\.self_attn\.[qv]_proj") == qv
+    assert llama.lora_params(8, ["mlp.q_proj"]) == 0
+    bert = _arch("bert-base")
+    per_layer_out = 4 * (768 + 768) + 4 * (3072 + 768)  # attention.output.dense and output.dense
+    assert bert.lora_params(4, ["output.dense"]) == 12 * per_layer_out
+    t5 = _arch("flan-t5-base")
+    assert t5.lora_params(4, ["EncDecAttention.q"]) == 12 * 4 * (768 + 768)
 
 
 def test_linear_params():

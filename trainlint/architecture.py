@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
@@ -58,6 +58,8 @@ class Linear:
     an `input_group` (`attn_in` for q/k/v, `mlp_in` for gate/up, ...); in parallel-attention blocks
     (Falcon-7B, Phi-2) the attention and MLP inputs are one tensor, so they share one group.
     `per_expert` marks the linears of one routed expert; the layer holds `num_experts` copies.
+    `parent` is the module path inside the layer (`self_attn`, `mlp`, `attention.output`,
+    `layer.1.EncDecAttention`, ...), so dotted PEFT targets such as `mlp.c_proj` can be told apart.
     """
 
     name: str
@@ -66,6 +68,12 @@ class Linear:
     bias: bool
     input_group: str
     per_expert: bool = False
+    parent: str = ""
+
+    @property
+    def path(self) -> str:
+        """`parent.name`, the module's path inside its layer (`self_attn.q_proj`)."""
+        return f"{self.parent}.{self.name}" if self.parent else self.name
 
     @property
     def params(self) -> int:
@@ -100,6 +108,7 @@ class LayerStack:
     head_dim: int = 0
     cross_attention: bool = False
     fused_experts: bool = False
+    module_prefix: str = ""  # the layers' ModuleList path: "model.layers", "transformer.h", "encoder.block", ...
 
     @property
     def expert_params(self) -> int:
@@ -203,29 +212,35 @@ class Architecture:
                 best = max(best, stack.expert_params * stack.num_experts)
         return best
 
-    def _matching(self, target: str | Iterable[str] | None) -> Callable[[str], bool]:
+    @staticmethod
+    def _matching(target: str | Iterable[str] | None) -> Callable[[LayerStack, Linear], bool]:
         if target is None or target == "all-linear":
-            return lambda name: True
+            return lambda stack, lin: True
         if isinstance(target, str):
             pattern = re.compile(target)
-            return lambda name: pattern.fullmatch(name) is not None
-        # PEFT matches a list entry against the end of the module's dotted name.
-        leaves = {t.rsplit(".", 1)[-1] for t in target}
-        return lambda name: name in leaves
+            return lambda stack, lin: (pattern.fullmatch(lin.name) is not None
+                                       or pattern.fullmatch(_full_name(stack, lin)) is not None)
+        # PEFT: a list entry matches a module whose dotted name is the entry or ends in "." + entry.
+        targets = list(target)
+
+        def match(stack: LayerStack, lin: Linear) -> bool:
+            full = _full_name(stack, lin)
+            return any(t == lin.name or full == t or full.endswith("." + t) for t in targets)
+        return match
 
     def linear_params(self, names: set[str] | str | None = None) -> int:
         """Parameters (weights and biases) of the layer linears selected by `names`, every layer and expert.
 
         `names` follows `lora_params`' `target`: None or "all-linear" selects every linear in the
-        layers (never the embedding or `lm_head`); a set or list selects by leaf name; a plain
-        string is a regular expression matched in full against the leaf name.
+        layers (never the embedding or `lm_head`); a set or list selects by name (leaf or dotted
+        suffix); a plain string is a regular expression (see `lora_params`).
         """
         match = self._matching(names)
         total = 0
         for stack in self.stacks:
             copies = max(stack.num_experts, 1)
             for lin in stack.linears:
-                if match(lin.name):
+                if match(stack, lin):
                     total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
         return total
 
@@ -247,11 +262,13 @@ class Architecture:
 
         * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does).
           Routers (MoE gates) are not counted as linears here, so they are not targeted.
-        * a list of names (`["q_proj", "v_proj"]`): linears whose leaf name is in the list
-          (`"self_attn.q_proj"` counts as `q_proj`). GPT-2's `c_proj` hits both attention and MLP,
-          as it does in PEFT.
-        * any other string: a regular expression, `re.fullmatch`-ed against the leaf name (PEFT
-          matches it against the full dotted module name; leaf names are what configs use).
+        * a list of names (`["q_proj", "v_proj"]`): linears whose dotted module name equals an
+          entry or ends in `.` + entry, as in PEFT: `q_proj`, `self_attn.q_proj` and
+          `model.layers.0.self_attn.q_proj` all select q_proj (in every layer). GPT-2's `c_proj`
+          hits both attention and MLP, `mlp.c_proj` only the MLP, as in PEFT.
+        * any other string: a regular expression, `re.fullmatch`-ed (as PEFT does) against the full
+          module name of the layer's copy, `model.layers.0.self_attn.q_proj`, or against the leaf
+          name alone (`q_proj|v_proj`), which PEFT would not accept but people write.
 
         Routed experts count once per expert, as PEFT adapts every expert when they are separate
         `nn.Linear` modules (transformers 4.x names: Mixtral `w1`/`w2`/`w3`, Qwen and DeepSeek
@@ -271,7 +288,7 @@ class Architecture:
             for lin in stack.linears:
                 if lin.per_expert and not include_experts:
                     continue
-                if match(lin.name):
+                if match(stack, lin):
                     one = rank * (lin.in_features + lin.out_features)
                     total += stack.num_layers * one * (copies if lin.per_expert else 1)
         return total
@@ -316,6 +333,58 @@ PEFT_DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
 
 def _billions(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+def _full_name(stack: LayerStack, lin: Linear) -> str:
+    """The module name PEFT sees for this linear in the stack's first layer (expert index omitted)."""
+    prefix = f"{stack.module_prefix}.0." if stack.module_prefix else ""
+    return prefix + lin.path
+
+
+# Where transformers puts the layers of each family, and its linears inside a layer.
+_LAYER_PREFIX = {"gpt2": "transformer.h", "falcon": "transformer.h", "RefinedWeb": "transformer.h",
+                 "RefinedWebModel": "transformer.h", "gpt_neox": "gpt_neox.layers", "bert": "encoder.layer",
+                 "roberta": "encoder.layer", "xlm-roberta": "encoder.layer"}
+_EXPERTS_PARENT = {"mixtral": "block_sparse_moe.experts"}
+_SHARED_PARENT = {"qwen2_moe": "mlp.shared_expert", "deepseek_v2": "mlp.shared_experts",
+                  "deepseek_v3": "mlp.shared_experts"}
+_BERT_PARENTS = {"attn_in": "attention.self", "attn_out": "attention.output", "mlp_in": "intermediate",
+                 "mlp_out": "output"}
+
+
+def _parent(model_type: str, stack: LayerStack, lin: Linear) -> str:
+    group = lin.input_group
+    if model_type in ("t5", "mt5"):
+        if group.startswith("cross"):
+            return "layer.1.EncDecAttention"
+        if group.startswith("attn"):
+            return "layer.0.SelfAttention"
+        return "layer.2.DenseReluDense" if stack.cross_attention else "layer.1.DenseReluDense"
+    if model_type in ("bert", "roberta", "xlm-roberta"):
+        return _BERT_PARENTS[group]
+    if lin.per_expert:
+        return _EXPERTS_PARENT.get(model_type, "mlp.experts")
+    if group.startswith("shared"):
+        return _SHARED_PARENT.get(model_type, "mlp.shared_expert")
+    is_attention = group.startswith(("attn", "q_b", "kv_b")) and lin.name not in ("dense_h_to_4h", "fc1")
+    if model_type == "gpt2":
+        return "attn" if is_attention else "mlp"
+    if model_type in ("falcon", "RefinedWeb", "RefinedWebModel"):
+        return "self_attention" if is_attention else "mlp"
+    if model_type == "gpt_neox":
+        return "attention" if is_attention else "mlp"
+    return "self_attn" if is_attention else "mlp"
+
+
+def _with_module_paths(arch: Architecture) -> Architecture:
+    stacks = []
+    for stack in arch.stacks:
+        prefix = _LAYER_PREFIX.get(arch.model_type, "model.layers")
+        if arch.model_type in ("t5", "mt5"):
+            prefix = f"{stack.role}.block"
+        linears = tuple(replace(lin, parent=_parent(arch.model_type, stack, lin)) for lin in stack.linears)
+        stacks.append(replace(stack, linears=linears, module_prefix=prefix))
+    return replace(arch, stacks=tuple(stacks))
 
 
 # --------------------------------------------------------------------------------------------
@@ -833,4 +902,4 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
         raise UnsupportedArchitecture(
             f"model_type {model_type!r} is not supported; supported: {', '.join(supported_model_types())}"
         )
-    return builder(_Cfg(config, str(model_type)), name, source)
+    return _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
