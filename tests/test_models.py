@@ -256,6 +256,14 @@ def test_multimodal_config_reads_text_config():
     assert from_hf_config(nested, "g").total_params == entry.published_params
 
 
+def test_checkpoint_dtype_and_quantization_are_kept():
+    config = dict(next(e for e in CATALOG if e.name == "Mistral-7B-v0.1").config, torch_dtype="bfloat16",
+                  quantization_config={"quant_method": "gptq", "bits": 4})
+    arch = from_hf_config(config, "m")
+    assert (arch.checkpoint_dtype, arch.quantization) == ("bfloat16", "gptq")
+    assert _arch("Mistral-7B-v0.1").quantization is None
+
+
 def test_missing_fields_take_transformers_class_defaults():
     # google/gemma-3-4b-it's config.json: the text_config leaves heads, head_dim and vocab_size to
     # Gemma3TextConfig's defaults.

@@ -164,6 +164,8 @@ class Architecture:
     head_params: int
     final_norm_params: int
     source: str = "catalog"
+    checkpoint_dtype: str | None = None  # config.json `torch_dtype` / `dtype`: how the weights are stored
+    quantization: str | None = None  # `quantization_config.quant_method`: gptq, awq, bitsandbytes, fp8, ...
     # The single largest module outside the layers (embedding table or lm_head), see largest_module_params.
     largest_outer_module_params: int = field(default=0, compare=False)
 
@@ -887,13 +889,14 @@ def supported_model_types() -> list[str]:
 def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog") -> Architecture:
     """Build the `Architecture` that `transformers` would build from this `config.json` content.
 
-    A multimodal config (Gemma 3, LLaVA-style) is read through its text config. Raises
+    A multimodal config (Gemma 3, LLaVA-style) is read through its text config. The checkpoint's
+    `torch_dtype` and `quantization_config` method are kept (`checkpoint_dtype`, `quantization`). Raises
     `UnsupportedArchitecture` (a `ValueError`) naming the reason: no `model_type`, a model type
     trainlint does not know, or a missing or malformed field.
     """
     if not isinstance(config, Mapping):
         raise UnsupportedArchitecture(f"a config must be a JSON object, got {type(config).__name__}")
-    config = text_config(config)
+    outer, config = config, text_config(config)
     model_type = config.get("model_type")
     if not model_type:
         raise UnsupportedArchitecture("the config has no 'model_type', so its architecture is unknown")
@@ -902,4 +905,22 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
         raise UnsupportedArchitecture(
             f"model_type {model_type!r} is not supported; supported: {', '.join(supported_model_types())}"
         )
-    return _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
+    arch = _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
+    return replace(arch, checkpoint_dtype=_checkpoint_dtype(outer, config), quantization=_quant_method(outer, config))
+
+
+def _checkpoint_dtype(*configs: Mapping[str, Any]) -> str | None:
+    for config in configs:
+        dtype = config.get("torch_dtype") or config.get("dtype")
+        if isinstance(dtype, str):
+            return dtype
+    return None
+
+
+def _quant_method(*configs: Mapping[str, Any]) -> str | None:
+    for config in configs:
+        quant = config.get("quantization_config")
+        if isinstance(quant, Mapping):
+            method = quant.get("quant_method") or ("bitsandbytes" if quant.get("load_in_4bit") else None)
+            return str(method) if method else "unknown"
+    return None
