@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -119,11 +120,14 @@ def test_schema_urls_point_at_repo_schemas():
         assert url.removeprefix("./schemas/") in available, f"{url} is not in {SCHEMAS}"
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed; cannot build the .vsix")
-def test_npm_build_produces_vsix(tmp_path):
-    """`npm ci && npm run package` in a copy of the repository layout yields a .vsix with the bundle and schemas."""
-    data = manifest()
-    work = tmp_path / "editors" / "vscode"
+needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed; cannot build the .vsix")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """`npm ci && npm run package` in a copy of the repository layout; returns (folder, expected schema names)."""
+    root = tmp_path_factory.mktemp("vscode-build")
+    work = root / "editors" / "vscode"
     shutil.copytree(
         EXTENSION,
         work,
@@ -132,13 +136,13 @@ def test_npm_build_produces_vsix(tmp_path):
     # The build reads ../../schemas, like in the repository. Until the real schemas exist, stand-ins
     # with the names package.json expects keep the packaging path under test.
     if repo_schemas():
-        shutil.copytree(SCHEMAS, tmp_path / "schemas")
+        shutil.copytree(SCHEMAS, root / "schemas")
         expected = repo_schemas()
     else:
-        (tmp_path / "schemas").mkdir()
-        expected = sorted({url.removeprefix("./schemas/") for url in schema_urls(data)})
+        (root / "schemas").mkdir()
+        expected = sorted({url.removeprefix("./schemas/") for url in schema_urls(manifest())})
         for name in expected:
-            (tmp_path / "schemas" / name).write_text('{"type": "object"}\n', encoding="utf-8")
+            (root / "schemas" / name).write_text('{"type": "object"}\n', encoding="utf-8")
 
     env = {k: v for k, v in os.environ.items() if k != "TRAINLINT_SCHEMAS_DIR"}
     deadline = time.monotonic() + BUILD_TIMEOUT_S
@@ -153,7 +157,14 @@ def test_npm_build_produces_vsix(tmp_path):
             check=False,
         )
         assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return work, expected
 
+
+@needs_npm
+def test_npm_build_produces_vsix(built):
+    """The .vsix holds the bundle, the manifest and every schema, and no sources or node_modules."""
+    work, expected = built
+    data = manifest()
     vsix = work / f"trainlint-{data['version']}.vsix"
     assert vsix.is_file(), sorted(p.name for p in work.iterdir())
     with zipfile.ZipFile(vsix) as archive:
@@ -167,3 +178,163 @@ def test_npm_build_produces_vsix(tmp_path):
         assert "extension/" + url.removeprefix("./") in names
     assert not any(n.startswith(("extension/node_modules/", "extension/src/")) for n in names), sorted(names)
     assert packaged["main"] == "./dist/extension.js"
+
+
+# A stand-in for `python -m trainlint server`: records how it was started and what the client
+# sent, asks for the `trainlint` configuration section after `initialized`.
+STUB_SERVER = r"""
+import json, os, sys
+
+def read():
+    headers = {}
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            return None
+        line = line.decode().strip()
+        if not line:
+            break
+        key, value = line.split(":", 1)
+        headers[key.lower()] = value.strip()
+    return json.loads(sys.stdin.buffer.read(int(headers["content-length"])))
+
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+record = {"orig_argv": sys.orig_argv, "via": os.environ.get("STUB_VIA"), "cwd": os.getcwd()}
+out = os.path.join(os.environ["STUB_DIR"], "%d.json" % os.getpid())
+
+def dump():
+    with open(out + ".tmp", "w") as f:
+        json.dump(record, f)
+    os.replace(out + ".tmp", out)
+
+while True:
+    message = read()
+    if message is None:
+        break
+    method = message.get("method")
+    if method == "initialize":
+        record["initializationOptions"] = message["params"].get("initializationOptions")
+        record["rootUri"] = message["params"].get("rootUri")
+        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
+    elif method == "initialized":
+        items = [{"section": "trainlint", "scopeUri": record["rootUri"]}]
+        send({"jsonrpc": "2.0", "id": "cfg", "method": "workspace/configuration", "params": {"items": items}})
+    elif method is None and message.get("id") == "cfg":
+        record["configuration"] = message.get("result")
+    elif method == "workspace/didChangeConfiguration":
+        record.setdefault("didChangeConfiguration", []).append(message["params"])
+    elif method == "shutdown":
+        record["shutdown"] = True
+        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+    elif method == "exit":
+        break
+    dump()
+"""
+
+
+def run_host(built, tmp_path, settings, changed=None, wait_ms=15000, stub_init='__version__ = "0.0-stub"\n'):
+    """Activates the built extension under tests/editors/fake_vscode_host.js; returns its summary."""
+    work, _ = built
+    stub = tmp_path / "stub"
+    (stub / "trainlint").mkdir(parents=True)
+    (stub / "trainlint" / "__init__.py").write_text(stub_init, encoding="utf-8")
+    (stub / "trainlint" / "__main__.py").write_text(STUB_SERVER, encoding="utf-8")
+    (tmp_path / "records").mkdir()
+    (tmp_path / "workspace").mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(stub),
+        "EXTENSION_JS": str(work / "dist" / "extension.js"),
+        "WORKSPACE": str(tmp_path / "workspace"),
+        "SETTINGS": json.dumps(settings),
+        "CHANGED_SETTINGS": json.dumps(changed or {}),
+        "STUB_DIR": str(tmp_path / "records"),
+        "WAIT_MS": str(wait_ms),
+        "RESULT": str(tmp_path / "result.json"),
+    }
+    host = Path(__file__).with_name("fake_vscode_host.js")
+    proc = subprocess.run(["node", str(host)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    result = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr, result)
+    return result
+
+
+NORMALIZED = {
+    "gpu": "H100-80GB",
+    "numGpus": 8,
+    "model": None,
+    "seqLen": None,
+    "select": ["TL1"],
+    "ignore": None,
+    "failLevel": "warning",
+}
+
+
+@needs_npm
+def test_client_sends_settings_to_interpreter_server(built, tmp_path):
+    """`<interpreter> -m trainlint server`, settings as initializationOptions, in workspace/configuration
+    answers, and in didChangeConfiguration after a change (without a restart)."""
+    settings = {
+        "interpreter": sys.executable,
+        "gpu": " H100-80GB ",
+        "numGpus": 8,
+        "model": "",
+        "seqLen": 0,
+        "select": ["TL1"],
+        "ignore": [],
+        "failLevel": "warning",
+    }
+    result = run_host(built, tmp_path, settings, changed={"gpu": "A100-80GB", "select": None})
+    assert result["started"], result["log"]
+    assert result["exports"] == ["activate", "deactivate", "serverSettings"]
+    (server,) = result["servers"]
+    assert server["orig_argv"][1:] == ["-m", "trainlint", "server"]
+    assert Path(server["cwd"]) == tmp_path / "workspace"
+    assert server["initializationOptions"] == NORMALIZED
+    assert server["configuration"] == [NORMALIZED]
+    assert result["notified"] and not result["restarted"]
+    assert server["didChangeConfiguration"] == [
+        {"settings": {"trainlint": {**NORMALIZED, "gpu": "A100-80GB", "select": None}}}
+    ]
+    assert server.get("shutdown") is True
+
+
+@needs_npm
+def test_client_restarts_with_trainlint_path(built, tmp_path):
+    """Setting trainlint.path restarts the server as `<path> server`."""
+    script = tmp_path / "bin" / "trainlint"
+    script.parent.mkdir()
+    script.write_text(f'#!/bin/sh\nSTUB_VIA=path exec "{sys.executable}" -m trainlint "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
+    result = run_host(built, tmp_path, {"interpreter": sys.executable}, changed={"path": str(script)})
+    assert result["started"] and result["restarted"], result["log"]
+    first, second = sorted(result["servers"], key=lambda s: s["via"] or "")
+    assert first["via"] is None and first.get("shutdown") is True
+    assert second["via"] == "path" and second["orig_argv"][-1] == "server"
+    assert "didChangeConfiguration" not in first
+    assert second["initializationOptions"] == {k: None for k in NORMALIZED}
+
+
+@needs_npm
+def test_client_explains_missing_interpreter(built, tmp_path):
+    missing = tmp_path / "no-such-python"
+    result = run_host(built, tmp_path, {"interpreter": str(missing)}, wait_ms=2000)
+    assert not result["started"] and result["servers"] == []
+    errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
+    assert len(errors) == 1 and f"Cannot run the Python interpreter {missing}" in errors[0]
+    assert "pip install trainlint" in errors[0]
+
+
+@needs_npm
+def test_client_explains_interpreter_without_trainlint(built, tmp_path):
+    result = run_host(
+        built, tmp_path, {"interpreter": sys.executable}, wait_ms=2000, stub_init="raise ImportError('stub: no trainlint')\n"
+    )
+    assert not result["started"] and result["servers"] == []
+    errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
+    assert len(errors) == 1 and f"trainlint is not installed for {sys.executable}" in errors[0]
+    assert any("stub: no trainlint" in line for line in result["log"])

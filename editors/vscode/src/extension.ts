@@ -13,7 +13,6 @@ import {
   LanguageClientOptions,
   RevealOutputChannelOn,
   ServerOptions,
-  TransportKind,
 } from 'vscode-languageclient/node';
 
 const SECTION = 'trainlint';
@@ -146,8 +145,14 @@ async function serverCommand(): Promise<ServerCommand> {
   return { command: fallback, args: ['-m', 'trainlint', 'server'], origin: 'default', interpreter: fallback };
 }
 
-/** Returns an error text when `interpreter` cannot import trainlint, else undefined. */
-function checkTrainlintImport(interpreter: string, cwd: string | undefined): Promise<string | undefined> {
+interface ImportProblem {
+  /** The interpreter itself could not be run (no such file, not executable). */
+  cannotRun: boolean;
+  detail: string;
+}
+
+/** Checks that `interpreter` can import trainlint; returns what went wrong, or undefined. */
+function checkTrainlintImport(interpreter: string, cwd: string | undefined): Promise<ImportProblem | undefined> {
   return new Promise((resolve) => {
     execFile(
       interpreter,
@@ -157,22 +162,28 @@ function checkTrainlintImport(interpreter: string, cwd: string | undefined): Pro
         if (!error) {
           output.appendLine(`trainlint ${stdout.trim()} found in ${interpreter}`);
           resolve(undefined);
-        } else {
-          resolve((stderr || error.message).trim().split('\n').slice(-1)[0]);
+          return;
         }
+        const code = (error as NodeJS.ErrnoException).code;
+        const cannotRun = typeof code === 'string' && ['ENOENT', 'EACCES', 'ENOTDIR'].includes(code);
+        const lines = (stderr || error.message).trim().split('\n');
+        resolve({ cannotRun, detail: lines[lines.length - 1] });
       },
     );
   });
 }
 
-async function reportMissingServer(cmd: ServerCommand, detail: string): Promise<void> {
-  output.appendLine(`Cannot start trainlint with ${cmd.command} (${cmd.origin}): ${detail}`);
+async function reportMissingServer(cmd: ServerCommand, problem: ImportProblem): Promise<void> {
+  output.appendLine(`Cannot start trainlint with ${cmd.command} (${cmd.origin}): ${problem.detail}`);
   const selectInterpreter = 'Select Interpreter';
   const openSettings = 'Open Settings';
   const hasPython = vscode.extensions.getExtension('ms-python.python') !== undefined;
+  const what = problem.cannotRun
+    ? `Cannot run the Python interpreter ${cmd.command} (${cmd.origin}).`
+    : `trainlint is not installed for ${cmd.command} (${cmd.origin}).`;
   const choice = await vscode.window.showErrorMessage(
-    `trainlint is not installed for ${cmd.command} (${cmd.origin}). Run "${cmd.command} -m pip install trainlint", ` +
-      'or set trainlint.interpreter or trainlint.path.',
+    `${what} Run "<python> -m pip install trainlint" in the environment you want, ` +
+      'then set trainlint.interpreter to that Python (or trainlint.path to a trainlint executable).',
     ...(hasPython ? [selectInterpreter, openSettings] : [openSettings]),
   );
   if (choice === selectInterpreter) {
@@ -230,7 +241,8 @@ async function startClient(): Promise<void> {
   const serverOptions: ServerOptions = {
     command: cmd.command,
     args: cmd.args,
-    transport: TransportKind.stdio,
+    // No `transport`: with TransportKind.stdio the client would append `--stdio` to the arguments.
+    // Without it, an Executable still talks LSP over the process's stdin/stdout.
     options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
   };
   const next = new LanguageClient(SECTION, 'trainlint', serverOptions, clientOptions());
@@ -295,6 +307,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
+  // Start in the background: activation should not wait for the Python extension or the server.
+  void restart();
+  void followPythonInterpreter(context);
+}
+
+/** Restarts the server when the Python extension's interpreter changes and no setting overrides it. */
+async function followPythonInterpreter(context: vscode.ExtensionContext): Promise<void> {
   const api = await pythonExtensionApi();
   if (api?.environments) {
     context.subscriptions.push(
@@ -306,8 +325,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }),
     );
   }
-
-  await restart();
 }
 
 export function deactivate(): Promise<void> {
