@@ -9,6 +9,7 @@ recorded as facts on the document; rules turn them into diagnostics.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,10 +272,31 @@ def kind_for_path(path: str, text: str) -> str:
     return "json" if text.lstrip().startswith(("{", "[")) else "yaml"
 
 
+# Texts that stand in for files on disk: unsaved editor buffers, or files being fixed in memory.
+# Keyed by resolved path.
+_overlay: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def overlay(texts: dict[str, str]):
+    """Within the block, `read_document` sees these texts instead of the files' contents."""
+    saved = dict(_overlay)
+    _overlay.update({str(Path(p).resolve()): t for p, t in texts.items()})
+    try:
+        yield
+    finally:
+        _overlay.clear()
+        _overlay.update(saved)
+
+
 def read_document(path: str | Path, display_path: str | None = None) -> Document:
     """Read and parse a file. Never raises for bad content: unreadable files become documents
     whose `syntax_error` says why."""
     shown = display_path or str(path)
+    if _overlay:
+        text = _overlay.get(str(Path(path).resolve()))
+        if text is not None:
+            return parse_document(text, shown)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

@@ -139,15 +139,23 @@ def _estimate(ctx: LintContext, result: FileResult) -> None:
     result.estimate = ctx.estimate
 
 
-def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    seen = set()
+def _dedupe(diagnostics: list[Diagnostic], seen: set | None = None) -> list[Diagnostic]:
+    """One finding per (file, position, code): a linked file is seen from every config that uses it."""
+    seen = set() if seen is None else seen
     out = []
     for d in diagnostics:
-        key = (d.path, d.span, d.code, d.message)
+        key = (d.path, d.span, d.code)
         if key not in seen:
             seen.add(key)
             out.append(d)
     return out
+
+
+def dedupe_across(results: list[FileResult]) -> list[FileResult]:
+    seen: set = set()
+    for result in results:
+        result.diagnostics = _dedupe(result.diagnostics, seen)
+    return results
 
 
 def selection_from(select: tuple[str, ...], ignore: tuple[str, ...]) -> RuleSelection | None:

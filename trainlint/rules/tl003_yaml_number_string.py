@@ -30,6 +30,20 @@ RULE = Rule("TL003", "yaml-number-as-string", Severity.WARNING,
 _YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
 
 
+def yaml11_number(raw: str, value: float) -> str:
+    """The same number written so that YAML 1.1 reads it as one: whole numbers as integers (`1e4` →
+    `10000`), others with a dot in the mantissa and a signed exponent (`2e-5` → `2.0e-5`, `1.5e3` →
+    `1.5e+3`)."""
+    mantissa, letter, exponent = re.split(r"([eE])", raw.replace("_", ""), maxsplit=1)
+    if "." not in mantissa and value.is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    if "." not in mantissa:
+        mantissa += ".0"
+    if exponent[0] not in "+-":
+        exponent = "+" + exponent
+    return f"{mantissa}{letter}{exponent}"
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     if doc.kind != "yaml" or doc.root is None:
@@ -42,8 +56,7 @@ def check(ctx: LintContext):
         if not _YAML11_MISSED_FLOAT.fullmatch(node.raw):
             continue
         value = float(node.raw.replace("_", ""))
-        mantissa, exponent = re.split(r"[eE]", node.raw, maxsplit=1)
-        fixed = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}"
+        fixed = yaml11_number(node.raw, value)
         key = ".".join(str(k) for k in node.key_path)
         yield RULE.at(doc, node,
                       f"`{key}: {node.raw}` is read by YAML 1.1 (PyYAML) as the string {node.raw!r}, not the number "

@@ -18,7 +18,7 @@ from trainlint.diagnostics import Severity
 from trainlint.flavors.base import as_str, resolve_link
 from trainlint.rules.base import LintContext, Rule
 
-RULE = Rule("TL007", "missing-linked-file", Severity.WARNING, "A linked DeepSpeed config file does not exist")
+RULE = Rule("TL007", "missing-linked-file", Severity.INFO, "A linked DeepSpeed config file does not exist")
 
 LINK_KEYS = {
     "huggingface": [("deepspeed",)],

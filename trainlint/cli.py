@@ -1,0 +1,246 @@
+"""The `trainlint` command line: a thin shell over the engine. Heavy modules are imported lazily.
+
+Exit codes: 0 no findings at or above the fail level; 1 findings (or, with --diff, changes to make);
+2 the tool failed or the usage was wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from trainlint import __version__
+
+CONFIG_SUFFIXES = {".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"}
+SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build"}
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in text.replace(" ", ",").split(",") if c.strip())
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _add_run_overrides(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("run settings (override the config and [tool.trainlint])")
+    group.add_argument("--gpu", help="target GPU: a catalog name or alias (A100-80GB, h100) or a capacity (96GB)")
+    group.add_argument("--num-gpus", type=_positive, help="total GPUs in the run (world size)")
+    group.add_argument("--model", help="model name, HF id, or a local folder with config.json")
+    group.add_argument("--seq-len", type=_positive, help="sequence length in tokens")
+    group.add_argument("--micro-batch", type=_positive, help="per-GPU micro-batch size")
+    group.add_argument("--grad-accum", type=_positive, help="gradient accumulation steps")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.")
+    parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="lint config files (DeepSpeed, HF, Lightning, Accelerate, Axolotl, ...)")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    _add_run_overrides(check)
+    check.add_argument("--output-format", default=None,
+                       choices=["text", "concise", "full", "json", "sarif", "github", "gitlab"])
+    check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--show-fixes", action="store_true", help="list the available fixes under each finding")
+    check.add_argument("--select", type=_codes, default=(), help="only these rule codes or prefixes (comma-separated)")
+    check.add_argument("--ignore", type=_codes, default=(), help="skip these rule codes or prefixes")
+    check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
+                       help="lowest severity that makes the exit code 1 (default: warning)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
+
+    sub.add_parser("rules", help="list the rules")
+    rule = sub.add_parser("rule", help="explain one rule")
+    rule.add_argument("code")
+    sub.add_parser("gpus", help="list the GPU catalog")
+    sub.add_parser("models", help="list the model catalog")
+    sub.add_parser("server", help="run the language server over stdio")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage and 0 on --help
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        handler = {"check": cmd_check, "rules": cmd_rules, "rule": cmd_rule, "gpus": cmd_gpus,
+                   "models": cmd_models, "server": cmd_server}[args.command]
+        return handler(args)
+    except UsageError as exc:
+        print(f"trainlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if any(part in SKIP_DIRS for part in child.relative_to(path).parts[:-1]):
+                    continue
+                if child.is_file() and child.suffix.lower() in CONFIG_SUFFIXES:
+                    out.append(str(child))
+        elif path.exists() or raw == "-":
+            out.append(raw)
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return out
+
+
+def _cli_overrides(args) -> "Overrides":
+    from trainlint.plan import Origin
+    from trainlint.settings import Overrides
+
+    values = {}
+    for flag, field in (("gpu", "gpu"), ("num_gpus", "num_gpus"), ("model", "model"), ("seq_len", "seq_len"),
+                        ("micro_batch", "micro_batch"), ("grad_accum", "grad_accum")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            values[field] = value
+    return Overrides(values, Origin("cli"))
+
+
+def cmd_check(args) -> int:
+    from trainlint import engine, output
+    from trainlint.diagnostics import Severity
+    from trainlint.settings import Settings
+
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes goes with --fix or --diff")
+    if args.gpu is not None:
+        _check_gpu_name(args.gpu)
+    paths = expand_paths(args.paths)
+    if not paths:
+        raise UsageError("no config files found in the given paths")
+    settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
+                        fail_level=args.fail_level, use_project_config=not args.isolated)
+
+    def lint(path: str):
+        if path == "-":
+            return engine.check_text(sys.stdin.read(), "<stdin>", settings)
+        return engine.check_path(path, settings)
+
+    if args.fix or args.diff:
+        from trainlint.fixing import compute_fixes, write_atomically
+
+        targets = [p for p in paths if p != "-"]
+        outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes)
+        for problem in outcome.problems:
+            print(f"trainlint: {problem}", file=sys.stderr)
+        if args.diff:
+            sys.stdout.write(outcome.diff())
+            return EXIT_FINDINGS if outcome.fixed else EXIT_OK
+        for path, text in outcome.fixed.items():
+            write_atomically(path, text)
+        if outcome.fixed:
+            print(f"trainlint: fixed {outcome.applied} edit(s) in {len(outcome.fixed)} file(s)", file=sys.stderr)
+
+    results = engine.dedupe_across([lint(p) for p in paths])
+    fmt = args.output_format or _project_output_format(paths) or "text"
+    sys.stdout.write(output.render(fmt, results, show_fixes=args.show_fixes))
+    if any(r.internal_error for r in results):
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_OK
+    fail_level = args.fail_level or "warning"
+    threshold = Severity(fail_level).rank
+    failing = any(d.severity.rank >= threshold for r in results for d in r.diagnostics)
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _project_output_format(paths: list[str]) -> str | None:
+    from trainlint.settings import SettingsError, find_project_config
+
+    try:
+        return find_project_config(str(Path(paths[0]).resolve().parent)).output_format
+    except SettingsError:
+        return None
+
+
+def _check_gpu_name(name: str) -> None:
+    from trainlint.gpus import closest_gpus, find_gpu
+
+    if find_gpu(name) is None:
+        hint = closest_gpus(name)
+        suffix = f"; did you mean {', '.join(hint)}?" if hint else "; see `trainlint gpus`, or give a capacity such as 80GB"
+        raise UsageError(f"unknown GPU {name!r}{suffix}")
+
+
+def cmd_rules(args) -> int:
+    from trainlint.rules import all_rules
+
+    for module in all_rules():
+        rule = module.RULE
+        print(f"{rule.code}  {rule.name:<32} {rule.severity.value:<8} {rule.summary}")
+    return EXIT_OK
+
+
+def cmd_rule(args) -> int:
+    from trainlint.rules import get
+
+    module = get(args.code)
+    if module is None:
+        raise UsageError(f"no rule {args.code!r}; `trainlint rules` lists them")
+    rule = module.RULE
+    print(f"{rule.code} {rule.name} ({rule.severity.value})\n")
+    print((module.__doc__ or "").strip())
+    return EXIT_OK
+
+
+def cmd_gpus(args) -> int:
+    from trainlint.gpus import catalog
+
+    for gpu in catalog():
+        bf16 = "bf16" if gpu.bf16 else "no bf16"
+        tflops = f"{gpu.bf16_tflops:g} TFLOP/s" if gpu.bf16_tflops else ""
+        print(f"{gpu.name:<18} {gpu.memory_bytes / 2**30:7.2f} GiB  {bf16:<8} {tflops:<14} {', '.join(gpu.aliases[:4])}")
+    return EXIT_OK
+
+
+def cmd_models(args) -> int:
+    from trainlint.models import catalog
+
+    for model in catalog():
+        print(f"{model.name:<28} {model.published_params / 1e9:8.2f} B  {', '.join(model.hf_ids[:2])}")
+    return EXIT_OK
+
+
+def cmd_server(args) -> int:
+    try:
+        from trainlint.lsp.server import run
+    except ImportError as exc:
+        print(f"trainlint: the language server needs pygls and lsprotocol: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    run()
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

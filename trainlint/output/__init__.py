@@ -1,0 +1,32 @@
+"""Output formats: small modules that turn FileResults into text. They never compute anything."""
+
+from __future__ import annotations
+
+import importlib
+
+FORMATS = {
+    "text": "trainlint.output.text",
+    "concise": "trainlint.output.text",
+    "full": "trainlint.output.full",
+    "json": "trainlint.output.json_format",
+    "sarif": "trainlint.output.sarif",
+    "github": "trainlint.output.github",
+    "gitlab": "trainlint.output.gitlab",
+}
+
+
+def render(name: str, results: list, **options) -> str:
+    module = importlib.import_module(FORMATS[name])
+    return module.render(results, **options)
+
+
+def available() -> list[str]:
+    out = []
+    for name, module in FORMATS.items():
+        try:
+            importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            continue
+        if importlib.util.find_spec(module) is not None:
+            out.append(name)
+    return out

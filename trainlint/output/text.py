@@ -1,0 +1,29 @@
+"""`path:line:col: CODE severity message`, one line per finding, then a one-line memory summary per file."""
+
+from __future__ import annotations
+
+from trainlint.output.summary import estimate_line
+
+
+def render(results: list, show_fixes: bool = False, **_: object) -> str:
+    lines: list[str] = []
+    fixable = 0
+    for result in results:
+        for d in result.diagnostics:
+            marker = " [*]" if any(f.safe for f in d.fixes) else ""
+            fixable += bool(marker)
+            lines.append(f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} "
+                         f"{d.message}")
+            if show_fixes:
+                for fix in d.fixes:
+                    lines.append(f"    fix ({fix.applicability}): {fix.title}")
+        summary = estimate_line(result)
+        if summary:
+            lines.append(f"{result.path}: {summary}")
+    count = sum(len(r.diagnostics) for r in results)
+    if count:
+        tail = f"Found {count} finding{'s' if count != 1 else ''} in {len(results)} file{'s' if len(results) != 1 else ''}."
+        if fixable:
+            tail += f" [*] {fixable} fixable with --fix."
+        lines.append(tail)
+    return "\n".join(lines) + ("\n" if lines else "")
