@@ -79,9 +79,25 @@ def version_of(dist: str) -> str:
 
 
 def clean_text(text: str | None) -> str | None:
+    """Docstring/help text as one readable string: wrapped lines joined, paragraphs and list items kept,
+    Sphinx roles (:any:`X`, ``x``) reduced to Markdown code spans."""
     if not text:
         return None
     text = inspect.cleandoc(str(text)).strip()
+    text = re.sub(r":(?:any|class|func|meth|attr|obj|ref|py:[a-z]+):`~?([^`]+)`", r"`\1`", text)
+    text = re.sub(r"``([^`]+)``", r"`\1`", text)
+    paragraphs = []
+    for para in re.split(r"\n\s*\n", text):
+        lines = [ln.rstrip() for ln in para.splitlines()]
+        out: list[str] = []
+        for ln in lines:
+            stripped = ln.strip()
+            if out and stripped and not re.match(r"^([-*]|\d+[.)])\s", stripped) and not ln.startswith("    "):
+                out[-1] = out[-1] + " " + stripped
+            else:
+                out.append(ln if ln.startswith("    ") else stripped)
+        paragraphs.append("\n".join(x for x in out if x.strip()))
+    text = "\n\n".join(p for p in paragraphs if p)
     return text or None
 
 
@@ -354,6 +370,39 @@ def finish_property(schema: dict, description=None, default=dataclasses.MISSING,
 # DeepSpeed
 
 
+# Short descriptions for DeepSpeed fields that carry no docstring of their own.
+DS_EXTRA_DESCRIPTIONS = {
+    ("CommsLoggerConfig", "enabled"): "Log communication operations.",
+    ("CommsLoggerConfig", "prof_all"): "Profile all communication operations.",
+    ("CommsLoggerConfig", "prof_ops"): "Names of the communication operations to profile when prof_all is false.",
+    ("CommsLoggerConfig", "verbose"): "Print every logged operation immediately.",
+    ("CommsLoggerConfig", "debug"): "Add the calling function's name to each log entry.",
+    ("HybridEngineConfig", "enabled"): "Enable the hybrid engine (training plus fast generation, for RLHF).",
+    ("HybridEngineConfig", "max_out_tokens"): "Maximum number of tokens the inference side generates.",
+    ("HybridEngineConfig", "inference_tp_size"): "Tensor-parallel degree of the inference side.",
+    ("HybridEngineConfig", "release_inference_cache"): "Release the inference KV cache after generation.",
+    ("HybridEngineConfig", "pin_parameters"): "Keep gathered parameters pinned during generation.",
+    ("HybridEngineConfig", "tp_gather_partition_size"): "Partition size used when gathering tensor-parallel weights.",
+    ("HybridEngineConfig", "enable_cuda_graph"): "Capture generation in CUDA graphs.",
+}
+FLOPS_PROFILER_DESCRIPTIONS = {
+    "enabled": "Enable the FLOPs profiler (also turns on wall_clock_breakdown).",
+    "recompute_fwd_factor": "Share of the forward pass recomputed in backward (activation checkpointing), for FLOP counts.",
+    "profile_step": "Training step at which to profile.",
+    "module_depth": "Depth of the module tree to print (-1: all).",
+    "top_modules": "Number of top modules to print.",
+    "detailed": "Print the detailed per-module profile.",
+    "output_file": "File to write the profile to (null: stdout).",
+}
+PIPELINE_DESCRIPTIONS = {
+    "stages": "Number of pipeline stages (\"auto\": from the model).",
+    "partition": "How layers are split across stages (e.g. best, uniform, parameters).",
+    "seed_layers": "Seed each layer differently.",
+    "activation_checkpoint_interval": "Checkpoint activations every N layers (0: off).",
+    "pipe_partitioned": "Partition activations sent between stages.",
+    "grad_partitioned": "Partition gradients sent between stages.",
+}
+
 # Minimums that DeepSpeed enforces in model validators rather than in Field(ge=...) metadata.
 DS_VALIDATOR_MINIMUMS = {
     ("DeepSpeedFP16Config", "loss_scale"): 0,  # "fp16.loss_scale must be >= 0 (0 enables dynamic loss scaling)"
@@ -413,7 +462,7 @@ def gen_deepspeed() -> dict:
                     default = dataclasses.MISSING
             if isinstance(default, DeepSpeedConfigModel):
                 default = dataclasses.MISSING
-            desc = clean_text(f.description) or docs.get(fname)
+            desc = clean_text(f.description) or docs.get(fname) or DS_EXTRA_DESCRIPTIONS.get((name, fname))
             # DeepSpeedConfigModel.__init__ drops every key whose value is "auto" (non-strict mode).
             prop = finish_property(with_auto(base), desc, default, extra)
             if f.alias and f.alias != fname:
@@ -502,7 +551,7 @@ def gen_deepspeed() -> dict:
             "use_gds": "Use NVIDIA GPUDirect Storage.",
         },
     )
-    prof_props = constants_section(prof_c, "FLOPS_PROFILER_")
+    prof_props = constants_section(prof_c, "FLOPS_PROFILER_", descriptions=FLOPS_PROFILER_DESCRIPTIONS)
     at_props = constants_section(at_c, "AUTOTUNING_")
 
     # checkpoint: runtime constants + model_checkpointing constants
@@ -525,11 +574,36 @@ def gen_deepspeed() -> dict:
     try:
         from deepspeed.runtime.model_checkpointing import constants as mc_c
 
-        for k, v in constants_section(mc_c, "CHECKPOINT_").items():
-            ckpt_props.setdefault(k, v)
+        mc_props = constants_section(
+            mc_c,
+            "CHECKPOINT_",
+            types_={"data_parallel": {"type": ["string", "null"]}},
+            descriptions={
+                "checkpoint_serialization": "Save checkpoints with torch serialization (False selects the faster non-serialized format).",
+                "type": "Checkpoint writer implementation (MOCK, PYTHON, FAST).",
+                "decoupled": "Write checkpoints in a decoupled (background) process.",
+                "io_buffer_size": "I/O buffer size in bytes of the fast writer.",
+                "io_buffer_double": "Use double buffering in the fast writer.",
+                "show_statistics": "Print checkpoint write statistics.",
+                "data_parallel": "Unit of data-parallel checkpoint writing (REPLICA, SOCKET, MACHINE).",
+                "io_multiplier": "I/O multiplier of the fast writer.",
+            },
+        )
+        writer_keys = {"type", "decoupled", "io_buffer_size", "io_buffer_double", "show_statistics", "data_parallel", "io_multiplier"}
+        writer_props = {k: v for k, v in mc_props.items() if k in writer_keys}
+        for key in ("type", "data_parallel"):
+            if key in writer_props:
+                writer_props[key]["examples"] = sorted(
+                    getattr(mc_c, "CHECKPOINT_WRITER_TYPES" if key == "type" else "CHECKPOINT_DATA_PARALLEL_UNITS", [])
+                )
+        for k, v in mc_props.items():
+            if k not in writer_keys and k != "writer":
+                ckpt_props.setdefault(k, v)
+        ckpt_props["writer"] = finish_property(
+            {"type": "object", "properties": writer_props}, "Checkpoint writer settings (null: the default torch.save writer).", None
+        )
     except ImportError:
         pass
-    ckpt_props.pop("type", None)
 
     dtype_names = sorted({v for m in ds_config.DtypeEnum for v in m._all_values if isinstance(v, str) and not v.startswith("torch.")})
     data_types_props = {
@@ -544,7 +618,7 @@ def gen_deepspeed() -> dict:
     }
 
     pipeline_defaults = ds_config.get_pipeline_config({})
-    pipeline_props = {k: finish_property({}, None, v) for k, v in pipeline_defaults.items()}
+    pipeline_props = {k: finish_property({}, PIPELINE_DESCRIPTIONS.get(k), v) for k, v in pipeline_defaults.items()}
 
     autocast_props = {
         C.TORCH_AUTOCAST_ENABLED: finish_property({"type": "boolean"}, "Run the forward pass under torch.autocast.", C.TORCH_AUTOCAST_ENABLED_DEFAULT),
@@ -565,7 +639,7 @@ def gen_deepspeed() -> dict:
                 {"type": "object", "additionalProperties": {"anyOf": [{"type": ["number", "boolean", "string", "array", "null"]}]}},
                 "Optimizer constructor arguments (lr, betas, eps, weight_decay, ...); HF Trainer fills \"auto\" values.",
             ),
-            C.LEGACY_FUSION: finish_property({"type": "boolean"}, None, C.LEGACY_FUSION_DEFAULT),
+            C.LEGACY_FUSION: finish_property({"type": "boolean"}, "Use the legacy fused optimizer step.", C.LEGACY_FUSION_DEFAULT),
         },
         "Optimizer built by DeepSpeed (read with dict.get).",
     )
@@ -652,7 +726,9 @@ def gen_deepspeed() -> dict:
     top["compile"] = {**ref("CompileConfig"), "description": "DeepCompile settings (CompileConfig, unknown keys rejected)."}
     top["tensor_parallel"] = {**ref("TPTrainingConfig"), "description": "AutoTP training settings (TPTrainingConfig, unknown keys rejected)."}
     top["hybrid_engine"] = {**ref("HybridEngineConfig"), "description": "Hybrid engine for RLHF generation (HybridEngineConfig, unknown keys rejected)."}
-    top["timers"] = dict_section("timers", {"throughput": ref("DeepSpeedThroughputTimerConfig")}, "Timers; only `throughput` is read.")
+    top["timers"] = dict_section(
+        "timers", {"throughput": {**ref("DeepSpeedThroughputTimerConfig"), "description": "Throughput timer."}}, "Timers; only `throughput` is read."
+    )
     top[act_cfg.ACT_CHKPT] = dict_section("activation_checkpointing", act_props, "DeepSpeed activation checkpointing (only for models that call deepspeed.checkpointing; HF models use gradient_checkpointing instead). Read with dict.get.")
     top[aio_c.AIO] = dict_section("aio", aio_props, "Asynchronous I/O settings for NVMe offload (top level, not inside zero_optimization).")
     top[prof_c.FLOPS_PROFILER] = dict_section("flops_profiler", prof_props, "FLOPs profiler.")
@@ -706,7 +782,8 @@ def gen_deepspeed() -> dict:
 # --------------------------------------------------------------------------------------------------
 # dataclass helpers (transformers, TRL, accelerate)
 
-DEPRECATED_ALIAS = re.compile(r"^\s*(?:\[?deprecated\]?)[^`]*`([A-Za-z_][A-Za-z0-9_]*)`", re.IGNORECASE)
+DEPRECATED_ALIAS = re.compile(r"^\W*deprecated\W+alias of `([A-Za-z_][A-Za-z0-9_]*)`", re.IGNORECASE)
+USE_INSTEAD = re.compile(r"\b[Uu]se `([A-Za-z_][A-Za-z0-9_]*)`(?: instead)?")
 
 
 def dataclass_properties(cls, mapper: TypeMapper, overrides=None) -> dict[str, dict]:
@@ -734,12 +811,11 @@ def dataclass_properties(cls, mapper: TypeMapper, overrides=None) -> dict[str, d
                 default = dataclasses.MISSING
         help_ = clean_text(f.metadata.get("help")) if f.metadata else None
         extra = {}
-        if help_:
-            m = DEPRECATED_ALIAS.match(help_)
-            if m or help_.lower().startswith("deprecated") or "is deprecated" in help_.lower():
-                extra["deprecated"] = True
-                if m:
-                    extra["x-trainlint-replacement"] = m.group(1)
+        if help_ and re.match(r"^\W*deprecated\b", help_, re.IGNORECASE):
+            extra["deprecated"] = True
+            m = DEPRECATED_ALIAS.match(help_) or USE_INSTEAD.search(help_)
+            if m and m.group(1) != f.name:
+                extra["x-trainlint-replacement"] = m.group(1)
         props[f.name] = finish_property(base, help_, default, extra)
     return props
 
@@ -752,39 +828,40 @@ def dataclass_properties(cls, mapper: TypeMapper, overrides=None) -> dict[str, d
 # Sources: the v4 deprecation warnings of transformers/training_args.py and TRL's changelogs
 # (see shared/research/config-formats.md §2.6 / §2.2).
 HF_REMOVED = {
-    "evaluation_strategy": ("eval_strategy", "transformers 4.46"),
-    "per_gpu_train_batch_size": ("per_device_train_batch_size", "transformers 5.0"),
-    "per_gpu_eval_batch_size": ("per_device_eval_batch_size", "transformers 5.0"),
-    "no_cuda": ("use_cpu", "transformers 5.0"),
-    "fp16_backend": ("half_precision_backend", "transformers 5.0 (both removed)"),
-    "half_precision_backend": (None, "transformers 5.0"),
-    "fp16_opt_level": (None, "transformers 5.0"),
-    "adafactor": ("optim: adafactor", "transformers 5.0"),
-    "torchdynamo": ("torch_compile_backend", "transformers 5.0"),
-    "fsdp_min_num_params": ("fsdp_config.min_num_params", "transformers 5.0"),
-    "fsdp_transformer_layer_cls_to_wrap": ("fsdp_config.transformer_layer_cls_to_wrap", "transformers 5.0"),
-    "push_to_hub_token": ("hub_token", "transformers 5.0"),
-    "push_to_hub_model_id": ("hub_model_id", "transformers 5.0"),
-    "push_to_hub_organization": ("hub_model_id", "transformers 5.0"),
-    "tpu_metrics_debug": ("debug: tpu_metrics_debug", "transformers 5.0"),
-    "include_inputs_for_metrics": ("include_for_metrics: [inputs]", "transformers 5.0"),
-    "dispatch_batches": ("accelerator_config.dispatch_batches", "transformers 5.0"),
-    "split_batches": ("accelerator_config.split_batches", "transformers 5.0"),
-    "group_by_length": ("train_sampling_strategy: group_by_length", "transformers 5.0"),
-    "overwrite_output_dir": (None, "transformers 5.0"),
-    "save_safetensors": (None, "transformers 5.0 (always safetensors)"),
-    "sharded_ddp": ("fsdp", "transformers 5.0"),
-    "tp_size": ("parallelism_config", "transformers 5.0"),
-    "ray_scope": (None, "transformers 5.0"),
-    "tpu_num_cores": (None, "transformers 5.0"),
-    "use_mps_device": (None, "transformers 5.0 (MPS is used automatically)"),
-    "jit_mode_eval": (None, "transformers 5.0"),
-    "use_ipex": (None, "transformers 5.0"),
-    "warmup_ratio": ("warmup_steps (a float < 1 is a ratio)", "transformers 5.2"),
-    "logging_dir": ("TENSORBOARD_LOGGING_DIR environment variable", "transformers 5.x"),
-    "max_seq_length": ("max_length", "TRL 0.20 (SFTConfig)"),
-    "max_prompt_length": ("max_length", "TRL 1.x (DPOConfig)"),
-    "torch_dtype": ("dtype", "TRL 1.x (ModelConfig)"),
+    # key: (replacement key or dotted path, or None; removed in; hint)
+    "evaluation_strategy": ("eval_strategy", "transformers 4.46", None),
+    "per_gpu_train_batch_size": ("per_device_train_batch_size", "transformers 5.0", None),
+    "per_gpu_eval_batch_size": ("per_device_eval_batch_size", "transformers 5.0", None),
+    "no_cuda": ("use_cpu", "transformers 5.0", None),
+    "fp16_backend": (None, "transformers 5.0", "mixed precision always uses torch amp now"),
+    "half_precision_backend": (None, "transformers 5.0", "mixed precision always uses torch amp now"),
+    "fp16_opt_level": (None, "transformers 5.0", "apex opt levels are no longer supported"),
+    "adafactor": ("optim", "transformers 5.0", "write `optim: adafactor`"),
+    "torchdynamo": ("torch_compile_backend", "transformers 5.0", None),
+    "fsdp_min_num_params": ("fsdp_config.min_num_params", "transformers 5.0", None),
+    "fsdp_transformer_layer_cls_to_wrap": ("fsdp_config.transformer_layer_cls_to_wrap", "transformers 5.0", None),
+    "push_to_hub_token": ("hub_token", "transformers 5.0", None),
+    "push_to_hub_model_id": ("hub_model_id", "transformers 5.0", None),
+    "push_to_hub_organization": ("hub_model_id", "transformers 5.0", "write the organization into hub_model_id (org/name)"),
+    "tpu_metrics_debug": ("debug", "transformers 5.0", "write `debug: tpu_metrics_debug`"),
+    "include_inputs_for_metrics": ("include_for_metrics", "transformers 5.0", "write `include_for_metrics: [inputs]`"),
+    "dispatch_batches": ("accelerator_config.dispatch_batches", "transformers 5.0", None),
+    "split_batches": ("accelerator_config.split_batches", "transformers 5.0", None),
+    "group_by_length": ("train_sampling_strategy", "transformers 5.0", "write `train_sampling_strategy: group_by_length`"),
+    "overwrite_output_dir": (None, "transformers 5.0", None),
+    "save_safetensors": (None, "transformers 5.0", "checkpoints are always saved as safetensors"),
+    "sharded_ddp": ("fsdp", "transformers 5.0", None),
+    "tp_size": ("parallelism_config", "transformers 5.0", "set tp_size inside parallelism_config"),
+    "ray_scope": (None, "transformers 5.0", None),
+    "tpu_num_cores": (None, "transformers 5.0", None),
+    "use_mps_device": (None, "transformers 5.0", "MPS is used automatically"),
+    "jit_mode_eval": (None, "transformers 5.0", None),
+    "use_ipex": (None, "transformers 5.0", None),
+    "warmup_ratio": ("warmup_steps", "transformers 5.2", "a warmup_steps value below 1 is read as a ratio of the total steps"),
+    "logging_dir": (None, "transformers 5.x", "set the TENSORBOARD_LOGGING_DIR environment variable instead"),
+    "max_seq_length": ("max_length", "TRL 0.20 (SFTConfig)", None),
+    "max_prompt_length": (None, "TRL 1.x (DPOConfig)", "only max_length limits the sequence now"),
+    "torch_dtype": ("dtype", "TRL 1.x (ModelConfig)", None),
 }
 
 
@@ -847,10 +924,10 @@ def gen_hf() -> dict:
             prop["x-trainlint-class-defaults"] = dflt
 
     removed = {}
-    for key, (replacement, since) in sorted(HF_REMOVED.items()):
+    for key, (replacement, since, hint) in sorted(HF_REMOVED.items()):
         if key in props:  # still accepted by the installed versions
             continue
-        removed[key] = {"replacement": replacement, "since": since}
+        removed[key] = {"replacement": replacement, "since": since, "hint": hint}
 
     return {
         "$schema": DRAFT,
@@ -878,30 +955,30 @@ def gen_hf() -> dict:
 # Lightning
 
 LIGHTNING_REMOVED = {
-    # Lightning 2.0 CHANGELOG (see shared/research/config-formats.md §3.3)
-    "gpus": ("accelerator: gpu + devices", "2.0"),
-    "tpu_cores": ("accelerator: tpu + devices", "2.0"),
-    "ipus": ("accelerator: ipu + devices", "2.0"),
-    "num_processes": ("devices", "2.0"),
-    "auto_select_gpus": ("devices: auto", "2.0"),
-    "amp_backend": ("precision", "2.0"),
-    "amp_level": ("precision", "2.0"),
-    "resume_from_checkpoint": ("ckpt_path (of fit)", "2.0"),
-    "track_grad_norm": ("a callback logging grad norms", "2.0"),
-    "move_metrics_to_cpu": (None, "2.0"),
-    "multiple_trainloader_mode": ("CombinedLoader mode", "2.0"),
-    "auto_scale_batch_size": ("Tuner.scale_batch_size", "2.0"),
-    "auto_lr_find": ("Tuner.lr_find", "2.0"),
-    "replace_sampler_ddp": ("use_distributed_sampler", "2.0"),
-    "weights_save_path": ("default_root_dir", "2.0"),
-    "flush_logs_every_n_steps": (None, "1.7"),
-    "progress_bar_refresh_rate": ("enable_progress_bar / TQDMProgressBar", "1.7"),
-    "checkpoint_callback": ("enable_checkpointing", "1.7"),
-    "terminate_on_nan": ("detect_anomaly", "1.7"),
-    "stochastic_weight_avg": ("StochasticWeightAveraging callback", "1.7"),
-    "prepare_data_per_node": ("LightningDataModule.prepare_data_per_node", "1.7"),
-    "log_gpu_memory": ("DeviceStatsMonitor callback", "1.7"),
-    "reload_dataloaders_every_epoch": ("reload_dataloaders_every_n_epochs", "1.6"),
+    # Lightning CHANGELOG (see shared/research/config-formats.md §3.3): key: (replacement, version, hint)
+    "gpus": ("devices", "2.0", "together with `accelerator: gpu`"),
+    "tpu_cores": ("devices", "2.0", "together with `accelerator: tpu`"),
+    "ipus": ("devices", "2.0", "IPU support moved out of Lightning"),
+    "num_processes": ("devices", "2.0", None),
+    "auto_select_gpus": ("devices", "2.0", "`devices: auto` picks free GPUs"),
+    "amp_backend": ("precision", "2.0", "native torch amp is the only backend"),
+    "amp_level": ("precision", "2.0", "apex opt levels are gone"),
+    "resume_from_checkpoint": ("ckpt_path", "2.0", "`ckpt_path` is an argument of fit, at the top level or under `fit:`"),
+    "track_grad_norm": (None, "2.0", "log grad norms from a callback or the LightningModule"),
+    "move_metrics_to_cpu": (None, "2.0", None),
+    "multiple_trainloader_mode": (None, "2.0", "use CombinedLoader's mode"),
+    "auto_scale_batch_size": (None, "2.0", "use Tuner.scale_batch_size"),
+    "auto_lr_find": (None, "2.0", "use Tuner.lr_find"),
+    "replace_sampler_ddp": ("use_distributed_sampler", "2.0", None),
+    "weights_save_path": ("default_root_dir", "2.0", None),
+    "flush_logs_every_n_steps": (None, "1.7", None),
+    "progress_bar_refresh_rate": ("enable_progress_bar", "1.7", "or a TQDMProgressBar callback with refresh_rate"),
+    "checkpoint_callback": ("enable_checkpointing", "1.7", None),
+    "terminate_on_nan": ("detect_anomaly", "1.7", None),
+    "stochastic_weight_avg": (None, "1.7", "use the StochasticWeightAveraging callback"),
+    "prepare_data_per_node": (None, "1.7", "set prepare_data_per_node on the LightningModule/DataModule"),
+    "log_gpu_memory": (None, "1.7", "use the DeviceStatsMonitor callback"),
+    "reload_dataloaders_every_epoch": ("reload_dataloaders_every_n_epochs", "1.6", None),
 }
 
 
@@ -979,7 +1056,9 @@ def gen_lightning() -> dict:
         "properties": props,
         "additionalProperties": False,
         "x-trainlint-unknown-keys": "forbidden",
-        "x-trainlint-removed": {k: {"replacement": r, "since": f"Lightning {s}"} for k, (r, s) in sorted(LIGHTNING_REMOVED.items()) if k not in props},
+        "x-trainlint-removed": {
+            k: {"replacement": r, "since": f"Lightning {v}", "hint": h} for k, (r, v, h) in sorted(LIGHTNING_REMOVED.items()) if k not in props
+        },
     }
     cls_or_any = {"anyOf": [CLASS_PATH_REF, {"type": ["object", "string", "null"]}]}
     section_props = {

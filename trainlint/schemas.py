@@ -294,6 +294,18 @@ def _removed_entry(root: dict, parent: Any, key: str) -> dict | None:
     return None
 
 
+def _removed_message(key: str, entry: dict) -> str:
+    since, repl, hint = entry.get("since"), entry.get("replacement"), entry.get("hint")
+    msg = f"`{key}` was removed" + (f" in {since}" if since else "")
+    if repl:
+        msg += f"; use `{repl}` instead" + (f" ({hint})" if hint else "")
+    elif hint:
+        msg += f"; {hint}"
+    else:
+        msg += "; remove it"
+    return msg + "."
+
+
 def describe(name: str, key_path: tuple) -> KeyInfo | None:
     """Description, default, types, enum and deprecation of the key at key_path; None if unknown."""
     root = load_schema(name)
@@ -307,13 +319,8 @@ def describe(name: str, key_path: tuple) -> KeyInfo | None:
         if entry is None and node is None:
             return None
         entry = entry or {}
-        message = entry.get("message") or (node or {}).get("x-trainlint-removed-message")
+        message = entry.get("message") or (node or {}).get("x-trainlint-removed-message") or _removed_message(str(key_path[-1]), entry)
         replacement = entry.get("replacement")
-        since = entry.get("since")
-        if not message:
-            message = f"`{key_path[-1]}` is no longer accepted" + (f" (removed in {since})" if since else "") + "."
-            if replacement:
-                message = message[:-1] + f"; use `{replacement}` instead."
         return KeyInfo(description=message, default=None, types=(), enum=None, deprecated=True,
                        replacement=replacement, has_default=False, removed=True)
     schema = _deref(root, node)
@@ -510,10 +517,7 @@ def _convert(root: dict, err) -> list[SchemaError]:
         for key in extras:
             entry = removed.get(key) if isinstance(removed, dict) else None
             if entry is not None:
-                since = entry.get("since")
-                repl = entry.get("replacement")
-                msg = f"`{key}` was removed" + (f" in {since}" if since else "")
-                msg += f"; use `{repl}` instead." if repl else "; remove it."
+                msg = _removed_message(str(key), entry)
             else:
                 guess = _suggest(str(key), known)
                 msg = f"Unknown key `{key}` {_where(path)}" + (f"; did you mean `{guess}`?" if guess else ".")
