@@ -256,6 +256,23 @@ def test_multimodal_config_reads_text_config():
     assert from_hf_config(nested, "g").total_params == entry.published_params
 
 
+def test_llava_style_config_reads_its_language_model():
+    llama = next(e for e in CATALOG if e.name == "Llama-2-7B").config
+    config = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"], "torch_dtype": "float16",
+              "text_config": llama, "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024}}
+    arch = from_hf_config(config, "llava")
+    assert arch.total_params == 6_738_415_616 and arch.checkpoint_dtype == "float16"
+
+
+def test_transformers_5_config_spelling():
+    # transformers 5 writes `dtype` and `rope_parameters`, and gives DeepSeek-V2 a `head_dim` field.
+    lite = dict(next(e for e in CATALOG if e.name == "DeepSeek-V2-Lite").config, head_dim=64, dtype="bfloat16",
+                rope_parameters={"rope_type": "yarn", "rope_theta": 10000, "factor": 40})
+    lite.pop("rope_theta")
+    arch = from_hf_config(lite, "lite")
+    assert arch.total_params == 15_706_484_224 and arch.checkpoint_dtype == "bfloat16"
+
+
 def test_checkpoint_dtype_and_quantization_are_kept():
     config = dict(next(e for e in CATALOG if e.name == "Mistral-7B-v0.1").config, torch_dtype="bfloat16",
                   quantization_config={"quant_method": "gptq", "bits": 4})
