@@ -33,7 +33,7 @@
 ;; workspace/didChangeConfiguration).  If you already set `eglot-workspace-configuration',
 ;; add a :trainlint entry to it instead; per project, set it in .dir-locals.el.
 (setq-default eglot-workspace-configuration
-              (list :trainlint trainlint-eglot-settings))
+              (lambda (_server) (list :trainlint trainlint-eglot-settings)))
 
 ;; Start the server in YAML and JSON buffers.
 (dolist (hook '(yaml-mode-hook yaml-ts-mode-hook json-mode-hook json-ts-mode-hook

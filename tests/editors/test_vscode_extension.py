@@ -1,4 +1,5 @@
-"""The VS Code extension under editors/vscode: its manifest, and a real npm build of the .vsix."""
+"""The VS Code extension under editors/vscode: its manifest, a real npm build of the .vsix, and the
+built client driven in Node (tests/editors/fake_vscode_host.js) against the stub server in conftest.py."""
 
 from __future__ import annotations
 
@@ -180,82 +181,18 @@ def test_npm_build_produces_vsix(built):
     assert packaged["main"] == "./dist/extension.js"
 
 
-# A stand-in for `python -m trainlint server`: records how it was started and what the client
-# sent, asks for the `trainlint` configuration section after `initialized`.
-STUB_SERVER = r"""
-import json, os, sys
-
-def read():
-    headers = {}
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            return None
-        line = line.decode().strip()
-        if not line:
-            break
-        key, value = line.split(":", 1)
-        headers[key.lower()] = value.strip()
-    return json.loads(sys.stdin.buffer.read(int(headers["content-length"])))
-
-def send(message):
-    body = json.dumps(message).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
-
-record = {"orig_argv": sys.orig_argv, "via": os.environ.get("STUB_VIA"), "cwd": os.getcwd()}
-out = os.path.join(os.environ["STUB_DIR"], "%d.json" % os.getpid())
-
-def dump():
-    with open(out + ".tmp", "w") as f:
-        json.dump(record, f)
-    os.replace(out + ".tmp", out)
-
-while True:
-    message = read()
-    if message is None:
-        break
-    method = message.get("method")
-    if method == "initialize":
-        record["initializationOptions"] = message["params"].get("initializationOptions")
-        record["rootUri"] = message["params"].get("rootUri")
-        send({"jsonrpc": "2.0", "id": message["id"], "result": {"capabilities": {"textDocumentSync": 1}}})
-    elif method == "initialized":
-        items = [{"section": "trainlint", "scopeUri": record["rootUri"]}]
-        send({"jsonrpc": "2.0", "id": "cfg", "method": "workspace/configuration", "params": {"items": items}})
-    elif method is None and message.get("id") == "cfg":
-        record["configuration"] = message.get("result")
-    elif method == "workspace/didChangeConfiguration":
-        record.setdefault("didChangeConfiguration", []).append(message["params"])
-    elif method == "shutdown":
-        record["shutdown"] = True
-        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-    elif method == "exit":
-        break
-    dump()
-"""
-
-
-def run_host(built, tmp_path, settings, changed=None, wait_ms=15000, stub_init='__version__ = "0.0-stub"\n'):
+def run_host(built, tmp_path, stub, settings, changed=None, wait_ms=15000):
     """Activates the built extension under tests/editors/fake_vscode_host.js; returns its summary."""
     work, _ = built
-    stub = tmp_path / "stub"
-    (stub / "trainlint").mkdir(parents=True)
-    (stub / "trainlint" / "__init__.py").write_text(stub_init, encoding="utf-8")
-    (stub / "trainlint" / "__main__.py").write_text(STUB_SERVER, encoding="utf-8")
-    (tmp_path / "records").mkdir()
     (tmp_path / "workspace").mkdir()
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(stub),
-        "EXTENSION_JS": str(work / "dist" / "extension.js"),
-        "WORKSPACE": str(tmp_path / "workspace"),
-        "SETTINGS": json.dumps(settings),
-        "CHANGED_SETTINGS": json.dumps(changed or {}),
-        "STUB_DIR": str(tmp_path / "records"),
-        "WAIT_MS": str(wait_ms),
-        "RESULT": str(tmp_path / "result.json"),
-    }
+    env = stub.env(
+        EXTENSION_JS=str(work / "dist" / "extension.js"),
+        WORKSPACE=str(tmp_path / "workspace"),
+        SETTINGS=json.dumps(settings),
+        CHANGED_SETTINGS=json.dumps(changed or {}),
+        WAIT_MS=str(wait_ms),
+        RESULT=str(tmp_path / "result.json"),
+    )
     host = Path(__file__).with_name("fake_vscode_host.js")
     proc = subprocess.run(["node", str(host)], env=env, capture_output=True, text=True, timeout=120, check=False)
     result = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
@@ -275,7 +212,7 @@ NORMALIZED = {
 
 
 @needs_npm
-def test_client_sends_settings_to_interpreter_server(built, tmp_path):
+def test_client_sends_settings_to_interpreter_server(built, tmp_path, lsp_stub):
     """`<interpreter> -m trainlint server`, settings as initializationOptions, in workspace/configuration
     answers, and in didChangeConfiguration after a change (without a restart)."""
     settings = {
@@ -288,7 +225,7 @@ def test_client_sends_settings_to_interpreter_server(built, tmp_path):
         "ignore": [],
         "failLevel": "warning",
     }
-    result = run_host(built, tmp_path, settings, changed={"gpu": "A100-80GB", "select": None})
+    result = run_host(built, tmp_path, lsp_stub, settings, changed={"gpu": "A100-80GB", "select": None})
     assert result["started"], result["log"]
     assert result["exports"] == ["activate", "deactivate", "serverSettings"]
     (server,) = result["servers"]
@@ -304,13 +241,10 @@ def test_client_sends_settings_to_interpreter_server(built, tmp_path):
 
 
 @needs_npm
-def test_client_restarts_with_trainlint_path(built, tmp_path):
+def test_client_restarts_with_trainlint_path(built, tmp_path, lsp_stub):
     """Setting trainlint.path restarts the server as `<path> server`."""
-    script = tmp_path / "bin" / "trainlint"
-    script.parent.mkdir()
-    script.write_text(f'#!/bin/sh\nSTUB_VIA=path exec "{sys.executable}" -m trainlint "$@"\n', encoding="utf-8")
-    script.chmod(0o755)
-    result = run_host(built, tmp_path, {"interpreter": sys.executable}, changed={"path": str(script)})
+    script = str(lsp_stub.executable)
+    result = run_host(built, tmp_path, lsp_stub, {"interpreter": sys.executable}, changed={"path": script})
     assert result["started"] and result["restarted"], result["log"]
     first, second = sorted(result["servers"], key=lambda s: s["via"] or "")
     assert first["via"] is None and first.get("shutdown") is True
@@ -320,9 +254,9 @@ def test_client_restarts_with_trainlint_path(built, tmp_path):
 
 
 @needs_npm
-def test_client_explains_missing_interpreter(built, tmp_path):
+def test_client_explains_missing_interpreter(built, tmp_path, lsp_stub):
     missing = tmp_path / "no-such-python"
-    result = run_host(built, tmp_path, {"interpreter": str(missing)}, wait_ms=2000)
+    result = run_host(built, tmp_path, lsp_stub, {"interpreter": str(missing)}, wait_ms=2000)
     assert not result["started"] and result["servers"] == []
     errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
     assert len(errors) == 1 and f"Cannot run the Python interpreter {missing}" in errors[0]
@@ -330,10 +264,9 @@ def test_client_explains_missing_interpreter(built, tmp_path):
 
 
 @needs_npm
-def test_client_explains_interpreter_without_trainlint(built, tmp_path):
-    result = run_host(
-        built, tmp_path, {"interpreter": sys.executable}, wait_ms=2000, stub_init="raise ImportError('stub: no trainlint')\n"
-    )
+def test_client_explains_interpreter_without_trainlint(built, tmp_path, make_lsp_stub):
+    stub = make_lsp_stub("raise ImportError('stub: no trainlint')\n")
+    result = run_host(built, tmp_path, stub, {"interpreter": sys.executable}, wait_ms=2000)
     assert not result["started"] and result["servers"] == []
     errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
     assert len(errors) == 1 and f"trainlint is not installed for {sys.executable}" in errors[0]
