@@ -84,7 +84,8 @@ def clean_text(text: str | None) -> str | None:
     if not text:
         return None
     text = inspect.cleandoc(str(text)).strip()
-    text = re.sub(r":(?:any|class|func|meth|attr|obj|ref|py:[a-z]+):`~?([^`]+)`", r"`\1`", text)
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~([^`]+)`", lambda m: "`" + m.group(1).split(".")[-1] + "`", text)
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`([^`]+)`", r"`\1`", text)
     text = re.sub(r"``([^`]+)``", r"`\1`", text)
     paragraphs = []
     for para in re.split(r"\n\s*\n", text):
@@ -1006,7 +1007,7 @@ def parse_google_args(doc: str | None) -> dict[str, str]:
             buf.append(line.strip())
     if current:
         out[current] = " ".join(" ".join(buf).split())
-    return {k: re.sub(r"``([^`]*)``", r"`\1`", v).strip() for k, v in out.items() if v.strip()}
+    return {k: clean_text(v) for k, v in out.items() if v.strip()}
 
 
 def gen_lightning() -> dict:
@@ -1046,6 +1047,8 @@ def gen_lightning() -> dict:
             base = {**base, "minimum": 1}
         default = p.default if p.default is not inspect.Parameter.empty else dataclasses.MISSING
         props[name] = finish_property(base, docs.get(name), default, extra)
+    if "strategy" in props:
+        props["strategy"]["x-trainlint-note"] = "Lightning lower-cases a strategy name before the registry lookup."
     if "precision" in props:
         props["precision"]["x-trainlint-note"] = "null means the default, 32-true; 16 / '16' / 'bf16' are discouraged aliases of 16-mixed / bf16-mixed."
 
@@ -1147,6 +1150,15 @@ def gen_accelerate() -> dict:
             "downcast_bf16": {"type": ["boolean", "string"]},
         },
     )
+    # compute_environment: AMAZON_SAGEMAKER configs are read into SageMakerConfig instead; its extra
+    # fields are listed too (marked), so that such files do not read as full of unknown keys.
+    from accelerate.commands.config.config_args import SageMakerConfig
+
+    for key, prop in dataclass_properties(SageMakerConfig, mapper).items():
+        if key not in top:
+            prop["x-trainlint-compute-environment"] = "AMAZON_SAGEMAKER"
+            prop["description"] = "Only with compute_environment: AMAZON_SAGEMAKER (SageMakerConfig)."
+            top[key] = prop
     parser = launch_command_parser()
     groups = {g.title: g for g in parser._action_groups}
 
