@@ -401,6 +401,16 @@ def test_bad_local_config_raises(tmp_path):
         find_model(str(tmp_path / "mamba"))
 
 
+def test_explicit_path_without_config_says_so(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelLookupError, match="has no config.json"):
+        find_model(str(tmp_path / "empty"))
+    assert find_model("./no/such/checkpoint", base_dir=tmp_path) is None
+    # a path that only exists on the training cluster: its folder name still identifies the model
+    assert find_model("/cluster/models/Meta-Llama-3.1-8B-Instruct").name == "Llama-3.1-8B"
+    assert find_model("no-such-model-name") is None
+
+
 def test_find_model_in_hf_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     entry = next(e for e in CATALOG if e.name == "Qwen2.5-0.5B")

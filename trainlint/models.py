@@ -162,7 +162,17 @@ def load_config_file(path: Path, name: str | None = None) -> Architecture:
         raise ModelLookupError(f"{path}: {exc}") from exc
 
 
+def _looks_like_a_path(name: str) -> bool:
+    return name.startswith((".", "/", "~")) or "\\" in name or name.endswith(".json")
+
+
 def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
+    """The config.json `name_or_path` points at, if it is a local folder or file.
+
+    Raises `ModelLookupError` when it is plainly meant as a path (`./ckpt`, `/models/x`, `~/m`)
+    to a folder that exists but holds no config.json. A path that does not exist here (a cluster
+    path seen from CI) falls through, so the catalog can still recognise its last part.
+    """
     candidate = Path(name_or_path).expanduser()
     roots = [candidate] if candidate.is_absolute() else [
         *([Path(base_dir) / candidate] if base_dir is not None else []), Path.cwd() / candidate]
@@ -171,6 +181,10 @@ def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
             return path / "config.json"
         if path.is_file() and path.suffix == ".json":
             return path
+    if _looks_like_a_path(name_or_path):
+        where = next((p for p in roots if p.exists()), None)
+        if where is not None and where.is_dir():
+            raise ModelLookupError(f"{where} has no config.json (a Hugging Face model folder holds one)")
     return None
 
 
@@ -207,7 +221,9 @@ def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architectu
 
     Looks at a local folder or `config.json` first, then the catalog, then the offline Hugging
     Face cache (see the module docs). Raises `ModelLookupError` when a config file is found but
-    cannot be read or understood.
+    cannot be read or understood, or when `name_or_path` is an existing folder with no config.json.
+    A path that does not exist on this machine (`/cluster/models/Llama-3.1-8B-Instruct`) is matched
+    by its last part against the catalog, like `org/name`.
     """
     name_or_path = name_or_path.strip()
     if not name_or_path:
