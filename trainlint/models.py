@@ -5,11 +5,12 @@
 `Architecture`. The order of the search:
 
 1. a local path (relative to `base_dir` first, then the working directory): a folder holding
-   `config.json`, or a `config.json` file itself;
+   `config.json`, or a `config.json` file itself (an existing folder without one is an error);
 2. the shipped catalog (`trainlint/data/models.json`): a catalog name, alias or Hugging Face id,
    compared without regard to case, spaces and punctuation;
-3. the offline Hugging Face cache: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`), else `$HF_HOME/hub`, else
-   `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json` (the newest snapshot);
+3. the offline Hugging Face cache: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`), else
+   `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json`
+   (the newest snapshot);
 4. the catalog again, by the `name` part of `org/name` alone (fine-tunes and re-uploads under
    another organisation keep their name: `someone/Llama-3.1-8B-Instruct`), then without trailing
    variant words (`-Instruct`, `-bnb-4bit`, `-GPTQ`, a `-2507` date, ...):
@@ -44,7 +45,8 @@ __all__ = [
 
 
 class ModelLookupError(Exception):
-    """A `config.json` was found but could not be read or understood; the message says why."""
+    """A model that is there but unusable: a `config.json` that cannot be read or understood, or a
+    local folder without one. The message says which file and why."""
 
 
 @dataclass(frozen=True)
