@@ -44,11 +44,16 @@ import types
 import typing
 import warnings
 
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-os.environ.setdefault("DS_ACCELERATOR", "cpu")
-warnings.filterwarnings("ignore")
-logging.disable(logging.WARNING)
+
+
+def _quiet() -> None:
+    """Silence the frameworks' import-time chatter (only when run as a script)."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://trainlint.dev/schemas/"
@@ -1309,6 +1314,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=OUT_DIR)
     ap.add_argument("--check", action="store_true", help="compare with the files on disk instead of writing")
     args = ap.parse_args(argv)
+    _quiet()
     stale = 0
     for name in args.names or sorted(GENERATORS):
         text = render(GENERATORS[name]())

@@ -393,3 +393,35 @@ def test_accelerate_corpus_has_no_unknown_top_level_keys():
     for path in _corpus_files("accelerate"):
         errs = validation_errors("accelerate", yaml.safe_load(path.read_text(encoding="utf-8")))
         assert errs == [], (path.name, errs)
+
+
+# ---------------------------------------------------------------------------------------------
+# the generator (runs without the frameworks for the handwritten part)
+
+
+def _generator():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_schemas", REPO / "scripts" / "gen_schemas.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generator_imports_without_frameworks_and_reproduces_trainlint_schema():
+    gen = _generator()
+    assert set(gen.GENERATORS) == set(schemas.SCHEMA_NAMES)
+    text = gen.render(gen.gen_trainlint())
+    assert text == (SCHEMA_DIR / "trainlint.schema.json").read_text(encoding="utf-8")
+
+
+def test_trainlint_schema_matches_the_settings_module():
+    from trainlint import settings
+
+    keys = known_keys("trainlint")
+    for key in settings.OVERRIDABLE:
+        assert key in keys and key.replace("-", "_") in keys
+        assert key in known_keys("trainlint", ("per-file", "some/glob*.yaml"))
+    for key in settings.LIST_KEYS:
+        assert key in keys
+    assert set(describe("trainlint", ("fail-level",)).enum) == set(settings.FAIL_LEVELS)

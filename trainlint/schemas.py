@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -170,8 +171,6 @@ def _child(root: dict, schema: Any, key: str | int) -> Any:
             return props[key]
     for b in branches:
         for pattern, sub in (b.get("patternProperties") or {}).items():
-            import re
-
             if re.search(pattern, key):
                 return sub
     for b in branches:
@@ -508,8 +507,6 @@ def _convert(root: dict, err) -> list[SchemaError]:
     if kw == "additionalProperties" and isinstance(instance, dict):
         props = schema.get("properties") or {}
         patterns = schema.get("patternProperties") or {}
-        import re
-
         extras = [k for k in instance if k not in props and not any(re.search(p, str(k)) for p in patterns)]
         known = sorted(k for k, v in props.items() if not _is_removed_property(v))
         removed = schema.get("x-trainlint-removed") or {}
