@@ -871,6 +871,23 @@ HF_REMOVED = {
 }
 
 
+# Bounds that TrainingArguments / TRL configs enforce in __post_init__ rather than in the field type.
+# Each is applied only if its check is found in the class's source, so a framework change drops it.
+HF_ENFORCED = {
+    # key: (constraint, class name, source text of the check)
+    "torch_empty_cache_steps": ({"exclusiveMinimum": 0}, "TrainingArguments", "self.torch_empty_cache_steps > 0"),
+    "warmup_steps": ({"minimum": 0}, "TrainingArguments", "self.warmup_steps < 0"),
+    "num_generations": ({"minimum": 2}, "GRPOConfig", "self.num_generations < 2"),
+}
+
+
+def _source_of(cls) -> str:
+    try:
+        return inspect.getsource(inspect.getmodule(cls))
+    except (OSError, TypeError):
+        return ""
+
+
 TYPE_KEYS = {"type", "enum", "const", "anyOf", "oneOf", "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "properties", "additionalProperties", "$ref"}
 
 
@@ -923,6 +940,11 @@ def gen_hf() -> dict:
                 merged = merge_any_of([old_t, new_t])
                 rest = {k: v for k, v in props[key].items() if k not in TYPE_KEYS}
                 props[key] = {**rest, **merged}
+    by_name = dict(classes)
+    for key, (constraint, cname, snippet) in HF_ENFORCED.items():
+        if key in props and cname in by_name and snippet in _source_of(by_name[cname]):
+            rest = {k: v for k, v in props[key].items() if k not in TYPE_KEYS}
+            props[key] = {**rest, **apply_constraints(type_part(props[key]), constraint)}
     for key, prop in props.items():
         prop["x-trainlint-classes"] = owners[key]
         dflt = defaults_by_class.get(key, {})
@@ -988,6 +1010,14 @@ LIGHTNING_REMOVED = {
 }
 
 
+# Bounds Lightning checks, with the file and the text of the check (applied only if found there).
+LIGHTNING_ENFORCED = {
+    "num_nodes": ({"minimum": 1}, "pytorch/trainer/connectors/accelerator_connector.py", "`num_nodes` must be a positive integer"),
+    "max_epochs": ({"minimum": -1}, "pytorch/loops/fit_loop.py", "`max_epochs` must be a non-negative integer or -1"),
+    "max_steps": ({"minimum": -1}, "pytorch/loops/training_epoch_loop.py", "`max_steps` must be a non-negative integer or -1"),
+}
+
+
 def parse_google_args(doc: str | None) -> dict[str, str]:
     out: dict[str, str] = {}
     if not doc:
@@ -1046,10 +1076,14 @@ def gen_lightning() -> dict:
         else:
             base = mapper(tp)
         extra = {}
-        if name == "num_nodes":
-            base = {**base, "minimum": 1}
+        if name in LIGHTNING_ENFORCED:
+            constraint, relpath, snippet = LIGHTNING_ENFORCED[name]
+            source = pathlib.Path(lightning.__file__).parent / relpath
+            if source.is_file() and snippet in source.read_text(encoding="utf-8"):
+                base = apply_constraints(base, constraint)
         if name == "accumulate_grad_batches":
-            base = {**base, "minimum": 1}
+            # not checked up front, but 0 divides by zero in the training loop (`batch_idx % 0`)
+            base = apply_constraints(base, {"minimum": 1})
         default = p.default if p.default is not inspect.Parameter.empty else dataclasses.MISSING
         props[name] = finish_property(base, docs.get(name), default, extra)
     if "strategy" in props:
@@ -1190,6 +1224,17 @@ def gen_accelerate() -> dict:
         "mpirun_config": nested("mpirun_config", "MPI Arguments", "mpirun settings. Unknown keys are ignored."),
         "dynamo_config": nested("dynamo_config", "Resource Selection Arguments", "torch.compile (dynamo) settings. Unknown keys are ignored.", filter_prefix="dynamo_"),
     }
+    # ParallelismConfig checks each size ("dp_shard_size must be at least 1, ..."): apply where found
+    import accelerate.parallelism_config as pc
+
+    pc_source = _source_of(pc.ParallelismConfig)
+    for key, prop in nested_specs["parallelism_config"]["properties"].items():
+        field = key.removeprefix("parallelism_config_")
+        if field.endswith("_size") and f"{field} must be at least 1" in pc_source:
+            nested_specs["parallelism_config"]["properties"][key] = {
+                **{k: v for k, v in prop.items() if k not in TYPE_KEYS},
+                **apply_constraints(type_part(prop), {"minimum": 1}),
+            }
     for key, spec in nested_specs.items():
         if key in top:
             desc = top[key].get("description")

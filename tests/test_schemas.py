@@ -425,3 +425,16 @@ def test_trainlint_schema_matches_the_settings_module():
     for key in settings.LIST_KEYS:
         assert key in keys
     assert set(describe("trainlint", ("fail-level",)).enum) == set(settings.FAIL_LEVELS)
+
+
+def test_bounds_the_frameworks_enforce():
+    assert errors_of("hf-training-args", {"num_generations": 1}) == [("range", ("num_generations",))]
+    assert errors_of("hf-training-args", {"torch_empty_cache_steps": 0}) == [("range", ("torch_empty_cache_steps",))]
+    assert errors_of("hf-training-args", {"warmup_steps": -5}) == [("range", ("warmup_steps",))]
+    assert validation_errors("hf-training-args", {"warmup_steps": 0.03, "torch_empty_cache_steps": None}) == []
+    assert errors_of("lightning", {"trainer": {"num_nodes": 0, "max_epochs": -2, "max_steps": -1}}) == [
+        ("range", ("trainer", "max_epochs")), ("range", ("trainer", "num_nodes"))]
+    assert errors_of("accelerate", {"distributed_type": "FSDP", "parallelism_config": {"parallelism_config_tp_size": 0}}) == [
+        ("range", ("parallelism_config", "parallelism_config_tp_size"))]
+    assert errors_of("deepspeed", {"zero_optimization": {"reduce_bucket_size": 0}}) == [
+        ("range", ("zero_optimization", "reduce_bucket_size"))]
