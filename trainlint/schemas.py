@@ -447,6 +447,16 @@ def _suggest(word: str, options: Iterable[Any]) -> str | None:
     return match[0] if match else None
 
 
+def _known_keys_words(key: str, known: list[str], limit: int = 20) -> str:
+    if not known:
+        return "no keys"
+    if len(known) <= limit:
+        return "one of " + ", ".join(known)
+    close = difflib.get_close_matches(key, known, n=5, cutoff=0.5)
+    shown = close + [k for k in known if k not in close][: limit - len(close)]
+    return f"one of {len(known)} known keys, such as " + ", ".join(shown)
+
+
 def _branch_index(err) -> int | None:
     rel = list(err.relative_schema_path)
     return rel[0] if rel and isinstance(rel[0], int) else None
@@ -518,8 +528,7 @@ def _convert(root: dict, err) -> list[SchemaError]:
             else:
                 guess = _suggest(str(key), known)
                 msg = f"Unknown key `{key}` {_where(path)}" + (f"; did you mean `{guess}`?" if guess else ".")
-            out.append(SchemaError(path + (key,), msg, "unknown-key", True,
-                                   "one of " + ", ".join(known) if known else "no keys"))
+            out.append(SchemaError(path + (key,), msg, "unknown-key", True, _known_keys_words(str(key), known)))
         return out
     if kw == "not" and _is_removed_property(schema):
         message = schema.get("x-trainlint-removed-message") or schema.get("description") or f"{label} is no longer supported."
