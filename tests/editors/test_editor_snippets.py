@@ -172,9 +172,10 @@ def test_neovim_011_lsp_config_attaches(tmp_path, lsp_stub, style):
         (config / "init.lua").write_text(block, encoding="utf-8")
     server, lines = run_nvim(tmp_path, lsp_stub, [], fix_all=True)
     assert "first_line=# fixed" in lines
-    if style == "init-lua":
-        assert server["initializationOptions"] == {"gpu": "H100-80GB", "numGpus": 8}
-        assert server["configuration"] == [{"gpu": "H100-80GB", "numGpus": 8}]
+    expected = {"gpu": "H100-80GB", "numGpus": 8} if style == "init-lua" else {}
+    assert server["initializationOptions"] == expected
+    assert server["configuration"] == [expected]
+    assert server["didChangeConfiguration"] == [{"settings": {"trainlint": expected}}]
 
 
 @pytest.mark.skipif(NVIM is None, reason="nvim is not installed")

@@ -14,6 +14,9 @@ local settings = {
   -- ignore = { 'TL201' },
   -- failLevel = 'warning',
 }
+if next(settings) == nil then
+  settings = vim.empty_dict() -- sent as {} (a plain empty table would be sent as [])
+end
 
 return {
   cmd = { 'trainlint', 'server' },
