@@ -438,3 +438,12 @@ def test_bounds_the_frameworks_enforce():
         ("range", ("parallelism_config", "parallelism_config_tp_size"))]
     assert errors_of("deepspeed", {"zero_optimization": {"reduce_bucket_size": 0}}) == [
         ("range", ("zero_optimization", "reduce_bucket_size"))]
+
+
+def test_describe_enum_ignores_object_and_null_alternatives():
+    strategy = describe("lightning", ("trainer", "strategy"))
+    assert "ddp" in strategy.enum and "deepspeed_stage_3" in strategy.enum
+    assert "object" in strategy.types and "string" in strategy.types
+    assert describe("deepspeed", ("train_micro_batch_size_per_gpu",)).enum is None  # integer or "auto"
+    assert describe("hf-training-args", ("dtype",)).enum == ("auto", "bfloat16", "float16", "float32")
+    assert describe("hf-training-args", ("learning_rate",)).enum is None

@@ -272,11 +272,10 @@ def _types_and_enum(root: dict, schema: Any) -> tuple[tuple[str, ...], tuple | N
             if b["const"] not in enum:
                 enum.append(b["const"])
             types.add(_value_type(b["const"]))
-        elif "type" in b and not isinstance(b.get("type"), type(None)):
-            # a branch that takes any value of a type makes the key not a pure enumeration,
-            # except null (an optional enum is still an enum)
-            if b.get("type") not in ("null", ["null"]) and "anyOf" not in b:
-                open_enum = True
+        elif _schema_types(b) & {"string", "integer", "number", "boolean"}:
+            # an alternative that takes any scalar of a type makes the key no enumeration; mappings,
+            # lists and null beside an enum (Lightning's strategy objects, an optional enum) do not
+            open_enum = True
         if "$ref" in b or "properties" in b:
             types.add("object")
     ordered = tuple(t for t in _JSON_TYPE_ORDER if t in types) + tuple(sorted(types - set(_JSON_TYPE_ORDER)))
@@ -310,7 +309,7 @@ def describe(name: str, key_path: tuple) -> KeyInfo | None:
     root = load_schema(name)
     key_path = tuple(key_path)
     node = _walk(name, key_path)
-    if node is None or (_is_removed_property(node)):
+    if node is None or _is_removed_property(node):
         if not key_path or not isinstance(key_path[-1], str):
             return None
         parent = _walk(name, key_path[:-1])
@@ -534,7 +533,7 @@ def _convert(root: dict, err) -> list[SchemaError]:
         message = schema.get("x-trainlint-removed-message") or schema.get("description") or f"{label} is no longer supported."
         first = message.split(". ")[0].rstrip(".") + "."
         return [SchemaError(path, first, "other", True, "the key removed")]
-    if kw == "type" or (kw in ("anyOf", "oneOf") and not err.context) or kw in ("anyOf", "oneOf"):
+    if kw in ("type", "anyOf", "oneOf"):
         expected = _expected(root, schema)
         # the alternatives that take this kind of value are all enumerations: an enum problem
         enum = _enum_for(root, schema, instance) if kw in ("anyOf", "oneOf") else None
