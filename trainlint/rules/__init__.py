@@ -17,6 +17,14 @@ from trainlint.rules import (
     tl006_relaxed_json,
     tl007_missing_linked_file,
     tl009_unused_suppression,
+    tl224_accelerate_deepspeed_trainer_overrides,
+    tl426_sharding_on_one_device,
+    tl427_fsdp2_forward_prefetch,
+    tl428_parallelism_size_mismatch,
+    tl525_accelerate_unknown_key,
+    tl620_lightning_removed_trainer_arg,
+    tl622_accelerate_ignored_plugin_key,
+    tl623_accelerate_deepspeed_file_with_plugin_keys,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -28,6 +36,14 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl006_relaxed_json,
     tl007_missing_linked_file,
     tl009_unused_suppression,
+    tl224_accelerate_deepspeed_trainer_overrides,
+    tl426_sharding_on_one_device,
+    tl427_fsdp2_forward_prefetch,
+    tl428_parallelism_size_mismatch,
+    tl525_accelerate_unknown_key,
+    tl620_lightning_removed_trainer_arg,
+    tl622_accelerate_ignored_plugin_key,
+    tl623_accelerate_deepspeed_file_with_plugin_keys,
 )}
 
 

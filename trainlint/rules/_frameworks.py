@@ -1,0 +1,136 @@
+"""Small helpers shared by the Hugging Face / TRL / Lightning / Accelerate / Axolotl / torchtune /
+LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a rule."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+from trainlint.document import Document, Entry, Node
+from trainlint.flavors.base import as_bool, as_int
+
+# Keys that scripts built on TRL / the alignment handbook add with their own dataclasses (ScriptArguments,
+# handbook ScriptArguments/SFTConfig extras, ModelConfig spellings): never "unknown" there.
+SCRIPT_KEYS = {
+    "dataset_mixture", "dataset_mixer", "chat_template", "dataset_name", "dataset_config", "dataset_splits",
+    "dataset_train_split", "dataset_test_split", "dataset_streaming", "preprocessing_num_workers",
+    "truncation_side", "auto_insert_empty_system_msg", "ignore_bias_buffers", "gradient_checkpointing_use_reentrant",
+    "model_name_or_path", "model_revision", "tokenizer_name_or_path", "trust_remote_code", "attn_implementation",
+    "use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "lora_modules_to_save",
+    "lora_task_type", "use_rslora", "use_dora", "load_in_8bit", "load_in_4bit", "bnb_4bit_quant_type",
+    "use_bnb_nested_quant", "dtype", "torch_dtype", "config", "env",
+    # transformers example scripts (run_clm / run_mlm / run_summarization ModelArguments, DataTrainingArguments)
+    "config_name", "tokenizer_name", "cache_dir", "use_fast_tokenizer", "token", "train_file", "validation_file",
+    "test_file", "max_train_samples", "max_eval_samples", "max_predict_samples", "streaming", "block_size",
+    "overwrite_cache", "validation_split_percentage", "keep_linebreaks", "dataset_config_name", "text_column",
+    "summary_column", "max_source_length", "max_target_length", "pad_to_max_length", "source_prefix",
+    "low_cpu_mem_usage", "model_type", "config_overrides", "use_auth_token",
+}
+
+
+def suggest(word: str, options: Iterable[Any], cutoff: float = 0.8) -> str | None:
+    """The closest option to a misspelled word, or None."""
+    strs = [o for o in options if isinstance(o, str)]
+    lowered = {o.lower(): o for o in strs}
+    if isinstance(word, str) and word.lower() in lowered and lowered[word.lower()] != word:
+        return lowered[word.lower()]
+    match = difflib.get_close_matches(str(word), strs, n=1, cutoff=cutoff)
+    return match[0] if match else None
+
+
+def entry_at(doc: Document, key_path: tuple) -> tuple[Node | None, Entry | None]:
+    """The mapping holding the last key of `key_path`, and that key's entry."""
+    if doc.root is None or not key_path or not isinstance(key_path[-1], str):
+        return None, None
+    parent = doc.root.find(tuple(key_path[:-1]))
+    if parent is None or parent.kind != "mapping":
+        return None, None
+    return parent, parent.entry(key_path[-1])
+
+
+def key_span_node(doc: Document, key_path: tuple):
+    """What a finding about a key should point at: the key itself (its span), or the node."""
+    _, entry = entry_at(doc, key_path)
+    if entry is not None:
+        return entry.key_span
+    return doc.find(tuple(key_path))
+
+
+def flag(node: Node | None) -> bool | None:
+    """A boolean setting read leniently; None when absent or not a boolean."""
+    if node is None or node.kind != "scalar":
+        return None
+    return as_bool(node.value)
+
+
+def number(node: Node | None) -> int | None:
+    if node is None or node.kind != "scalar":
+        return None
+    return as_int(node.value)
+
+
+def is_set(node: Node | None) -> bool:
+    """Present and not null/empty/false."""
+    if node is None:
+        return False
+    if node.kind == "mapping":
+        return bool(node.entries)
+    if node.kind == "sequence":
+        return bool(node.items)
+    return node.value not in (None, False, "", "none", "None", "null")
+
+
+def words(node: Node | None) -> list[str]:
+    """A space-separated string or a list of strings (`fsdp: "full_shard auto_wrap"` or `[full_shard]`)."""
+    if node is None:
+        return []
+    if node.kind == "sequence":
+        return [str(i.value).strip().lower() for i in node.items if i.kind == "scalar" and i.value is not None]
+    if node.kind == "scalar":
+        if node.value is True:
+            return ["full_shard"]
+        if isinstance(node.value, str):
+            return [w.lower() for w in node.value.replace(",", " ").split()]
+    return []
+
+
+def target_gpu(ctx):
+    """The target GPU (trainlint.gpus.GPU) when one is named and its capabilities are known."""
+    plan = ctx.plan
+    if plan is None or not plan.gpu.value:
+        return None
+    from trainlint.gpus import find_gpu
+
+    gpu = find_gpu(plan.gpu.value)
+    if gpu is None or not getattr(gpu, "capabilities_known", False):
+        return None
+    return gpu
+
+
+def hf_dialect(doc: Document) -> str:
+    from trainlint.flavors.huggingface import dialect
+
+    return dialect(doc)
+
+
+def lightning_trainer(doc: Document) -> tuple:
+    """Key path of the Trainer arguments in a LightningCLI/Hydra file: ("trainer",), ("fit", "trainer"),
+    or () for a Hydra `_target_: ...Trainer` file; None when there is none."""
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return None
+    target = root.get("_target_")
+    if target is not None and isinstance(target.value, str) and target.value.endswith("Trainer"):
+        return ()
+    for sub in ("fit", "validate", "test", "predict"):
+        node = root.get(sub)
+        if node is not None and node.kind == "mapping" and node.get("trainer") is not None:
+            return (sub, "trainer")
+    trainer = root.get("trainer")
+    if trainer is not None and trainer.kind == "mapping":
+        return ("trainer",)
+    return None
+
+
+def dotted(key_path: tuple) -> str:
+    return ".".join(str(k) for k in key_path)

@@ -1,0 +1,59 @@
+"""TL224 accelerate-deepspeed-trainer-overrides: Accelerate's `deepspeed_config` fixes values the HF Trainer also sets.
+
+**What**: `gradient_accumulation_steps` or `gradient_clipping` set to a number inside the
+`deepspeed_config` of an Accelerate config file.
+
+**Why**: Accelerate builds the DeepSpeed config from these values (`utils/dataclasses.py`,
+DeepSpeedPlugin). When the script is an HF Trainer (TRL, LLaMA-Factory, alignment-handbook, most
+fine-tuning scripts), `HfTrainerDeepSpeedConfig` then compares them with the TrainingArguments
+(`--gradient_accumulation_steps`, `--max_grad_norm`, default 1 and 1.0) and stops on any difference:
+"Please correct the following DeepSpeed config values that mismatch TrainingArguments values:
+- ds gradient_accumulation_steps=4 vs hf gradient_accumulation_steps=2" (LlamaFactory#201, with
+`gradient_accumulation_steps: 4` and `gradient_clipping: 0.5` here and `--gradient_accumulation_steps 2`
+on the command line). Under plain Accelerate the value silently overrides the script's
+GradientAccumulationPlugin ("Gradient accumulation steps mismatch ... Using DeepSpeed's value.").
+Either way the number is set in two places that must agree.
+
+**Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
+
+**Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import delete_entry, fix
+from trainlint.flavors.base import as_float, is_auto
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
+            "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",))
+
+KEYS = {
+    "gradient_accumulation_steps": ("gradient_accumulation_steps", "1"),
+    "gradient_clipping": ("max_grad_norm", "1.0"),
+}
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    section = doc.find(("deepspeed_config",))
+    if section is None or section.kind != "mapping":
+        return
+    dist = doc.find(("distributed_type",))
+    if dist is None or str(dist.value).upper() != "DEEPSPEED":
+        return
+    for entry in section.entries:
+        if entry.key not in KEYS or entry.value.kind != "scalar" or is_auto(entry.value):
+            continue
+        value = as_float(entry.value.value)
+        if value is None:
+            continue
+        hf_key, hf_default = KEYS[entry.key]
+        yield RULE.at(doc, entry.key_span,
+                      f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by an HF Trainer script "
+                      f"(`--{hf_key}`, default {hf_default}); when the two differ the Trainer stops with \"Please "
+                      f"correct the following DeepSpeed config values that mismatch TrainingArguments values\" "
+                      f"(LlamaFactory#201). Remove it here and set `{hf_key}` in the training arguments.",
+                      [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
+                           delete_entry(doc, section, entry), safe=False)])

@@ -1,0 +1,73 @@
+"""TL622 accelerate-ignored-plugin-key: a key inside `deepspeed_config` / `fsdp_config` that Accelerate ignores.
+
+**What**: a key under `deepspeed_config:` or `fsdp_config:` of an Accelerate config file that is not
+one of the plugin's launch arguments: a DeepSpeed JSON key (`zero_optimization`, `train_batch_size`,
+`fp16`, `seq_parallel_communication_data_type`, ...) or a misspelled plugin key.
+
+**Why**: `accelerate launch` copies these nested mappings onto its launch arguments without checking
+them (`commands/launch.py`, `_validate_launch_command`), and the DeepSpeed/FSDP plugins read only the
+arguments they know (`deepspeed_config_file`, `zero_stage`, `offload_optimizer_device`,
+`offload_param_device`, `gradient_accumulation_steps`, `gradient_clipping`, `zero3_init_flag`,
+`zero3_save_16bit_model`, ...; `fsdp_*`, where a missing `fsdp_` prefix is added). Anything else is
+silently dropped: the setting you wrote has no effect (research/config-formats.md §4; TRL's
+`alst_ulysses_4gpu.yaml` has `seq_parallel_communication_data_type` here).
+
+**Example**: `deepspeed_config: {zero_stage: 3, stage3_gather_16bit_weights_on_model_save: true}`.
+
+**Fix**: a misspelled plugin key is renamed (unsafe: a guess). A DeepSpeed JSON key has no automatic
+fix: move it into a DeepSpeed JSON file and name that file with `deepspeed_config_file`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, rename_key
+from trainlint.rules._frameworks import suggest
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL622", "accelerate-ignored-plugin-key", Severity.WARNING,
+            "A deepspeed_config/fsdp_config key that Accelerate silently ignores", flavors=("accelerate",))
+
+SECTIONS = ("deepspeed_config", "fsdp_config")
+FALLBACK = {
+    "deepspeed_config": {"deepspeed_config_file", "zero_stage", "offload_optimizer_device", "offload_param_device",
+                         "offload_optimizer_nvme_path", "offload_param_nvme_path", "gradient_accumulation_steps",
+                         "gradient_clipping", "zero3_init_flag", "zero3_save_16bit_model", "deepspeed_hostfile",
+                         "deepspeed_exclusion_filter", "deepspeed_inclusion_filter", "deepspeed_multinode_launcher",
+                         "deepspeed_moe_layer_cls_names"},
+}
+
+
+def known(section: str) -> set[str] | None:
+    try:
+        from trainlint import schemas
+
+        keys = schemas.known_keys("accelerate", (section,))
+    except Exception:  # noqa: BLE001
+        keys = None
+    return keys or FALLBACK.get(section)
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    for section in SECTIONS:
+        node = doc.find((section,))
+        keys = known(section)
+        if node is None or node.kind != "mapping" or not keys:
+            continue
+        for entry in node.entries:
+            key = entry.key
+            if key in keys or (section == "fsdp_config" and f"fsdp_{key}" in keys):
+                continue
+            guess = suggest(key, keys) or (suggest(f"fsdp_{key}", keys) if section == "fsdp_config" else None)
+            if guess is not None and node.get(guess) is None:
+                yield RULE.at(doc, entry.key_span,
+                              f"`{section}.{key}` is not an Accelerate plugin setting, so `accelerate launch` "
+                              f"silently ignores it. Did you mean `{guess}`?",
+                              [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)])
+                continue
+            where = ("a DeepSpeed JSON file named by `deepspeed_config_file`" if section == "deepspeed_config"
+                     else "the FSDP plugin's own settings (`fsdp_*` keys)")
+            yield RULE.at(doc, entry.key_span,
+                          f"`{section}.{key}` is not an Accelerate plugin setting: `accelerate launch` drops it "
+                          f"without a word, so it has no effect. Put it in {where}.")

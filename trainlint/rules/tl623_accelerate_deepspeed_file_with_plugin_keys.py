@@ -1,0 +1,56 @@
+"""TL623 accelerate-deepspeed-file-with-plugin-keys: `deepspeed_config_file` together with plugin settings.
+
+**What**: an Accelerate config whose `deepspeed_config` names a `deepspeed_config_file` and also sets
+`gradient_accumulation_steps`, `gradient_clipping`, `zero_stage`, `offload_optimizer_device`,
+`offload_param_device`, `offload_optimizer_nvme_path`, `offload_param_nvme_path` or
+`zero3_save_16bit_model`, or a top-level `mixed_precision` of fp16/bf16/fp8.
+
+**Why**: with a DeepSpeed JSON file, those values come from the file. Accelerate's DeepSpeedPlugin
+refuses to start when the YAML sets them too (`utils/dataclasses.py`): "When using
+`deepspeed_config_file`, the following accelerate config variables will be ignored: [...]. Please
+specify them appropriately in the DeepSpeed config file." Accelerate's own template says it:
+"set the mixed precision now instead of in the deepspeed config file ... requires the `fp16` and
+`bf16` options to be set to `auto`".
+
+**Example**: `deepspeed_config: {deepspeed_config_file: ds.json, zero_stage: 3}`.
+
+**Fix** (unsafe): remove the key from the YAML and make sure the DeepSpeed JSON says what you meant.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import delete_entry, fix
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL623", "accelerate-deepspeed-file-with-plugin-keys", Severity.ERROR,
+            "deepspeed_config_file plus plugin keys: accelerate refuses the config", flavors=("accelerate",))
+
+IGNORED = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+           "offload_param_device", "offload_optimizer_nvme_path", "offload_param_nvme_path", "zero3_save_16bit_model")
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    section = doc.find(("deepspeed_config",))
+    if section is None or section.kind != "mapping":
+        return
+    file_node = section.get("deepspeed_config_file")
+    if file_node is None or file_node.kind != "scalar" or not file_node.value or str(file_node.value).lower() == "none":
+        return
+    for entry in section.entries:
+        if entry.key in IGNORED:
+            yield RULE.at(doc, entry.key_span,
+                          f"`deepspeed_config.{entry.key}` is set together with `deepspeed_config_file`: Accelerate stops "
+                          f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
+                          f"ignored: ['{entry.key}']\". Set it in the DeepSpeed JSON file instead and remove it here.",
+                          [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)])
+    root = doc.root
+    mp = root.entry("mixed_precision") if root is not None else None
+    if mp is not None and mp.value.kind == "scalar" and str(mp.value.value).lower() in ("fp16", "bf16", "fp8"):
+        yield RULE.at(doc, mp.key_span,
+                      f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate stops "
+                      f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
+                      f"ignored: ['mixed_precision']\". Enable fp16/bf16 in the DeepSpeed JSON (or set them to \"auto\" "
+                      f"there) and remove it here.",
+                      [fix("remove `mixed_precision`", delete_entry(doc, root, mp), safe=False)])
