@@ -55,6 +55,7 @@ class LintContext:
     gpu: Any = None  # trainlint.gpus.GPU of the target, when known
     architecture: Any = None  # trainlint.architecture.Architecture, when known
     replan: Callable[[dict], Any] | None = None  # re-estimate with plan field changes (the fix planner)
+    unestimable: Any = None  # trainlint.estimate.Unestimable: why there is no estimate
 
     def linked_document(self, path: str) -> Document | None:
         return next((d for d in self.linked if d.path == path), None)

@@ -1,0 +1,141 @@
+"""From a TrainingPlan to a per-GPU memory Breakdown: resolve the model and the GPU, turn the plan
+into a `memory.model.Run`, run the model, add what lives outside the allocator.
+
+Pure apart from reading catalogs and local config.json files (never the network).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainlint.memory.breakdown import Breakdown, Component, gib
+from trainlint.memory.model import OptimizerSpec, Run, estimate_run, optimizer_spec
+from trainlint.plan import TrainingPlan
+
+GIB = 2**30
+# Outside the caching allocator (assumptions; see docs/memory-model.md §7).
+CUDA_CONTEXT = 512 * 2**20  # CUDA context, kernels and cuBLAS/cuBLASLt workspaces, torch 2.x with lazy loading
+NCCL_BUFFERS = 512 * 2**20  # NCCL communicator buffers when more than one GPU talks
+FRAGMENTATION = 0.08  # caching-allocator blocks held beyond the live peak (max_memory_reserved / allocated - 1)
+DEFAULT_SEQ_LEN = 2048
+ADAMW = OptimizerSpec("adamw", "AdamW", state_factor=2, step_temp_factor=1)
+
+
+@dataclass(frozen=True)
+class Unestimable:
+    """Why no estimate could be made, and where to point."""
+
+    reason: str
+    setting: Any = None  # the Setting at fault (its origin has the span), or None
+
+
+def resolve_architecture(plan: TrainingPlan):
+    """(Architecture, None) or (None, Unestimable)."""
+    from trainlint import models
+    from trainlint.architecture import UnsupportedArchitecture
+
+    name = plan.model.value
+    if not name:
+        return None, Unestimable("the config does not name a model; pass --model or add "
+                                 "`# trainlint: model=<name or folder>` to estimate memory")
+    base = Path(plan.path).parent if plan.path else None
+    try:
+        arch = models.find_model(name, base_dir=base)
+    except (models.ModelLookupError, UnsupportedArchitecture) as exc:
+        return None, Unestimable(f"the model {name!r} cannot be sized: {exc}", plan.model)
+    if arch is None:
+        hint = models.closest_models(name)
+        tail = f" (closest catalog entries: {', '.join(hint)})" if hint else ""
+        return None, Unestimable(f"the model {name!r} is not in the catalog, not a local folder with a config.json "
+                                 f"and not in the offline Hugging Face cache{tail}; pass --model with a known name "
+                                 "or a folder to estimate memory", plan.model)
+    return arch, None
+
+
+def resolve_gpu(plan: TrainingPlan):
+    from trainlint.gpus import find_gpu
+
+    if not plan.gpu.value:
+        return None
+    return find_gpu(plan.gpu.value)
+
+
+def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
+    optimizer = optimizer_spec(plan.optimizer.value) if plan.optimizer.value else None
+    if optimizer is None:
+        assumptions.append(f"optimizer {plan.optimizer.value!r} is not in the optimizer table: sized as AdamW")
+        optimizer = ADAMW
+    seq = plan.seq_len.value
+    if not seq:
+        seq = min(DEFAULT_SEQ_LEN, arch.max_position_embeddings or DEFAULT_SEQ_LEN)
+        assumptions.append(f"sequence length not set: {seq} tokens assumed (pass --seq-len)")
+    deepspeed = plan.zero_stage.origin.kind != "default" or plan.precision.value.master_weights
+    attn = (plan.attn_impl.value or "sdpa").lower()
+    attn = "eager" if attn == "eager" else "sdpa"
+    return Run(
+        arch=arch, micro_batch=plan.micro_batch.value, seq_len=seq, precision=plan.precision.value,
+        optimizer=optimizer, zero_stage=plan.zero_stage.value or 0, fsdp=plan.fsdp.value,
+        offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
+        world=plan.num_gpus.value, tp=plan.tensor_parallel.value, pp=plan.pipeline_parallel.value,
+        cp=plan.context_parallel.value, grad_ckpt=plan.grad_ckpt.value, attn=attn, peft=plan.peft.value,
+        fused_loss=bool(plan.fused_loss.value), task=plan.task.value, deepspeed=deepspeed,
+        activation_offload=bool(plan.activation_offload.value))
+
+
+def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
+    assumptions: list[str] = []
+    run = build_run(plan, arch, assumptions)
+    result = estimate_run(run)
+    assumptions.extend(result.assumptions)
+    components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
+    reserved = int(result.peak_allocated * (1 + FRAGMENTATION))
+    overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,
+                          "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
+    if run.world > 1:
+        overhead.append(Component("overhead", "NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
+    if result.paged_bytes:
+        overhead.append(Component("overhead", "paged optimizer state", result.paged_bytes,
+                                  "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to "
+                                  "host RAM under pressure, slowly"))
+    total = reserved + sum(c.bytes for c in overhead)
+    for setting, what in ((plan.micro_batch, "micro-batch"), (plan.num_gpus, "world size"),
+                          (plan.precision, "precision"), (plan.optimizer, "optimizer"), (plan.grad_ckpt, "checkpointing")):
+        if setting.origin.kind == "default" and setting.origin.note:
+            assumptions.append(f"{what}: {setting.origin.note}")
+    assumptions.append(f"peak reserved = allocated + {FRAGMENTATION:.0%} caching-allocator fragmentation")
+    return Breakdown(model=arch.name, gpu=gpu, gpu_count=plan.num_gpus.value, components=components,
+                     peak_allocated=result.peak_allocated, peak_reserved=reserved, total=total,
+                     peak_phase=result.peak_phase, overhead=tuple(overhead), host_bytes=result.host_bytes,
+                     assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases)
+
+
+def attach(ctx) -> None:
+    """Fill ctx.architecture, ctx.gpu, ctx.estimate (or ctx.unestimable) for the rules."""
+    plan = ctx.plan
+    ctx.gpu = resolve_gpu(plan)
+    arch, problem = resolve_architecture(plan)
+    ctx.architecture = arch
+    if arch is None:
+        ctx.unestimable = problem
+        return
+    ctx.estimate = estimate_plan(plan, arch, ctx.gpu)
+    ctx.replan = lambda changes: estimate_plan(plan.with_(**changes), arch, ctx.gpu)
+
+
+def what_if(result, **changes) -> Breakdown | None:
+    """The estimate with some plan fields changed (values, not Settings), for hovers and inlay hints."""
+    from trainlint.plan import Origin, Setting
+
+    plan = getattr(result, "plan", None)
+    if plan is None:
+        return None
+    arch, _ = resolve_architecture(plan)
+    if arch is None:
+        return None
+    fields = {name: Setting(value, Origin("cli", note="what if")) for name, value in changes.items()}
+    return estimate_plan(plan.with_(**fields), arch, resolve_gpu(plan))
+
+
+__all__ = ["attach", "estimate_plan", "what_if", "resolve_architecture", "resolve_gpu", "Unestimable", "gib"]

@@ -1,0 +1,90 @@
+"""Where each flavor keeps the settings the memory fix planner turns, and how to write them.
+
+`setting_edits(ctx, field, value)` returns the minimal edits that make the config say `value` for a
+TrainingPlan field: the value is replaced where the config (or a linked DeepSpeed file) sets it, or
+inserted where the flavor keeps it. None when the flavor has no such setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainlint.diagnostics import Edit
+from trainlint.edits import insert_entry, replace_value, scalar_text
+
+# flavor -> plan field -> key path in the main document (inserted when absent).
+KEYS: dict[str, dict[str, tuple]] = {
+    "huggingface": {"micro_batch": ("per_device_train_batch_size",), "grad_accum": ("gradient_accumulation_steps",),
+                    "grad_ckpt": ("gradient_checkpointing",), "attn_impl": ("attn_implementation",),
+                    "optimizer": ("optim",), "fused_loss": ("use_liger_kernel",)},
+    "axolotl": {"micro_batch": ("micro_batch_size",), "grad_accum": ("gradient_accumulation_steps",),
+                "grad_ckpt": ("gradient_checkpointing",), "attn_impl": ("attn_implementation",),
+                "optimizer": ("optimizer",)},
+    "torchtune": {"micro_batch": ("batch_size",), "grad_accum": ("gradient_accumulation_steps",),
+                  "grad_ckpt": ("enable_activation_checkpointing",)},
+    "deepspeed": {"micro_batch": ("train_micro_batch_size_per_gpu",), "grad_accum": ("gradient_accumulation_steps",),
+                  "zero_stage": ("zero_optimization", "stage")},
+    "lightning": {"grad_accum": ("trainer", "accumulate_grad_batches")},
+    "litgpt": {"micro_batch": ("train", "micro_batch_size")},
+    "accelerate": {"zero_stage": ("deepspeed_config", "zero_stage")},
+}
+# Fields a linked DeepSpeed file holds for its host config.
+LINKED_DEEPSPEED = {"zero_stage": ("zero_optimization", "stage")}
+
+# How a plan value is written in each flavor.
+OPTIMIZER_NAMES = {"huggingface": {"adamw_8bit": "adamw_bnb_8bit"}, "axolotl": {"adamw_8bit": "adamw_bnb_8bit"}}
+
+
+def config_value(flavor: str, field: str, value: Any) -> Any:
+    if field == "grad_ckpt":
+        return value != "none"
+    if field == "optimizer":
+        return OPTIMIZER_NAMES.get(flavor, {}).get(value, value)
+    return value
+
+
+def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
+    plan = ctx.plan
+    setting = getattr(plan, field)
+    origin = setting.origin
+    if origin.kind in ("config", "linked") and origin.key_path:
+        doc = ctx.document_for(setting)
+        node = doc.find(origin.key_path) if doc is not None else None
+        if node is not None and node.kind == "scalar" and node.alias_of is None:
+            flavor = "deepspeed" if doc is not ctx.document else ctx.flavor
+            return [replace_value(doc, node, config_value(flavor, field, value))]
+    if field in LINKED_DEEPSPEED and ctx.linked:
+        return _insert(ctx.linked[0], LINKED_DEEPSPEED[field], config_value("deepspeed", field, value))
+    path = KEYS.get(ctx.flavor, {}).get(field)
+    if path is None:
+        return None
+    return _insert(ctx.document, path, config_value(ctx.flavor, field, value))
+
+
+def _insert(doc, path: tuple, value: Any) -> list[Edit] | None:
+    parent = doc.find(path[:-1]) if len(path) > 1 else doc.root
+    if parent is None or parent.kind != "mapping" or parent.alias_of is not None:
+        return None
+    existing = parent.get(path[-1])
+    if existing is not None:
+        return [replace_value(doc, existing, value)] if existing.kind == "scalar" else None
+    key = path[-1]
+    return [insert_entry(doc, parent, key, scalar_text(doc, value))]
+
+
+def zero_offload_edits(ctx) -> list[Edit] | None:
+    """Add `offload_optimizer: {device: cpu}` to the DeepSpeed config's zero_optimization."""
+    doc = ctx.linked[0] if ctx.linked else (ctx.document if ctx.flavor == "deepspeed" else None)
+    if doc is None:
+        return None
+    zero = doc.find(("zero_optimization",))
+    if zero is None or zero.kind != "mapping":
+        return None
+    existing = zero.get("offload_optimizer")
+    if existing is not None and existing.kind == "mapping":
+        device = existing.get("device")
+        if device is not None and device.kind == "scalar":
+            return [replace_value(doc, device, "cpu")]
+        return [insert_entry(doc, existing, "device", scalar_text(doc, "cpu"))]
+    text = '{"device": "cpu", "pin_memory": true}' if doc.kind == "json" else "{device: cpu, pin_memory: true}"
+    return [insert_entry(doc, zero, "offload_optimizer", text)]

@@ -1,0 +1,91 @@
+"""The result of an estimate: per-GPU components, the peak and its phase, and what was assumed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+GIB = 2**30
+
+# Order of the components in tables, and the DESIGN.md JSON bucket each belongs to.
+JSON_BUCKET = {
+    "weights": "weights", "gradients": "gradients", "optimizer_states": "optimizer_states",
+    "activations": "activations", "logits": "other", "buffers": "other", "temporaries": "other",
+}
+
+
+def gib(n: float) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+@dataclass(frozen=True)
+class Component:
+    key: str  # weights | gradients | optimizer_states | activations | logits | buffers | temporaries
+    label: str
+    bytes: int  # at the peak
+    assumption: str
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    model: str
+    gpu: Any  # trainlint.gpus.GPU or None
+    gpu_count: int
+    components: tuple[Component, ...]
+    peak_allocated: int  # what torch.cuda.max_memory_allocated() would report
+    peak_reserved: int  # max_memory_reserved(): the caching allocator's blocks
+    total: int  # what the card must hold: reserved + CUDA context + communication buffers
+    peak_phase: str
+    overhead: tuple[Component, ...] = ()  # outside the allocator: context, NCCL, paged optimizer state
+    host_bytes: int = 0  # CPU RAM per node for offloaded state
+    assumptions: tuple[str, ...] = ()
+    phases: dict = field(default_factory=dict, compare=False)  # phase -> allocated bytes at its peak
+
+    @property
+    def capacity(self) -> int | None:
+        return self.gpu.memory_bytes if self.gpu is not None else None
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.capacity is None else self.total <= self.capacity
+
+    @property
+    def utilization(self) -> float | None:
+        return None if self.capacity is None else self.total / self.capacity
+
+    def component(self, key: str) -> int:
+        return sum(c.bytes for c in self.components if c.key == key)
+
+    def per_gpu_bytes(self) -> dict:
+        out = {"weights": 0, "gradients": 0, "optimizer_states": 0, "activations": 0, "other": 0}
+        for c in self.components:
+            out[JSON_BUCKET.get(c.key, "other")] += c.bytes
+        out.update(peak_allocated=self.peak_allocated, peak_reserved=self.peak_reserved, total=self.total)
+        return out
+
+    def summary(self) -> str:
+        where = f"{self.gpu_count} x {self.gpu.name}" if self.gpu is not None else f"{self.gpu_count} GPU(s)"
+        head = f"needs {gib(self.total)} per GPU ({self.model}, {where}"
+        if self.capacity is not None:
+            head += f" with {gib(self.capacity)}; {self.utilization:.0%} used"
+        head += f"), peak in {self.peak_phase}"
+        parts = [f"{c.label} {gib(c.bytes)}" for c in self.components if c.bytes >= GIB // 20]
+        tail = f": {', '.join(parts)}" if parts else ""
+        host = f"; host RAM for offload {gib(self.host_bytes)} per node" if self.host_bytes else ""
+        return head + tail + host
+
+    def to_json(self) -> dict:
+        target = None
+        if self.gpu is not None:
+            target = {"gpu": self.gpu.name, "memory_bytes": self.gpu.memory_bytes, "count": self.gpu_count}
+        return {
+            "target": target,
+            "model": self.model,
+            "per_gpu_bytes": self.per_gpu_bytes(),
+            "components": [{"key": c.key, "label": c.label, "bytes": c.bytes, "assumption": c.assumption}
+                           for c in (*self.components, *self.overhead)],
+            "peak_phase": self.peak_phase,
+            "host_bytes_per_node": self.host_bytes,
+            "fits": self.fits,
+            "assumptions": list(self.assumptions),
+        }

@@ -1,0 +1,609 @@
+"""The per-GPU memory of one training step, as pure functions of a resolved run.
+
+Every term is documented in docs/memory-model.md with its source. Byte counts are what the PyTorch
+caching allocator would count (`torch.cuda.max_memory_allocated`): live tensor storages.
+
+The step is modelled phase by phase, as the HF Trainer (and Lightning, Accelerate) runs it:
+forward (activations saved for backward pile up; under autocast the bf16 weight copies are cached),
+loss (logits, HF's fp32 upcast, log-softmax), backward (the loss gradient over the vocabulary at its
+start; parameter gradients pile up as activations are freed), optimizer step (gradients, states and
+the optimizer's temporaries). The peak is the largest phase.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from trainlint.plan import Peft, Precision
+
+GIB = 2**30
+BYTES = {"fp32": 4, "bf16": 2, "fp16": 2}
+ROUND = 512  # the caching allocator's granularity
+
+
+# ---------------------------------------------------------------------------------------------
+# Data tables
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    name: str
+    label: str
+    state_factor: float = 0.0  # parameter-sized state tensors (in the state dtype)
+    state_bytes: float | None = None  # fixed bytes per parameter (quantized states)
+    step_temp_factor: float = 0.0  # parameter-sized temporaries during step()
+    paged: bool = False
+    factored: bool = False
+
+
+@lru_cache(maxsize=1)
+def _optimizer_table() -> dict[str, OptimizerSpec]:
+    data = json.loads(resources.files("trainlint.data").joinpath("optimizers.json").read_text())
+    table: dict[str, OptimizerSpec] = {}
+    for entry in data["optimizers"]:
+        spec = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
+                             entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False))
+        for alias in (entry["name"], *entry.get("aliases", ())):
+            table[_opt_key(alias)] = spec
+    return table
+
+
+def _opt_key(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+def optimizer_spec(name: str) -> OptimizerSpec | None:
+    """The optimizer behind a framework's name (HF `optim`, DeepSpeed `optimizer.type`, a class path)."""
+    table = _optimizer_table()
+    key = _opt_key(name)
+    if key in table:
+        return table[key]
+    tail = key.rsplit(".", 1)[-1]
+    return table.get(tail)
+
+
+@dataclass(frozen=True)
+class Family:
+    norm: str = "rms"
+    norms: int = 2
+    qk_norm: str | None = None
+    rope: bool = True
+    act_saved: int = 1
+    dropout_attn: float = 0.0
+    dropout_resid: float = 0.0
+    dropout_embedding: float = 0.0
+    parallel: bool = False
+
+
+@lru_cache(maxsize=None)
+def family(model_type: str) -> Family:
+    data = json.loads(resources.files("trainlint.data").joinpath("families.json").read_text())
+    merged = dict(data["default"])
+    merged.update(data["families"].get(model_type, {}))
+    dropout = merged.pop("dropout", {}) or {}
+    return Family(norm=merged["norm"], norms=merged["norms"], qk_norm=merged["qk_norm"], rope=merged["rope"],
+                  act_saved=merged["act_saved"], parallel=merged["parallel"],
+                  dropout_attn=dropout.get("attn", 0.0), dropout_resid=dropout.get("resid", 0.0),
+                  dropout_embedding=dropout.get("embedding", 0.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# The run, resolved
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Run:
+    arch: object  # trainlint.architecture.Architecture
+    micro_batch: int
+    seq_len: int
+    precision: Precision
+    optimizer: OptimizerSpec
+    zero_stage: int = 0
+    fsdp: str | None = None
+    offload_optimizer: str | None = None
+    offload_params: str | None = None
+    world: int = 1
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    gpus_per_node: int = 8
+    grad_ckpt: str = "none"
+    attn: str = "sdpa"
+    peft: Peft | None = None
+    fused_loss: bool = False
+    task: str = "sft"
+    deepspeed: bool = False  # the DeepSpeed engine owns precision and optimizer (master weights, flat buffers)
+    reduce_bucket: int | None = None  # DeepSpeed reduce_bucket_size (elements)
+    overlap_comm: bool | None = None
+    activation_offload: bool = False
+
+    @property
+    def dp(self) -> int:
+        return max(1, self.world // max(1, self.tp * self.pp * self.cp))
+
+    @property
+    def tokens(self) -> int:
+        return self.micro_batch * max(1, self.seq_len // max(1, self.cp))
+
+
+@dataclass
+class Term:
+    key: str
+    label: str
+    bytes: float
+    assumption: str
+
+
+@dataclass
+class Estimate:
+    terms: list[Term]  # resident at the peak, allocator-counted
+    peak_allocated: int
+    peak_phase: str
+    phases: dict[str, int]
+    host_bytes: int
+    paged_bytes: int
+    assumptions: list[str]
+
+
+def _round(n: float) -> int:
+    n = int(n)
+    return n if n <= 0 else ((n + ROUND - 1) // ROUND) * ROUND
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters, gradients, optimizer states
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class States:
+    weights: float = 0.0
+    weights_note: str = ""
+    grads: float = 0.0
+    grads_note: str = ""
+    master: float = 0.0
+    optimizer: float = 0.0
+    optimizer_note: str = ""
+    buffers: float = 0.0  # DDP buckets, ZeRO buckets, gathered ZeRO-3/FSDP units
+    buffers_note: str = ""
+    step_temp: float = 0.0
+    host: float = 0.0
+    paged: float = 0.0
+    trainable: int = 0
+    amp_weight_cache: float = 0.0  # bf16 copies of trainable fp32 linear weights kept for backward
+
+
+def _lora_targets(run: Run):
+    peft = run.peft
+    targets = peft.target_modules
+    if isinstance(targets, (list, tuple)) and any(t in ("all", "all-linear") for t in targets):
+        targets = "all-linear"
+    return targets
+
+
+def _quantized_bytes_per_param(bits: int, double_quant: bool) -> float:
+    """bitsandbytes storage: NF4 = 0.5 B + one fp32 absmax per 64 weights (0.0625 B), or with double
+    quantization an 8-bit absmax plus one fp32 per 256 blocks (~0.0159 B); LLM.int8 = 1 B + an fp32
+    scale per output row (negligible)."""
+    if bits == 4:
+        return 0.5 + (1 / 64 + 4 / (64 * 256) if double_quant else 4 / 64)
+    return 1.0
+
+
+def model_states(run: Run) -> States:
+    arch = run.arch
+    prec = run.precision
+    wb = BYTES[prec.param_dtype]
+    total = arch.total_params
+    s = States()
+    shard = 1  # divisor for sharded model states
+    model_split = run.tp * run.pp
+
+    if run.peft is not None:
+        targets = _lora_targets(run)
+        try:
+            lora = arch.lora_params(run.peft.rank, targets)
+        except ValueError:
+            lora = arch.lora_params(run.peft.rank, "all-linear")
+        if run.peft.method == "dora":
+            lora += arch.linear_params(targets if targets is not None else "all-linear") // max(1, arch.hidden_size)
+        saved = 0
+        for name in run.peft.modules_to_save:
+            if name in ("embed_tokens", "wte", "word_embeddings", "lm_head", "embed_out"):
+                saved += arch.vocab_size * arch.hidden_size
+        trainable = lora + saved
+        if run.peft.base_bits:
+            linear = arch.linear_params(None)
+            qb = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
+            # Embeddings, norms and the head stay in the compute dtype (bf16 unless fp32 was asked for).
+            other_bytes = 2 if prec.param_dtype == "fp32" and prec.autocast else wb
+            base = linear * qb + (total - linear) * other_bytes
+            s.weights_note = (f"{run.peft.base_bits}-bit base ({qb:.3f} B/param, bitsandbytes) + "
+                              f"{other_bytes} B/param for embeddings and norms + fp32 adapters")
+        else:
+            base = total * wb
+            s.weights_note = f"frozen base in {prec.param_dtype} + fp32 adapters"
+        # PEFT keeps adapters (and modules_to_save copies) in fp32 when the base is 16-bit.
+        s.weights = base / model_split + trainable * 4
+        s.trainable = trainable
+        s.grads = trainable * 4
+        s.grads_note = "fp32 adapter gradients only (the base is frozen)"
+        state_dtype = 4
+    else:
+        trainable = total
+        s.trainable = trainable
+        if run.deepspeed and prec.master_weights:
+            s.weights = total * wb / model_split
+            s.weights_note = f"{prec.param_dtype} weights held by DeepSpeed"
+            s.master = total * 4 / model_split
+            # 16-bit gradients plus DeepSpeed's fp32 gradient partition for the optimizer.
+            s.grads = total * (wb + 4) / model_split
+            s.grads_note = f"{prec.param_dtype} gradients + DeepSpeed's fp32 gradient copy"
+            state_dtype = 4
+        else:
+            s.weights = total * wb / model_split
+            s.weights_note = f"{prec.param_dtype} weights"
+            s.grads = total * wb / model_split
+            s.grads_note = f"{prec.param_dtype} gradients (same dtype as the weights)"
+            state_dtype = wb if not prec.master_weights else 4
+            if prec.master_weights:
+                s.master = total * 4 / model_split
+        if prec.param_dtype == "fp32" and prec.autocast:
+            # torch.autocast caches a 16-bit copy of every fp32 weight that requires grad, and
+            # the linears save it for backward: 2 B/param from forward until backward frees it.
+            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + (
+                arch.vocab_size * arch.hidden_size * 2 if arch.kind != "encoder" else 0)
+
+    opt = run.optimizer
+    if opt.state_bytes is not None:
+        s.optimizer = trainable * opt.state_bytes / model_split
+        s.optimizer_note = f"{opt.label}: {opt.state_bytes:g} B/param"
+    elif opt.factored:
+        # Adafactor: row and column statistics per matrix, negligible next to the weights.
+        s.optimizer = (arch.hidden_size * 2 * arch.num_layers * 8 + arch.vocab_size + arch.hidden_size) * 4
+        s.optimizer_note = f"{opt.label}: row/column statistics only"
+    else:
+        s.optimizer = trainable * opt.state_factor * state_dtype / model_split
+        s.optimizer_note = f"{opt.label}: {opt.state_factor:g} state(s) x {state_dtype} B/param"
+    if opt.paged:
+        s.paged, s.optimizer = s.optimizer, 0.0
+        s.optimizer_note += " (paged: in CUDA unified memory, outside the PyTorch allocator)"
+    if not (run.deepspeed and prec.master_weights):
+        s.step_temp = trainable * opt.step_temp_factor * state_dtype / model_split
+        if opt.factored:
+            # Adafactor works one parameter at a time in fp32: a few copies of the largest one.
+            s.step_temp = arch.largest_module_params * 4 * 3
+    _shard(run, s, trainable)
+    return s
+
+
+def _shard(run: Run, s: States, trainable: int) -> None:
+    """ZeRO / FSDP partitioning, offload and data-parallel buffers."""
+    dp = run.dp
+    arch = run.arch
+    wb = BYTES[run.precision.param_dtype]
+    stage = run.zero_stage
+    fsdp = run.fsdp
+    if fsdp in ("hybrid_shard", "hybrid_shard_zero2"):
+        group = min(dp, run.gpus_per_node)
+    else:
+        group = dp
+    if fsdp == "full_shard" or fsdp == "hybrid_shard":
+        stage = 3
+    elif fsdp in ("shard_grad_op", "hybrid_shard_zero2"):
+        stage = 2
+    if stage >= 1 and group > 1:
+        s.master /= group
+        s.optimizer /= group
+        s.paged /= group
+        s.step_temp /= group
+    if stage >= 2 and group > 1:
+        s.grads /= group
+    unit = _largest_unit(arch) / (run.tp * run.pp)
+    if stage == 3:
+        if group > 1:
+            s.weights /= group
+        # Gathered parameters: the module being computed plus the prefetched next one.
+        compute_bytes = 2 if run.precision.compute_dtype != "fp32" else 4
+        s.buffers += 2 * unit * compute_bytes
+        s.buffers_note = "two gathered layers (current + prefetch) in the compute dtype"
+        if fsdp in ("full_shard", "hybrid_shard"):
+            s.buffers += unit * 4  # the unsharded gradient of one unit before reduce-scatter
+    elif fsdp in ("shard_grad_op", "hybrid_shard_zero2") and group > 1:
+        # SHARD_GRAD_OP keeps the unsharded compute-dtype parameters from forward to backward.
+        s.buffers += trainable * 2 / (run.tp * run.pp)
+        s.buffers_note = "unsharded parameters kept between forward and backward (SHARD_GRAD_OP)"
+    if run.deepspeed and stage in (1, 2) and group > 1:
+        bucket = run.reduce_bucket if run.reduce_bucket else int(5e8)
+        bucket = min(bucket, trainable)
+        s.buffers += bucket * wb * (2 if run.overlap_comm else 1)
+        s.buffers_note = "ZeRO reduce bucket(s)"
+    if run.world > 1 and stage == 0 and fsdp is None and not run.deepspeed and run.dp > 1:
+        # DDP copies gradients into its communication buckets (gradient_as_bucket_view=False).
+        s.buffers += s.grads
+        s.buffers_note = "DDP gradient buckets (a second copy of the gradients)"
+    per_gpu_host = 0.0
+    if run.offload_optimizer in ("cpu", "nvme"):
+        moved = s.master + s.optimizer + (trainable * 4 / max(group, 1) if run.deepspeed else 0)
+        if run.deepspeed and run.precision.master_weights:
+            s.grads -= trainable * 4 / (group if stage >= 2 else 1)
+            s.grads = max(s.grads, 0.0)
+        per_gpu_host += moved * 1.5 if run.offload_optimizer == "cpu" else 0
+        s.master = s.optimizer = s.step_temp = 0.0
+    if run.offload_params in ("cpu", "nvme") and stage == 3:
+        if run.offload_params == "cpu":
+            per_gpu_host += s.weights * 1.5
+        s.weights = 0.0
+        if fsdp:
+            per_gpu_host += s.grads * 1.5
+            s.grads = 0.0
+    s.host = per_gpu_host * min(run.world, run.gpus_per_node)
+
+
+def _largest_unit(arch) -> int:
+    """Parameters of the largest module ZeRO-3 / FSDP gathers at once: a whole layer (FSDP wraps
+    decoder layers) or the embedding / lm_head."""
+    layer = max((stack.params_per_layer for stack in arch.stacks), default=0)
+    return max(layer, arch.largest_module_params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Activations:
+    per_layer: float = 0.0  # saved tensors of one layer, all of them (no checkpointing)
+    layer_input: float = 0.0  # what checkpointing keeps per layer
+    stack_total: float = 0.0  # all layers as they are kept (checkpointed or not)
+    recompute: float = 0.0  # one layer recomputed during backward (checkpointing)
+    outside: float = 0.0  # embeddings, final norm, masks
+    logits_forward: float = 0.0  # logits + loss in forward, at their peak
+    logits_backward: float = 0.0  # the loss gradient over the vocabulary at the start of backward
+    kv_cache: float = 0.0  # the DynamicCache a forward with use_cache builds
+    note: str = ""
+
+
+def _layer_saved(run: Run, stack, tokens: int) -> float:
+    """Bytes one layer of `stack` saves for backward (no checkpointing)."""
+    arch = run.arch
+    fam = family(arch.model_type)
+    prec = run.precision
+    amp = prec.param_dtype == "fp32" and prec.autocast is not None
+    c = BYTES[prec.compute_dtype]  # activations of linears and attention
+    r = BYTES[prec.param_dtype]  # the residual stream and norms (fp32 under autocast)
+    h = arch.hidden_size
+    t = run.tp
+    T = tokens
+    total = 0.0
+
+    # Residual stream: the sum after attention and after the MLP (parallel blocks: one sum).
+    total += (1 if fam.parallel else 2) * T * h * r
+    # Norms on the hidden state: RMSNorm computes in fp32 and saves the normalized fp32 tensor;
+    # from a 16-bit residual it also saves the fp32 upcast. LayerNorm saves only small statistics.
+    norms = 1 if fam.parallel else fam.norms
+    if fam.norm in ("rms", "t5"):
+        # fp32 normalized output; from a 16-bit residual also the fp32 upcast and the 16-bit result.
+        total += norms * (T * h * 4 if r == 4 else T * h * (4 + 2))
+    # Linear inputs, per input group. Under autocast each linear casts its own copy of the input.
+    groups: dict[str, list] = {}
+    for lin in stack.linears:
+        groups.setdefault(lin.input_group, []).append(lin)
+    experts = stack.num_experts
+    k = stack.experts_per_token or 0
+    for group, linears in groups.items():
+        routed = [lin for lin in linears if lin.per_expert]
+        dense = [lin for lin in linears if not lin.per_expert]
+        if dense:
+            width = dense[0].in_features
+            sharded = group in ("attn_out", "mlp_out", "shared_out") or group.endswith("_out")
+            width = width / t if sharded else width
+            # The *_out groups read a 16-bit tensor already: the cast is a no-op, one copy.
+            copies = len(dense) if amp and not group.endswith("_out") else 1
+            total += copies * T * width * c
+        if routed and experts:
+            width = routed[0].in_features
+            copies = len(routed) if amp and not routed[0].input_group.endswith("_out") else 1
+            total += copies * T * k * width * c
+    # Attention core.
+    heads = (stack.attention_heads or arch.num_attention_heads) / t
+    kv = (stack.kv_heads or arch.num_key_value_heads) / t
+    d = stack.head_dim or arch.head_dim
+    b = run.micro_batch
+    s = max(1, run.seq_len // max(1, run.cp))
+    q_bytes = T * heads * d * c
+    kv_bytes = T * kv * d * c
+    if fam.qk_norm:
+        # q/k RMSNorm: fp32 normalized copies (plus the upcast from 16-bit).
+        total += (q_bytes + 2 * kv_bytes / 2) * (4 / c) * (1 if r == 4 else 1.5)
+    if fam.rope:
+        total += q_bytes + kv_bytes  # rotated q and k are new tensors
+    repeat = kv < heads
+    keys = q_bytes / heads * kv if not repeat else q_bytes  # k and v as attention sees them
+    if run.attn == "eager":
+        probs = b * heads * s * s
+        # q·kᵀ saves q and k; softmax (computed in fp32) saves its output; the 16-bit cast of it
+        # is saved by probs·v, which also saves v.
+        total += q_bytes + 2 * keys
+        total += probs * 4 + (probs * c if c != 4 else 0)
+        if fam.dropout_attn > 0:
+            total += probs * (1 + c)
+    else:
+        # Flash / memory-efficient SDPA saves q, k, v, the output and a per-row logsumexp.
+        total += q_bytes + 2 * keys + q_bytes + b * heads * s * 4
+    # MLP internals: gated = gate out, act out, up out (the product is the down-projection input);
+    # plain = the activation's saved tensors.
+    f = arch.intermediate_size / t
+    dense_mlp = any(lin.input_group == "mlp_in" and not lin.per_expert for lin in stack.linears)
+    if dense_mlp:
+        total += _mlp_internal(arch, fam, T, f, c)
+    if experts and k:
+        fe = next((lin.out_features for lin in stack.linears if lin.per_expert and lin.input_group != "mlp_out"),
+                  arch.intermediate_size)
+        if arch.gated_mlp:
+            fe = fe // 2 if any(lin.name == "gate_up_proj" for lin in stack.linears) else fe
+        total += _mlp_internal(arch, fam, T * k, fe / t, c)
+        total += T * experts * 4 * 2  # router logits and softmax in fp32
+        total += T * k * h * c  # expert outputs before they are summed
+    shared = [lin for lin in stack.linears if lin.input_group.startswith("shared") and lin.input_group.endswith("in")]
+    if shared:
+        total += _mlp_internal(arch, fam, T, shared[0].out_features / t, c)
+    # Dropout masks (1 byte per element) after attention and the MLP.
+    if fam.dropout_resid > 0:
+        total += (1 if fam.parallel else 2) * T * h
+    return total
+
+
+def _mlp_internal(arch, fam: Family, T: float, f: float, c: int) -> float:
+    if arch.gated_mlp:
+        return 3 * T * f * c
+    return fam.act_saved * T * f * c
+
+
+def activations(run: Run) -> Activations:
+    arch = run.arch
+    fam = family(arch.model_type)
+    prec = run.precision
+    r = BYTES[prec.param_dtype]
+    c = BYTES[prec.compute_dtype]
+    T = run.tokens
+    h = arch.hidden_size
+    a = Activations()
+    layers_here = []  # (stack, layers on this GPU)
+    for stack in arch.stacks:
+        layers_here.append((stack, stack.num_layers / run.pp if run.pp > 1 else stack.num_layers))
+    # Pipeline 1F1B: the first stage holds up to p micro-batches in flight.
+    inflight = run.pp if run.pp > 1 else 1
+    per_layer = {id(stack): _layer_saved(run, stack, T) for stack, _ in layers_here}
+    a.per_layer = max(per_layer.values(), default=0.0)
+    a.layer_input = T * h * r
+    if run.grad_ckpt == "full":
+        a.stack_total = sum(n * a.layer_input for _, n in layers_here) * inflight
+        a.recompute = a.per_layer
+        a.note = "activation checkpointing: each layer keeps its input; one layer is recomputed in backward"
+    elif run.grad_ckpt == "selective":
+        attn_scores = 0.0
+        a.stack_total = sum(n * (per_layer[id(st)] - attn_scores) for st, n in layers_here) * inflight
+        a.note = "selective checkpointing"
+    else:
+        a.stack_total = sum(n * per_layer[id(st)] for st, n in layers_here) * inflight
+        a.note = "no activation checkpointing: every layer keeps what its backward needs"
+    if run.activation_offload:
+        a.stack_total = a.layer_input * 2
+        a.note += "; activations offloaded to CPU"
+    # Outside the layers: embedding output (the first residual) and its dropout mask, final norm.
+    a.outside = T * h * r + (T * h if fam.dropout_embedding > 0 else 0)
+    if fam.norm in ("rms", "t5"):
+        a.outside += T * h * (4 if r == 4 else 6)
+    if run.attn == "eager":
+        a.outside += run.micro_batch * run.seq_len * run.seq_len * c  # the 4-D causal mask
+    if arch.kind != "encoder":
+        a.logits_forward, a.logits_backward = _logits(run)
+        # HF models build a DynamicCache in a training forward unless checkpointing turns use_cache
+        # off; it holds every layer's k and v until the forward's output is dropped.
+        if run.grad_ckpt == "none" and arch.kind == "decoder" and fam.rope:
+            kv = sum(n * T * (st.kv_heads or arch.num_key_value_heads) * (st.head_dim or arch.head_dim) * c * 2
+                     for st, n in layers_here) / run.tp
+            a.kv_cache = kv
+    else:
+        a.logits_forward = T * arch.vocab_size * c * 2 / run.tp  # an MLM head over every token
+        a.logits_backward = T * arch.vocab_size * 4 * 2 / run.tp
+    return a
+
+
+def _logits(run: Run) -> tuple[float, float]:
+    """Bytes of the logits and the loss in forward and at the start of backward.
+
+    HF causal-LM loss (`ForCausalLMLoss`) upcasts the logits to fp32, then cross_entropy saves
+    the fp32 log-softmax. Forward peak: 16-bit logits + fp32 copy + log-softmax. Backward start:
+    log-softmax + its gradient + the gradient of the logits in fp32, then cast to 16-bit.
+    """
+    arch = run.arch
+    T = run.tokens
+    V = arch.vocab_size / run.tp
+    c = BYTES[run.precision.compute_dtype]
+    if run.fused_loss:
+        chunk = min(T, 8192)  # fused linear-cross-entropy works on a chunk of rows at a time
+        return chunk * V * 4 * 2, chunk * V * 4 * 2
+    copy = T * V * 4 if c != 4 else 0
+    forward = T * V * c + copy + T * V * 4
+    backward = T * V * 4 * 3 + (T * V * c if c != 4 else 0) * 0
+    return forward, backward
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases and the peak
+# ---------------------------------------------------------------------------------------------
+
+def estimate_run(run: Run) -> Estimate:
+    st = model_states(run)
+    act = activations(run)
+    assumptions: list[str] = []
+    ref_model = 0.0
+    if run.task in ("dpo", "kto") and run.peft is None:
+        # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3).
+        ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
+        if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):
+            ref_model /= max(1, run.dp)
+        assumptions.append("preference training (DPO/KTO) keeps a frozen reference model on the GPU")
+    if run.task in ("dpo", "orpo", "kto"):
+        # Chosen and rejected sequences run through the model together: twice the rows.
+        act = _scaled(act, 2)
+        assumptions.append("chosen and rejected completions are concatenated: 2 x micro-batch rows")
+
+    resident = st.weights + st.master + ref_model  # always there
+    opt_states = st.optimizer
+    acts = act.stack_total + act.outside
+    # Forward end / loss: states from the previous step, all activations, AMP weight cache,
+    # the DynamicCache, and the logits at their forward peak.
+    forward = resident + opt_states + st.buffers + acts + st.amp_weight_cache + act.kv_cache + act.logits_forward
+    # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
+    backward_start = resident + opt_states + st.buffers + acts + st.amp_weight_cache + act.logits_backward
+    # Inside backward with checkpointing: one layer recomputed while gradients pile up.
+    backward_layer = resident + opt_states + st.buffers + acts + act.recompute + st.grads * 0.5 \
+        + st.amp_weight_cache * 0.5 if run.grad_ckpt == "full" else 0.0
+    step = resident + opt_states + st.grads + st.buffers + st.step_temp
+    phases = {"forward": forward, "backward": max(backward_start, backward_layer), "optimizer step": step}
+    phase = max(phases, key=phases.get)
+    peak = phases[phase]
+
+    terms = [
+        Term("weights", "weights", st.weights + ref_model, st.weights_note),
+        Term("gradients", "gradients", st.grads if phase == "optimizer step" else
+             (st.grads * 0.5 if phase == "backward" and run.grad_ckpt == "full" else 0.0), st.grads_note),
+        Term("optimizer_states", "optimizer states", opt_states + st.master,
+             st.optimizer_note + (" + fp32 master weights" if st.master else "")),
+    ]
+    if phase != "optimizer step":
+        activation_bytes = acts + (act.recompute if phase == "backward" and run.grad_ckpt == "full" else 0)
+        terms.append(Term("activations", "activations", activation_bytes, act.note))
+        logits = act.logits_forward if phase == "forward" else act.logits_backward
+        if phase == "backward" and run.grad_ckpt == "full" and backward_layer > backward_start:
+            logits = 0.0
+        terms.append(Term("logits", "logits and loss", logits,
+                          "HF cross-entropy upcasts the logits to fp32" if not run.fused_loss else "fused cross-entropy"))
+        if st.amp_weight_cache:
+            cache = st.amp_weight_cache * (0.5 if phase == "backward" and run.grad_ckpt == "full"
+                                           and backward_layer > backward_start else 1.0)
+            terms.append(Term("buffers", "autocast weight copies", cache,
+                              "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"))
+        if phase == "forward" and act.kv_cache:
+            terms.append(Term("buffers", "KV cache built in forward", act.kv_cache,
+                              "use_cache is on when checkpointing is off"))
+    else:
+        terms.append(Term("temporaries", "optimizer temporaries", st.step_temp,
+                          "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""))
+    if st.buffers:
+        terms.append(Term("buffers", "communication / gather buffers", st.buffers, st.buffers_note))
+    terms = [t for t in terms if t.bytes > 0 or t.key in ("weights", "gradients", "optimizer_states", "activations")]
+    allocated = _round(sum(t.bytes for t in terms))
+    return Estimate(terms, allocated, phase, {k: int(v) for k, v in phases.items()}, int(st.host), int(st.paged),
+                    assumptions)
+
+
+def _scaled(act: Activations, factor: float) -> Activations:
+    return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
+                       act.recompute * factor, act.outside * factor, act.logits_forward * factor,
+                       act.logits_backward * factor, act.kv_cache * factor, act.note)

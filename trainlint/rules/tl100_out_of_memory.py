@@ -1,0 +1,46 @@
+"""TL100 out-of-memory: the training step needs more memory than the target GPU has.
+
+**What**: trainlint's estimate of the per-GPU peak (weights, gradients, optimizer states,
+activations, logits and loss, buffers, the CUDA context) exceeds the target GPU's memory, for the
+GPU and world size given by `--gpu`/`--num-gpus`, a `# trainlint:` comment, `[tool.trainlint]` or
+the config itself.
+
+**Why**: the job would die with "CUDA out of memory" at its first step (or its first optimizer
+step), after waiting for its allocation.
+
+**Example**: full fine-tuning of Llama-3.1-8B with AdamW on one 80 GB card: ~16 bytes per parameter
+of model states alone (128 GB) before activations.
+
+**Fix**: the planner re-estimates the changes this config can make (activation checkpointing, a
+smaller micro-batch with more accumulation at the same effective batch, a higher ZeRO stage, CPU
+offload of the optimizer, SDPA instead of eager attention, an 8-bit optimizer, fused cross-entropy)
+and offers only those that fit, cheapest first, each titled with the new estimate. Checkpointing,
+attention and micro-batch/accumulation changes are safe (same training, more time); optimizer and
+loss-kernel changes are unsafe. When nothing in the config can make it fit, the message says what
+would (more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.planner import plan_fixes
+from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
+
+RULE = Rule("TL100", "out-of-memory", Severity.ERROR, "The training step needs more GPU memory than the GPU has")
+
+
+def check(ctx: LintContext):
+    est = ctx.estimate
+    if est is None or verdict_basis(ctx) is not None or est.fits is not False:
+        return
+    gpu = ctx.gpu
+    offers, advice = plan_fixes(ctx)
+    message = (f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), but {gpu.name} has "
+               f"{gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. The run would stop with CUDA out of "
+               "memory.")
+    if offers:
+        message += f" Cheapest change that fits: {offers[0].candidate.title}."
+    elif advice:
+        message += f" {advice[0].upper()}{advice[1:]}."
+    yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers])

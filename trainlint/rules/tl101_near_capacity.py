@@ -1,0 +1,31 @@
+"""TL101 near-capacity: the estimated peak uses more than 90% of the GPU.
+
+**What**: the estimated per-GPU total is between 90% and 100% of the target GPU's memory.
+
+**Why**: the estimate is within a few percent of what PyTorch reports, but real runs vary: a longer
+batch after packing, allocator fragmentation, an evaluation step, NCCL growth. Under 10% headroom a
+run that starts may still die hours in.
+
+**Fix**: as TL100: the planner's re-estimated changes that bring it under 90%, cheapest first.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.planner import TARGET, plan_fixes
+from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
+
+RULE = Rule("TL101", "near-capacity", Severity.WARNING, "The estimated peak is above 90% of the GPU")
+
+
+def check(ctx: LintContext):
+    est = ctx.estimate
+    if est is None or verdict_basis(ctx) is not None or not est.fits or est.utilization <= TARGET:
+        return
+    offers, _ = plan_fixes(ctx)
+    yield RULE.at(ctx.document, anchor(ctx),
+                  f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), {est.utilization:.0%} of "
+                  f"{ctx.gpu.name}'s {ctx.gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. With under 10% "
+                  "headroom a longer batch or fragmentation can still run out of memory.",
+                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers])
