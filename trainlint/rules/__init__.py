@@ -25,6 +25,13 @@ from trainlint.rules import (
     tl620_lightning_removed_trainer_arg,
     tl622_accelerate_ignored_plugin_key,
     tl623_accelerate_deepspeed_file_with_plugin_keys,
+    tl524_hf_removed_argument,
+    tl523_hf_unknown_key,
+    tl310_fp16_and_bf16,
+    tl311_bf16_unsupported_gpu,
+    tl312_legacy_precision_alias,
+    tl313_invalid_precision,
+    tl314_torchtune_fp16_dtype,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -44,6 +51,13 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl620_lightning_removed_trainer_arg,
     tl622_accelerate_ignored_plugin_key,
     tl623_accelerate_deepspeed_file_with_plugin_keys,
+    tl524_hf_removed_argument,
+    tl523_hf_unknown_key,
+    tl310_fp16_and_bf16,
+    tl311_bf16_unsupported_gpu,
+    tl312_legacy_precision_alias,
+    tl313_invalid_precision,
+    tl314_torchtune_fp16_dtype,
 )}
 
 

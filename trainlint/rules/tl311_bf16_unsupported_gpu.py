@@ -1,0 +1,87 @@
+"""TL311 bf16-unsupported-gpu: bf16 requested for a GPU without bf16 support.
+
+**What**: bf16 training when the target GPU (`--gpu`, a `# trainlint: gpu=...` comment or
+`[tool.trainlint]`) has no bf16 support (V100, T4, P100, ...): HF `bf16: true`, Lightning/LitGPT
+`precision: bf16-mixed`/`bf16-true`, Accelerate `mixed_precision: bf16`, Axolotl `bf16: true`,
+torchtune `dtype: bf16`.
+
+**Why**: the frameworks check the device: TrainingArguments "Your setup doesn't support bf16/gpu.
+You need to assign use_cpu if you want to train the model on CPU." (transformers
+`training_args.py`), torchtune "bf16 precision was requested but not available on this hardware.
+Please use fp32 precision instead." (`training/precision.py`). Lightning and Accelerate leave it to
+PyTorch, where bf16 on pre-Ampere GPUs is either refused or emulated many times slower. Axolotl's
+`bf16: auto` is fine (it falls back to fp16), so it is not reported.
+
+**Example**: `bf16: true` with `--gpu V100-32GB`.
+
+**Fix** (unsafe: fp16 needs loss scaling and can overflow where bf16 did not): use fp16 mixed
+precision (`fp16: true`, `16-mixed`, `mixed_precision: fp16`, Axolotl `bf16: auto`); torchtune: fp32.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, rename_key, replace_value
+from trainlint.rules._frameworks import flag, lightning_trainer, target_gpu
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL311", "bf16-unsupported-gpu", Severity.ERROR,
+            "bf16 on a GPU without bf16 support", flavors=("huggingface", "lightning", "litgpt", "accelerate", "axolotl", "torchtune"))
+
+
+def check(ctx: LintContext):
+    gpu = target_gpu(ctx)
+    if gpu is None or gpu.bf16:
+        return
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    name = gpu.name
+    if ctx.flavor in ("huggingface", "axolotl"):
+        entry = root.entry("bf16")
+        if entry is None or flag(entry.value) is not True:
+            return
+        if ctx.flavor == "axolotl":
+            yield RULE.at(doc, entry.key_span,
+                          f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support: the HF Trainer under "
+                          f"Axolotl stops with \"Your setup doesn't support bf16/gpu\". Write `bf16: auto` (bf16 where "
+                          f"supported, else fp16).", [fix("write `bf16: auto`", replace_value(doc, entry.value, "auto"), safe=False)])
+            return
+        fp16 = root.entry("fp16")
+        if fp16 is None:
+            edits = [rename_key(doc, entry, "fp16")]
+        else:
+            edits = [replace_value(doc, entry.value, False), replace_value(doc, fp16.value, True)]
+        yield RULE.at(doc, entry.key_span,
+                      f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support (it needs an Ampere or newer "
+                      f"GPU): TrainingArguments stops with \"Your setup doesn't support bf16/gpu\". Use `fp16: true`.",
+                      [fix("use fp16 mixed precision", *edits, safe=False)])
+    elif ctx.flavor in ("lightning", "litgpt"):
+        base = ("",) if ctx.flavor == "litgpt" else lightning_trainer(doc)
+        if base is None:
+            return
+        path = ("precision",) if ctx.flavor == "litgpt" else base + ("precision",)
+        node = doc.find(path)
+        if node is None or node.kind != "scalar" or not str(node.value).lower().startswith("bf16"):
+            return
+        yield RULE.at(doc, node,
+                      f"`precision: {node.raw}` but the target {name} has no bf16 support: PyTorch refuses bf16 there or "
+                      f"emulates it many times slower. Use `16-mixed` (fp16 with loss scaling).",
+                      [fix("use `16-mixed`", replace_value(doc, node, text="16-mixed"), safe=False)])
+    elif ctx.flavor == "accelerate":
+        node = root.get("mixed_precision")
+        if node is None or node.kind != "scalar" or str(node.value).lower() != "bf16":
+            return
+        yield RULE.at(doc, node,
+                      f"`mixed_precision: {node.raw}` but the target {name} has no bf16 support: autocast to bf16 is "
+                      f"refused or emulated many times slower there. Use `mixed_precision: fp16`.",
+                      [fix("use fp16", replace_value(doc, node, "fp16"), safe=False)])
+    elif ctx.flavor == "torchtune":
+        node = root.get("dtype")
+        if node is None or node.kind != "scalar" or str(node.value).lower() not in ("bf16", "bfloat16"):
+            return
+        yield RULE.at(doc, node,
+                      f"`dtype: {node.raw}` but the target {name} has no bf16 support: torchtune stops with \"bf16 "
+                      f"precision was requested but not available on this hardware. Please use fp32 precision "
+                      f"instead.\" Use `dtype: fp32`.", [fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])

@@ -1,0 +1,79 @@
+"""TL313 invalid-precision: a Lightning/LitGPT `precision` value Lightning does not accept.
+
+**What**: a `precision` that is not one of Lightning's values (`"64-true"`, `"32-true"`, `"16-mixed"`,
+`"bf16-mixed"`, `"16-true"`, `"bf16-true"`, `"transformer-engine"`, `"transformer-engine-float16"`,
+or the aliases 64/32/16/"bf16"), or one that the chosen DeepSpeed/FSDP strategy does not support.
+
+**Why**: `fabric/connector.py` raises "Precision {p!r} is invalid. Allowed precision values: (...)"
+(the comparison is exact: `BF16-mixed` and `fp16` are invalid). The DeepSpeed and FSDP precision
+plugins accept only "32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed":
+"`Trainer(strategy='deepspeed', precision=...)` is not supported. `precision` must be one of: (...)",
+"`precision=...)` is not supported in FSDP. `precision` must be one of: (...)".
+
+**Example**: `precision: fp16` → `precision: 16-mixed`; `precision: BF16-Mixed` → `bf16-mixed`.
+
+**Fix** (unsafe): the closest valid value when there is one.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.rules._frameworks import lightning_trainer, suggest
+from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.tl312_legacy_precision_alias import precision_node
+
+RULE = Rule("TL313", "invalid-precision", Severity.ERROR,
+            "A precision value Lightning rejects", flavors=("lightning", "litgpt"))
+
+VALID = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed", "bf16-true", "bf16-mixed",
+         "32-true", "64-true", "64", "32", "16", "bf16")
+SHARDED = ("32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed")
+COMMON = {"fp16": "16-mixed", "float16": "16-mixed", "half": "16-mixed", "amp": "16-mixed", "mixed": "16-mixed",
+          "bfloat16": "bf16-mixed", "bf16_mixed": "bf16-mixed", "fp32": "32-true", "float32": "32-true",
+          "16_mixed": "16-mixed", "bf16-amp": "bf16-mixed"}
+ALIASES = {"64": "64-true", "32": "32-true", "16": "16-mixed", "bf16": "bf16-mixed"}
+
+
+def _strategy(ctx: LintContext) -> str | None:
+    base = lightning_trainer(ctx.document) if ctx.flavor == "lightning" else None
+    if base is None:
+        return None
+    node = ctx.document.find(base + ("strategy",))
+    if node is None:
+        return None
+    if node.kind == "scalar" and isinstance(node.value, str):
+        name = node.value.lower()
+    elif node.kind == "mapping" and node.get("class_path") is not None:
+        name = str(node.get("class_path").value).lower()
+    else:
+        return None
+    return "deepspeed" if "deepspeed" in name else "fsdp" if "fsdp" in name else None
+
+
+def check(ctx: LintContext):
+    node = precision_node(ctx)
+    if node is None or node.kind != "scalar" or node.value is None:
+        return
+    doc = ctx.document
+    value = node.value
+    text = str(value) if not isinstance(value, bool) else node.raw
+    if isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    if isinstance(value, bool) or text not in VALID:
+        guess = COMMON.get(text.lower()) or suggest(text, VALID[:8], cutoff=0.7)
+        fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if node.style is None else f'"{guess}"'), safe=False)] if guess else []
+        yield RULE.at(doc, node,
+                      f"`precision: {node.raw}` is not a Lightning precision: the Trainer stops with \"Precision "
+                      f"{text!r} is invalid. Allowed precision values: ...\"."
+                      + (f" Did you mean {guess}?" if guess else " Use 32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."),
+                      fixes)
+        return
+    strategy = _strategy(ctx)
+    unified = ALIASES.get(text, text)
+    if strategy and unified not in SHARDED:
+        plugin = ("`Trainer(strategy='deepspeed', precision=...)` is not supported" if strategy == "deepspeed"
+                  else "`precision=...` is not supported in FSDP")
+        yield RULE.at(doc, node,
+                      f"`precision: {node.raw}` does not work with the {strategy} strategy: Lightning stops with "
+                      f"\"{plugin}. `precision` must be one of: {', '.join(SHARDED)}\". Pick one of those.")

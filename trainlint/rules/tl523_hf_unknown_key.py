@@ -1,0 +1,63 @@
+"""TL523 hf-unknown-key: a misspelled TrainingArguments / TRL key.
+
+**What**: a top-level key of an HF TrainingArguments or TRL YAML/JSON that is not a field of
+TrainingArguments, the TRL configs (SFT/DPO/GRPO/..., ModelConfig, ScriptArguments) or the
+usual script dataclasses, and that is one typo away from one that is (`lerning_rate`,
+`per_device_batch_size`, `gradient_acumulation_steps`).
+
+**Why**: HfArgumentParser.parse_yaml_file/parse_json_file stop on keys no dataclass takes: "Some keys
+are not used by the HfArgumentParser: [...]"; TrlParser: "Unknown arguments from config file: [...].
+Please remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." Scripts that
+ignore extra keys silently train with the default instead. Known keys come from the
+hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
+so a key with no close known spelling is not reported, and LLaMA-Factory and open-instruct files
+(which have their own argument classes) are skipped.
+
+**Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
+
+**Fix** (unsafe: a guess): rename to the closest known key.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, rename_key
+from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
+            "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface",))
+
+
+def known() -> tuple[set[str], set[str]]:
+    try:
+        from trainlint import schemas
+
+        keys = schemas.known_keys("hf-training-args", ()) or set()
+        removed = set(schemas.load_schema("hf-training-args").get("x-trainlint-removed") or {})
+        return keys, removed
+    except Exception:  # noqa: BLE001
+        return set(), set()
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping" or hf_dialect(doc) not in ("transformers", "trl"):
+        return
+    keys, removed = known()
+    if not keys:
+        return
+    for entry in root.entries:
+        key = entry.key
+        if key in keys or key in removed or key in SCRIPT_KEYS:
+            continue
+        guess = suggest(key, keys, cutoff=0.85)
+        if guess is None:
+            continue
+        parser = ("TrlParser stops with \"Unknown arguments from config file\"" if hf_dialect(doc) == "trl"
+                  else "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\"")
+        fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
+        yield RULE.at(doc, entry.key_span,
+                      f"`{key}` is not a TrainingArguments/TRL field: {parser}, and a script that tolerates it trains "
+                      f"with the default `{guess}` instead. Did you mean `{guess}`?", fixes)
