@@ -32,6 +32,17 @@ from trainlint.rules import (
     tl312_legacy_precision_alias,
     tl313_invalid_precision,
     tl314_torchtune_fp16_dtype,
+    tl420_deepspeed_and_fsdp,
+    tl421_fsdp_offload_alone,
+    tl422_fsdp_conflicting_modes,
+    tl423_fsdp_config_without_fsdp,
+    tl424_fsdp_wrap_policy_conflict,
+    tl425_gradient_checkpointing_with_fsdp,
+    tl527_quantization_4bit_and_8bit,
+    tl528_prefetch_factor_without_workers,
+    tl529_load_best_model_strategy_mismatch,
+    tl530_gradient_checkpointing_use_cache,
+    tl220_grpo_batch_divisibility,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -58,6 +69,17 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl312_legacy_precision_alias,
     tl313_invalid_precision,
     tl314_torchtune_fp16_dtype,
+    tl420_deepspeed_and_fsdp,
+    tl421_fsdp_offload_alone,
+    tl422_fsdp_conflicting_modes,
+    tl423_fsdp_config_without_fsdp,
+    tl424_fsdp_wrap_policy_conflict,
+    tl425_gradient_checkpointing_with_fsdp,
+    tl527_quantization_4bit_and_8bit,
+    tl528_prefetch_factor_without_workers,
+    tl529_load_best_model_strategy_mismatch,
+    tl530_gradient_checkpointing_use_cache,
+    tl220_grpo_batch_divisibility,
 )}
 
 

@@ -1,0 +1,47 @@
+"""TL420 deepspeed-and-fsdp: DeepSpeed and FSDP enabled together.
+
+**What**: an HF TrainingArguments/TRL/LLaMA-Factory file or an Axolotl config that sets both
+`deepspeed` (a config path or an inline mapping) and `fsdp` (non-empty; Axolotl also `fsdp_config`
+with `fsdp_version`).
+
+**Why**: the two are alternative sharding engines; only one can wrap the model. Axolotl's config
+validation stops with "deepspeed and fsdp cannot be used together." (`utils/schemas/validation.py`);
+the HF Trainer with "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of
+those flags." (transformers `trainer.py`).
+
+**Example**: `deepspeed: ds_zero3.json` with `fsdp: full_shard auto_wrap`.
+
+**Fix**: none automatic: keep one of them (and its settings).
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.rules._frameworks import is_set, number, words
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL420", "deepspeed-and-fsdp", Severity.ERROR,
+            "DeepSpeed and FSDP cannot be used together", flavors=("huggingface", "axolotl"))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    ds = root.entry("deepspeed")
+    if ds is None or not is_set(ds.value):
+        return
+    fsdp = root.entry("fsdp")
+    fsdp_on = fsdp is not None and bool([w for w in words(fsdp.value) if w not in ("false", "no", "none", "")])
+    if not fsdp_on and ctx.flavor == "axolotl":
+        config = root.get("fsdp_config")
+        version = number(root.get("fsdp_version")) or number(config.get("fsdp_version") if config is not None and config.kind == "mapping" else None)
+        if is_set(config) and version:
+            fsdp, fsdp_on = root.entry("fsdp_config"), True
+    if not fsdp_on:
+        return
+    yield RULE.at(doc, fsdp.key_span,
+                  f"both `deepspeed` and `{fsdp.key}` are set: they are alternative ways to shard the model and only one "
+                  f"can wrap it. The HF Trainer stops with \"Using --fsdp xxx together with --deepspeed is not possible\" "
+                  f"(Axolotl: \"deepspeed and fsdp cannot be used together.\"). Keep one of them.")

@@ -1,0 +1,59 @@
+"""TL425 gradient-checkpointing-with-fsdp: TrainingArguments gradient checkpointing under FSDP full_shard.
+
+**What**: `gradient_checkpointing: true` together with `fsdp: full_shard ...` in an HF
+TrainingArguments/TRL file.
+
+**Why**: with full_shard, the HF Trainer's model-level checkpointing re-runs forward inside FSDP's
+backward and gathers each layer's parameters again: transformers warns "When using FSDP full shard,
+instead of using `gradient_checkpointing` in TrainingArguments, please use `activation_checkpointing`
+in `fsdp_config`. The former introduces a redundant AllGather operation in backward pass."
+(`training_args.py`). The run works but spends extra communication on every step.
+
+**Example**: `gradient_checkpointing: true` + `fsdp: full_shard auto_wrap` →
+`gradient_checkpointing: false` + `fsdp_config: {activation_checkpointing: true}`.
+
+**Fix** (unsafe: it moves the setting): turn `gradient_checkpointing` off and set
+`fsdp_config.activation_checkpointing: true`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.rules._frameworks import flag, words
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL425", "gradient-checkpointing-with-fsdp", Severity.WARNING,
+            "gradient_checkpointing with FSDP full_shard: use fsdp_config.activation_checkpointing", flavors=("huggingface",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    ckpt = root.entry("gradient_checkpointing")
+    if ckpt is None or flag(ckpt.value) is not True or "full_shard" not in words(root.get("fsdp")):
+        return
+    config = root.get("fsdp_config")
+    if config is not None and config.kind == "mapping":
+        for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
+            entry = config.entry(key)
+            if entry is not None and flag(entry.value):
+                return  # both on: HF raises on that; not this rule's business
+    fixes = []
+    on = "true"
+    if config is None:
+        value = '{"activation_checkpointing": true}' if doc.kind == "json" else "{activation_checkpointing: true}"
+        fixes = [fix("use fsdp_config.activation_checkpointing instead", replace_value(doc, ckpt.value, False),
+                     insert_entry(doc, root, "fsdp_config", value), safe=False)]
+    elif config.kind == "mapping":
+        existing = config.entry("activation_checkpointing") or config.entry("fsdp_activation_checkpointing")
+        edit = (replace_value(doc, existing.value, True) if existing is not None
+                else insert_entry(doc, config, "activation_checkpointing", on))
+        fixes = [fix("use fsdp_config.activation_checkpointing instead", replace_value(doc, ckpt.value, False), edit,
+                     safe=False)]
+    yield RULE.at(doc, ckpt.key_span,
+                  "`gradient_checkpointing: true` with FSDP full_shard: each recomputed layer gathers its parameters "
+                  "again, \"a redundant AllGather operation in backward pass\" (transformers). Set "
+                  "`fsdp_config.activation_checkpointing: true` instead and turn `gradient_checkpointing` off.", fixes)
