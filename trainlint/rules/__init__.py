@@ -43,6 +43,9 @@ from trainlint.rules import (
     tl529_load_best_model_strategy_mismatch,
     tl530_gradient_checkpointing_use_cache,
     tl220_grpo_batch_divisibility,
+    tl621_lightning_unknown_strategy,
+    tl526_lightning_unknown_trainer_arg,
+    tl223_litgpt_global_batch_divisibility,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -80,6 +83,9 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl529_load_best_model_strategy_mismatch,
     tl530_gradient_checkpointing_use_cache,
     tl220_grpo_batch_divisibility,
+    tl621_lightning_unknown_strategy,
+    tl526_lightning_unknown_trainer_arg,
+    tl223_litgpt_global_batch_divisibility,
 )}
 
 

@@ -1,0 +1,58 @@
+"""TL526 lightning-unknown-trainer-arg: a `trainer:` key that is not a Lightning Trainer argument.
+
+**What**: a key under `trainer:` in a LightningCLI YAML (also under `fit:` etc.) that is not a
+parameter of `lightning.pytorch.Trainer.__init__` (Lightning 2.6 schema) and is not one of the
+removed 1.x arguments (those are TL620).
+
+**Why**: LightningCLI builds its parser from the Trainer's signature (jsonargparse), and unknown keys
+are rejected before training starts (``Key 'trainer.max_epoch' is not expected``, paraphrase;
+research/config-formats.md §3.4). A script that builds the Trainer with `**config` fails with
+"Trainer.__init__() got an unexpected keyword argument".
+
+**Example**: `max_epoch: 10` → `max_epochs: 10`.
+
+**Fix** (unsafe: a guess): rename to the closest Trainer argument.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, rename_key
+from trainlint.rules._frameworks import lightning_trainer, suggest
+from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.tl620_lightning_removed_trainer_arg import _removed_keys
+
+RULE = Rule("TL526", "lightning-unknown-trainer-arg", Severity.ERROR,
+            "A trainer key that is not a Lightning Trainer argument", flavors=("lightning",))
+
+
+def known() -> set[str] | None:
+    try:
+        from trainlint import schemas
+
+        return schemas.known_keys("lightning", ("trainer",))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    base = lightning_trainer(doc)
+    if not base:  # None, or a Hydra `_target_` file whose root mixes other keys
+        return
+    trainer = doc.find(base)
+    keys = known()
+    if trainer is None or trainer.kind != "mapping" or not keys:
+        return
+    removed = _removed_keys()
+    for entry in trainer.entries:
+        key = entry.key
+        if key in keys or key in removed or key.startswith("_"):
+            continue
+        guess = suggest(key, keys, cutoff=0.75)
+        fixes = ([fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
+                 if guess and trainer.get(guess) is None else [])
+        yield RULE.at(doc, entry.key_span,
+                      f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI rejects the key and the run does "
+                      f"not start." + (f" Did you mean `{guess}`?" if guess else " Remove it or move it to the model/data section."),
+                      fixes)
