@@ -46,6 +46,9 @@ from trainlint.rules import (
     tl621_lightning_unknown_strategy,
     tl526_lightning_unknown_trainer_arg,
     tl223_litgpt_global_batch_divisibility,
+    tl520_invalid_value_type,
+    tl521_invalid_enum_value,
+    tl522_value_out_of_range,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -86,6 +89,9 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl621_lightning_unknown_strategy,
     tl526_lightning_unknown_trainer_arg,
     tl223_litgpt_global_batch_divisibility,
+    tl520_invalid_value_type,
+    tl521_invalid_enum_value,
+    tl522_value_out_of_range,
 )}
 
 

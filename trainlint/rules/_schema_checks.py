@@ -1,0 +1,179 @@
+"""Shared by TL520/TL521/TL522: schema violations of HF TrainingArguments, LightningCLI and Accelerate
+files (trainlint/schemas.py), filtered so that what TL003/TL004 and the dedicated rules report is not
+reported twice, plus a few value constraints the frameworks enforce in code. Not a rule."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from trainlint.document import Node
+from trainlint.flavors.base import as_int
+from trainlint.rules._frameworks import hf_dialect, lightning_trainer
+
+SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "accelerate": "accelerate"}
+_NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
+# Checked by dedicated rules: TL313 (precision), TL621 (strategy); TL004 (yes/no booleans).
+SKIP_LIGHTNING = {"precision", "strategy"}
+BOOL_WORD_KEYS = {"mixed_precision", "downcast_bf16"}
+
+# Constraints enforced in code rather than in the schemas: key path (relative to the section) -> minimum, why.
+MINIMUMS = {
+    "huggingface": {
+        ("per_device_train_batch_size",): (1, "the DataLoader stops with \"batch_size should be a positive integer value\""),
+        ("per_device_eval_batch_size",): (1, "the DataLoader stops with \"batch_size should be a positive integer value\""),
+        ("gradient_accumulation_steps",): (1, "the Trainer divides by it (and DeepSpeed asserts \"Gradient accumulation steps: 0 has to be greater than 0\")"),
+    },
+    "accelerate": {
+        ("num_processes",): (1, "there is no process to launch"),
+        ("num_machines",): (1, "there is no machine to launch on"),
+    },
+    "lightning": {
+        ("accumulate_grad_batches",): (1, "Lightning stops with \"`Trainer(accumulate_grad_batches=...)` must be an int greater than 0\""),
+        ("num_nodes",): (1, "Lightning stops with \"`num_nodes` must be a positive integer\""),
+    },
+}
+ENUMS = {
+    "accelerate": {
+        ("deepspeed_config", "zero_stage"): (0, 1, 2, 3),
+        ("deepspeed_config", "offload_optimizer_device"): ("none", "cpu", "nvme"),
+        ("deepspeed_config", "offload_param_device"): ("none", "cpu", "nvme"),
+        ("fsdp_config", "fsdp_sharding_strategy"): ("FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD",
+                                                    "HYBRID_SHARD_ZERO2", 1, 2, 3, 4, 5),
+        ("fsdp_config", "fsdp_auto_wrap_policy"): ("TRANSFORMER_BASED_WRAP", "SIZE_BASED_WRAP", "NO_WRAP"),
+        ("fsdp_config", "fsdp_state_dict_type"): ("FULL_STATE_DICT", "LOCAL_STATE_DICT", "SHARDED_STATE_DICT"),
+        ("fsdp_config", "fsdp_backward_prefetch"): ("BACKWARD_PRE", "BACKWARD_POST", "NO_PREFETCH"),
+        ("fsdp_config", "fsdp_version"): (1, 2),
+    },
+}
+
+
+@dataclass
+class Finding:
+    kind: str  # type | enum | range
+    node: Node
+    key_path: tuple
+    message: str
+    expected: str
+    suggestion: object = None
+
+
+_cache: dict = {}
+
+
+def findings(ctx) -> list[Finding]:
+    doc = ctx.document
+    key = (id(doc), ctx.flavor)
+    if key in _cache and _cache[key][0] is doc:
+        return _cache[key][1]
+    result = _compute(ctx)
+    _cache.clear()
+    _cache[key] = (doc, result)
+    return result
+
+
+def _compute(ctx) -> list[Finding]:
+    doc = ctx.document
+    name = SCHEMA_FOR.get(ctx.flavor)
+    if name is None or doc.root is None or doc.root.kind != "mapping":
+        return []
+    dialect = hf_dialect(doc) if ctx.flavor == "huggingface" else ""
+    if dialect == "open-instruct":
+        return []
+    base: tuple = ()
+    if ctx.flavor == "lightning":
+        base = lightning_trainer(doc)
+        if base is None or base == ():
+            return []
+        data = {"trainer": doc.find(base).to_python()}
+    else:
+        data = doc.data()
+    try:
+        from trainlint import schemas
+
+        errors = schemas.validation_errors(name, data)
+    except Exception:  # noqa: BLE001 - schemas or jsonschema missing: no schema checks
+        errors = []
+    out: list[Finding] = []
+    seen: set = set()
+    for err in errors:
+        if err.kind not in ("type", "enum", "range"):
+            continue
+        path = tuple(err.key_path)
+        if ctx.flavor == "lightning":
+            if len(path) < 2 or path[1] in SKIP_LIGHTNING:
+                continue
+            path = tuple(base) + path[1:]
+        node = doc.find(path)
+        if node is None or _covered_elsewhere(ctx, dialect, node, path, err):
+            continue
+        message = err.message
+        if ctx.flavor == "lightning" and base != ("trainer",):
+            message = message.replace("`trainer.", "`" + ".".join(base) + ".")
+        suggestion = None
+        match = re.search(r'did you mean "([^"]+)"\?', message)
+        if match:
+            suggestion = match.group(1)
+        out.append(Finding(err.kind, node, path, message, err.expected, suggestion))
+        seen.add(path)
+    out.extend(_code_constraints(ctx, base, seen))
+    return out
+
+
+def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
+    if node.kind != "scalar":
+        return False
+    key = path[-1] if path else ""
+    value = node.value
+    if isinstance(value, bool) and node.style is None and node.raw.lower() in ("yes", "no", "on", "off"):
+        return True  # TL004
+    if ctx.flavor == "accelerate" and key in BOOL_WORD_KEYS and isinstance(value, bool):
+        return True  # TL004
+    if err.kind == "type" and isinstance(value, str) and _NUMBER.fullmatch(value.strip()) and (
+            "number" in err.expected or "integer" in err.expected):
+        if node.style is None:
+            return True  # TL003 (or the loader converts it)
+        if dialect in ("trl", "llamafactory") or ctx.flavor == "lightning":
+            return True  # argparse / OmegaConf / jsonargparse convert quoted numbers
+    if err.kind == "type" and isinstance(value, str) and value.strip().lower() in ("true", "false") and \
+            dialect in ("trl", "llamafactory"):
+        return True  # converted by the parser
+    return False
+
+
+def _code_constraints(ctx, base: tuple, seen: set) -> list[Finding]:
+    doc = ctx.document
+    out: list[Finding] = []
+    for rel, (minimum, why) in MINIMUMS.get(ctx.flavor, {}).items():
+        path = tuple(base) + rel
+        if path in seen:
+            continue
+        node = doc.find(path)
+        value = as_int(node.value) if node is not None and node.kind == "scalar" else None
+        if value is None or value >= minimum:
+            continue
+        label = ".".join(str(p) for p in path)
+        out.append(Finding("range", node, path, f"`{label}` must be at least {minimum}, got {value}; {why}.",
+                           f"at least {minimum}"))
+    for rel, allowed in ENUMS.get(ctx.flavor, {}).items():
+        path = tuple(base) + rel
+        if path in seen:
+            continue
+        node = doc.find(path)
+        if node is None or node.kind != "scalar" or node.value is None:
+            continue
+        value = node.value
+        if value in allowed or (isinstance(value, str) and value.upper() in [str(a).upper() for a in allowed]
+                                and path[-1] != "zero_stage"):
+            continue
+        if isinstance(value, bool):
+            continue
+        from trainlint.rules._frameworks import suggest
+
+        label = ".".join(str(p) for p in path)
+        guess = suggest(str(value), [str(a) for a in allowed], cutoff=0.7)
+        shown = ", ".join(str(a) for a in allowed)
+        shown_value = f'"{value}"' if isinstance(value, str) else str(value)
+        message = f"`{label}` has no value {shown_value}" + (f"; did you mean \"{guess}\"?" if guess else f"; expected one of {shown}.")
+        out.append(Finding("enum", node, path, message, f"one of {shown}", guess))
+    return out

@@ -1,0 +1,53 @@
+"""TL520 invalid-value-type: a value of the wrong type for its key.
+
+**What**: a key of an HF TrainingArguments/TRL/LLaMA-Factory file, a LightningCLI `trainer:` section
+or an Accelerate config whose value has the wrong JSON type for the framework: a quoted number
+(`per_device_train_batch_size: "8"`), a quoted boolean (`bf16: "true"`), a list where a string is
+expected, ... Types come from the JSON Schemas generated from the frameworks (schemas/, via
+trainlint.schemas.validation_errors).
+
+**Why**: HfArgumentParser.parse_yaml_file/parse_json_file build the dataclasses "without type
+coercion" (research/config-formats.md §2.1): a string batch size reaches the DataLoader and a string
+"false" is truthy. Accelerate passes its YAML values on unconverted. Unquoted numbers like `2e-5`
+(TL003) and yes/no booleans (TL004) have their own rules and are not reported here; TRL's parser,
+OmegaConf (LLaMA-Factory) and jsonargparse (Lightning) convert quoted numbers, so those are not
+reported for them either.
+
+**Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.
+
+**Fix** (safe): write a quoted number or boolean without quotes; other type errors have no fix.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.flavors.base import as_float
+from trainlint.rules._schema_checks import findings
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL520", "invalid-value-type", Severity.ERROR,
+            "A value of the wrong type for its key", flavors=("huggingface", "lightning", "accelerate"))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    for f in findings(ctx):
+        if f.kind != "type":
+            continue
+        fixes = []
+        node = f.node
+        if node.kind == "scalar" and isinstance(node.value, str):
+            text = node.value.strip()
+            if text.lower() in ("true", "false") and "true or false" in f.expected:
+                fixes = [fix(f"write {text.lower()} without quotes", replace_value(doc, node, text.lower() == "true"))]
+            elif as_float(text) is not None and ("integer" in f.expected or "number" in f.expected):
+                number = as_float(text)
+                if "integer" in f.expected and "number" not in f.expected:
+                    if number.is_integer():
+                        fixes = [fix(f"write {int(number)} without quotes", replace_value(doc, node, int(number)))]
+                else:
+                    value = int(number) if number.is_integer() and "e" not in text.lower() and "." not in text else number
+                    fixes = [fix("write the number without quotes", replace_value(doc, node, value))]
+        yield RULE.at(doc, node, f"{f.message} The framework reads the value as written (no conversion), so the run "
+                                 f"fails or misbehaves; write {f.expected}.", fixes)

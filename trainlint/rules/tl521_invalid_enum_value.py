@@ -1,0 +1,46 @@
+"""TL521 invalid-enum-value: a value outside the set the framework accepts.
+
+**What**: a value that is not one of the allowed choices of its key: TrainingArguments `optim`,
+`save_strategy`, `eval_strategy`, `lr_scheduler_type`, `report_to`, ... (transformers' ExplicitEnums),
+Lightning `trainer.accelerator` and `gradient_clip_algorithm`, Accelerate `distributed_type`,
+`mixed_precision`, `deepspeed_config.zero_stage`, offload devices, `fsdp_config.fsdp_sharding_strategy`,
+`fsdp_auto_wrap_policy`, ... Allowed values come from the JSON Schemas (schemas/) plus the plugin
+values listed in accelerate's `utils/dataclasses.py`.
+
+**Why**: enum conversion fails at startup: transformers "'step' is not a valid SaveStrategy, please
+select one of ['no', 'steps', 'epoch', 'best']" (research/config-formats.md §2.4); Accelerate
+"Invalid auto wrap policy: {p}. Must be one of [...]"; Lightning "You selected an invalid accelerator
+name: `accelerator='gpus'`". Lightning `precision` and `strategy` have their own rules (TL313, TL621).
+
+**Example**: `save_strategy: step` → `save_strategy: steps`; `optim: adamw_8bits` → `adamw_8bit`.
+
+**Fix** (unsafe: a guess): the closest allowed value, when one is close.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.rules._schema_checks import findings
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL521", "invalid-enum-value", Severity.ERROR,
+            "A value outside the allowed set (optim, save_strategy, distributed_type, ...)",
+            flavors=("huggingface", "lightning", "accelerate"))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    for f in findings(ctx):
+        if f.kind != "enum":
+            continue
+        fixes = []
+        if f.suggestion is not None and f.node.kind == "scalar":
+            value = f.suggestion
+            if isinstance(f.node.value, int) and not isinstance(f.node.value, bool) and str(value).isdigit():
+                value = int(value)
+            fixes = [fix(f"write {value}", replace_value(doc, f.node, value), safe=False)]
+        message = f.message
+        if "did you mean" not in message and not message.rstrip().endswith("."):
+            message += "."
+        yield RULE.at(doc, f.node, f"{message} The framework refuses the value at startup.", fixes)
