@@ -1,0 +1,396 @@
+"""Shared reads for the DeepSpeed rules (TL2xx-TL6xx DeepSpeed family): which DeepSpeed configs a
+lint sees (the file itself, linked files, inline `deepspeed: {...}` mappings), who reads them (raw
+DeepSpeed or an integration), and the values the integrations fill or compare.
+
+Not a rule: it has no RULE and is not registered.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any
+
+from trainlint.document import Document, Entry, Node
+from trainlint.edits import scalar_text
+from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto
+
+# Integrations that read a DeepSpeed config, and where their configs name it.
+LINK_KEYS = {
+    "huggingface": [("deepspeed",)],
+    "axolotl": [("deepspeed",)],
+    "accelerate": [("deepspeed_config", "deepspeed_config_file")],
+    "lightning": [("trainer", "strategy", "init_args", "config"), ("fit", "trainer", "strategy", "init_args", "config")],
+}
+HF_HOSTS = ("huggingface", "axolotl")  # HF Trainer's HfTrainerDeepSpeedConfig compares values
+FILLING_HOSTS = ("huggingface", "axolotl", "accelerate")  # fill "auto" values
+ALL_FLAVORS = ("deepspeed", "huggingface", "axolotl", "accelerate", "lightning")
+
+# What fills "auto" (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process /
+# trainer_config_finalize; accelerate utils/dataclasses.py DeepSpeedPlugin + accelerator.py _prepare_deepspeed).
+HF_FILLED = {
+    ("train_micro_batch_size_per_gpu",), ("gradient_accumulation_steps",), ("train_batch_size",),
+    ("gradient_clipping",),
+    ("optimizer", "params", "lr"), ("optimizer", "params", "betas"), ("optimizer", "params", "eps"),
+    ("optimizer", "params", "weight_decay"),
+    ("scheduler", "params", "warmup_min_lr"), ("scheduler", "params", "warmup_max_lr"),
+    ("scheduler", "params", "warmup_num_steps"), ("scheduler", "params", "total_num_steps"),
+    ("fp16", "enabled"), ("bf16", "enabled"), ("amp", "enabled"), ("amp", "opt_level"),
+    ("zero_optimization", "reduce_bucket_size"), ("zero_optimization", "stage3_prefetch_bucket_size"),
+    ("zero_optimization", "stage3_param_persistence_threshold"),
+}
+ACCELERATE_FILLED = {
+    ("train_micro_batch_size_per_gpu",), ("gradient_accumulation_steps",), ("train_batch_size",),
+    ("gradient_clipping",), ("zero_optimization", "stage"),
+    ("zero_optimization", "offload_optimizer", "device"), ("zero_optimization", "offload_param", "device"),
+    ("zero_optimization", "offload_optimizer", "nvme_path"), ("zero_optimization", "offload_param", "nvme_path"),
+    ("zero_optimization", "stage3_gather_16bit_weights_on_model_save"),
+    ("fp16", "enabled"), ("bf16", "enabled"),
+    ("zero_optimization", "reduce_bucket_size"), ("zero_optimization", "stage3_prefetch_bucket_size"),
+    ("zero_optimization", "stage3_param_persistence_threshold"),
+    ("optimizer", "params", "lr"), ("optimizer", "params", "weight_decay"),
+    ("scheduler", "params", "warmup_min_lr"), ("scheduler", "params", "warmup_max_lr"),
+    ("scheduler", "params", "warmup_num_steps"), ("scheduler", "params", "total_num_steps"),
+}
+# HF Trainer runs inside Accelerate: both fill lists apply to an HF or Axolotl run.
+FILLED_BY = {
+    "huggingface": HF_FILLED | ACCELERATE_FILLED,
+    "axolotl": HF_FILLED | ACCELERATE_FILLED,
+    "accelerate": ACCELERATE_FILLED,
+    "lightning": set(),  # Lightning fills absent keys, never "auto" (strategies/deepspeed.py)
+    None: HF_FILLED | ACCELERATE_FILLED,  # a DeepSpeed file on its own: whichever integration it is meant for
+}
+
+HOST_NAMES = {"huggingface": "HF Trainer", "axolotl": "Axolotl (HF Trainer)", "accelerate": "Accelerate",
+              "lightning": "Lightning's DeepSpeedStrategy", None: "DeepSpeed"}
+
+
+@dataclass
+class DSConfig:
+    """One DeepSpeed config seen by this lint."""
+
+    doc: Document  # the DeepSpeed file, or the host file seen from an inline mapping
+    host: str | None  # None: DeepSpeed reads it itself; else the integration flavor
+    host_doc: Document | None = None
+    link: Node | None = None  # the host's key naming it
+
+    @property
+    def root(self) -> Node | None:
+        root = self.doc.root
+        return root if root is not None and root.kind == "mapping" else None
+
+    def find(self, *path) -> Node | None:
+        return self.root.find(path) if self.root is not None else None
+
+    @property
+    def inline(self) -> bool:
+        return self.host_doc is not None and self.doc.path == self.host_doc.path
+
+    @property
+    def name(self) -> str:
+        """How messages name this config."""
+        if self.inline:
+            key = ".".join(str(k) for k in self.link.key_path) if self.link is not None else "deepspeed"
+            return f"the inline `{key}` config"
+        return self.doc.path
+
+    @property
+    def filled(self) -> set:
+        return FILLED_BY.get(self.host, set())
+
+
+def ds_configs(ctx) -> list[DSConfig]:
+    """The DeepSpeed configs this lint sees: the file itself when it is one, else those its host links."""
+    doc = ctx.document
+    if ctx.flavor == "deepspeed":
+        cfg = DSConfig(doc, None)
+        return [cfg] if cfg.root is not None else []
+    if ctx.flavor not in LINK_KEYS or doc.root is None:
+        return []
+    out: list[DSConfig] = []
+    link = None
+    for path in LINK_KEYS[ctx.flavor]:
+        node = doc.find(path)
+        if node is None:
+            continue
+        link = node
+        if node.kind == "mapping":
+            out.append(DSConfig(doc.subdocument(node), ctx.flavor, doc, node))
+    for linked in ctx.linked:
+        cfg = DSConfig(linked, ctx.flavor, doc, link)
+        if cfg.root is not None and linked.path != doc.path:
+            out.append(cfg)
+    return out
+
+
+def key_name(path) -> str:
+    return ".".join(str(k) for k in path)
+
+
+def stage(cfg: DSConfig) -> int | None:
+    """The ZeRO stage DeepSpeed will use: 0 when absent, None when unknown ("auto", unreadable)."""
+    node = cfg.find("zero_optimization")
+    if node is None:
+        return 0
+    if node.kind == "scalar":
+        flag = as_bool(node.value)
+        return 1 if flag else 0 if flag is False else None
+    if node.kind != "mapping":
+        return None
+    st = node.get("stage")
+    if st is None:
+        return 0
+    if is_auto(st):
+        return None
+    return as_int(st.value)
+
+
+def stage_node(cfg: DSConfig) -> Node | None:
+    return cfg.find("zero_optimization", "stage") or cfg.find("zero_optimization")
+
+
+def offload_device(cfg: DSConfig, section: str) -> tuple[str | None, Node | None]:
+    """(device, node) of zero_optimization.<section>.device; device lower-cased, None if absent/auto."""
+    sec = cfg.find("zero_optimization", section)
+    if sec is None or sec.kind != "mapping":
+        return None, sec
+    dev = sec.get("device")
+    if dev is None or is_auto(dev) or dev.kind != "scalar":
+        return None, sec
+    value = as_str(dev.value)
+    return (value.lower() if value else None), sec
+
+
+def scalar(node: Node | None) -> Any:
+    """A scalar's value, None for absent, "auto" and non-scalars."""
+    if node is None or node.kind != "scalar" or is_auto(node):
+        return None
+    return node.value
+
+
+def ds_int(node: Node | None) -> int | None:
+    value = scalar(node)
+    return as_int(value) if value is not None else None
+
+
+def entry_of(doc: Document, node: Node) -> tuple[Node, Entry] | None:
+    """(parent mapping, entry) holding `node`."""
+    if not node.key_path or doc.root is None:
+        return None
+    parent = doc.root.find(node.key_path[:-1]) if len(node.key_path) > 1 else doc.root
+    if parent is None or parent.kind != "mapping" or not isinstance(node.key_path[-1], str):
+        return None
+    entry = parent.entry(node.key_path[-1])
+    return (parent, entry) if entry is not None else None
+
+
+def did_you_mean(key: str, known) -> str | None:
+    lowered = {k.lower(): k for k in known}
+    found = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.75)
+    return lowered[found[0]] if found else None
+
+
+def auto_text(doc: Document) -> str:
+    return scalar_text(doc, "auto")
+
+
+def number_text(doc: Document, value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+        value = int(value)
+    return scalar_text(doc, value)
+
+
+# ---- the host side: TrainingArguments values HF compares with the DeepSpeed config -------------------------
+
+@dataclass
+class HostValue:
+    value: Any
+    node: Node | None  # None: a default
+    label: str  # how HF's mismatch line names it, e.g. "per_device_train_batch_size"
+    note: str = ""  # "(the TrainingArguments default)" etc.
+
+    def describe(self, host_doc: Document) -> str:
+        if self.node is None:
+            return f"{self.label} is {fmt(self.value)} ({self.note or 'the default'})"
+        key = ".".join(str(k) for k in self.node.key_path) or self.label
+        return f"{key} is {fmt(self.value)} in {host_doc.path}"
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
+    return str(value)
+
+
+def hf_dialect(doc: Document) -> str:
+    from trainlint.flavors.huggingface import dialect
+
+    return dialect(doc)
+
+
+def host_value(cfg: DSConfig, what: str) -> HostValue | None:
+    """The TrainingArguments value HF compares with a DeepSpeed key (explicit, or the default HF uses).
+
+    what: micro | gas | clip | lr | beta1 | beta2 | eps | wd | warmup | fp16 | bf16.
+    Axolotl hosts count only what the file sets (plus its documented batch defaults)."""
+    doc = cfg.host_doc
+    if doc is None or doc.root is None or doc.root.kind != "mapping":
+        return None
+    if cfg.host == "axolotl":
+        table = {
+            "micro": (("micro_batch_size",), 1, "per_device_train_batch_size", "Axolotl's micro_batch_size default"),
+            "gas": (("gradient_accumulation_steps",), 1, "gradient_accumulation_steps", "Axolotl's default"),
+            "clip": (("max_grad_norm",), None, "max_grad_norm", ""),
+            "lr": (("learning_rate",), None, "learning_rate", ""),
+            "beta1": (("adam_beta1",), None, "adam_beta1", ""),
+            "beta2": (("adam_beta2",), None, "adam_beta2", ""),
+            "eps": (("adam_epsilon",), None, "adam_epsilon", ""),
+            "wd": (("weight_decay",), None, "weight_decay", ""),
+            "warmup": (("warmup_steps",), None, "warmup_steps", ""),
+            "fp16": (("fp16",), None, "fp16", ""),
+            "bf16": (("bf16",), None, "bf16", ""),
+        }
+    else:
+        trl = hf_dialect(doc) == "trl"
+        table = {
+            "micro": (("per_device_train_batch_size",), 8, "per_device_train_batch_size", "the TrainingArguments default"),
+            "gas": (("gradient_accumulation_steps",), 1, "gradient_accumulation_steps", "the TrainingArguments default"),
+            "clip": (("max_grad_norm",), 1.0, "max_grad_norm", "the TrainingArguments default"),
+            "lr": (("learning_rate",), 5e-5, "learning_rate", "the TrainingArguments default"),
+            "beta1": (("adam_beta1",), 0.9, "adam_beta1", "the TrainingArguments default"),
+            "beta2": (("adam_beta2",), 0.999, "adam_beta2", "the TrainingArguments default"),
+            "eps": (("adam_epsilon",), 1e-8, "adam_epsilon", "the TrainingArguments default"),
+            "wd": (("weight_decay",), 0.0, "weight_decay", "the TrainingArguments default"),
+            "warmup": (("warmup_steps",), 0, "warmup_steps", "the TrainingArguments default"),
+            "fp16": (("fp16",), False, "fp16", "the TrainingArguments default"),
+            "bf16": (("bf16",), None if trl else False, "bf16", "the TrainingArguments default"),
+        }
+    path, dflt, label, note = table[what]
+    node = doc.find(path)
+    if what in ("fp16", "bf16"):
+        value = as_bool(node.value) if node is not None and node.kind == "scalar" else None
+        full = doc.find((f"{what}_full_eval",))
+        full_value = as_bool(full.value) if full is not None and full.kind == "scalar" else None
+        if value is None and node is not None:
+            return None  # Axolotl `bf16: auto`: decided by the GPU
+        if value is None:
+            if what == "bf16" and cfg.host == "huggingface" and hf_dialect(doc) == "trl":
+                fp16 = doc.find(("fp16",))
+                on = not (fp16 is not None and as_bool(fp16.value))
+                return HostValue(on or bool(full_value), None, "bf16", "TRL's default: bf16 unless fp16")
+            if dflt is None:
+                return None
+            value = dflt
+        if full_value:
+            return HostValue(True, full or node, label + " or " + f"{what}_full_eval")
+        return HostValue(value, node, label, note if node is None else "")
+    if node is None:
+        if dflt is None:
+            return None
+        if what == "warmup" and doc.find(("warmup_ratio",)) is not None:
+            return None  # depends on the number of training steps
+        return HostValue(dflt, None, label, note)
+    if node.kind != "scalar":
+        return None
+    value = as_float(node.value) if what in ("clip", "lr", "beta1", "beta2", "eps", "wd", "warmup") else as_int(node.value)
+    if value is None:
+        return None
+    if what == "warmup":
+        if 0 < value < 1:
+            return None  # transformers v5: a float below 1 is a ratio of the training steps
+        value = int(value)
+    return HostValue(value, node, label)
+
+
+def known_world(plan) -> int | None:
+    """The world size when something real says it (--num-gpus, a directive, the project settings, the
+    launcher config), not when it was guessed from the batch keys themselves."""
+    if plan is None:
+        return None
+    setting = plan.num_gpus
+    kind = setting.origin.kind
+    if kind == "default":
+        return None
+    if kind == "inferred" and "train_batch_size" in setting.origin.note:
+        return None
+    return setting.value if isinstance(setting.value, int) and setting.value > 0 else None
+
+
+# ---- DeepSpeed's batch arithmetic (runtime/config.py _set_batch_related_parameters / _batch_assertion) ------
+
+BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+BATCH_ASSERT = ("Check batch related parameters. train_batch_size is not equal to "
+                "micro_batch_per_gpu * gradient_acc_step * world_size")
+
+
+def resolve_batch(tb: int | None, micro: int | None, gas: int | None, world: int):
+    """DeepSpeed's fill-in with its integer divisions: (tb, micro, gas, ok) or None when neither
+    train_batch_size nor the micro-batch is given."""
+    if tb is not None and micro is not None and gas is not None:
+        pass
+    elif tb is not None and micro is not None:
+        gas = tb // micro // world if micro > 0 else 0
+    elif tb is not None and gas is not None:
+        micro = tb // world // gas if gas > 0 else 0
+    elif micro is not None and gas is not None:
+        tb = micro * gas * world
+    elif tb is not None:
+        gas, micro = 1, tb // world
+    elif micro is not None:
+        tb, gas = micro * world, 1
+    else:
+        return None
+    ok = tb > 0 and micro > 0 and gas > 0 and tb == micro * gas * world
+    return tb, micro, gas, ok
+
+
+def valid_worlds(tb: int | None, micro: int | None, gas: int | None, limit: int = 4096) -> list[int]:
+    out = []
+    for world in range(1, limit + 1):
+        resolved = resolve_batch(tb, micro, gas, world)
+        if resolved is not None and resolved[3]:
+            out.append(world)
+    return out
+
+
+def list_worlds(worlds: list[int]) -> str:
+    """"1, 2, 4 or 8 GPUs" / "1 GPU" / "1, 2, 4, 8, 16, 32, 64, 128, ... GPUs"."""
+    shown = [str(w) for w in worlds[:8]]
+    if len(worlds) > 8:
+        return ", ".join(shown) + ", ... GPUs"
+    if len(shown) == 1:
+        return f"{shown[0]} GPU" + ("" if shown[0] == "1" else "s")
+    return ", ".join(shown[:-1]) + " or " + shown[-1] + " GPUs"
+
+
+def replace_text(doc: Document, node: Node, value: Any):
+    """An edit writing `value` over `node` in the document's syntax ("auto", numbers, booleans)."""
+    from trainlint.edits import replace_value
+
+    return replace_value(doc, node, text=number_text(doc, value) if isinstance(value, (int, float)) and not
+                         isinstance(value, bool) else scalar_text(doc, value))
+
+
+def looks_integrated(cfg: DSConfig) -> bool:
+    """A DeepSpeed file written for an integration: linked from one, or holding "auto" values."""
+    if cfg.host is not None:
+        return True
+    root = cfg.root
+    return root is not None and any(is_auto(n) for n in root.walk())
+
+
+# Sections DeepSpeed reads through pydantic models (DeepSpeedConfigModel drops "auto" values there).
+PYDANTIC_SECTIONS = {"zero_optimization", "fp16", "bf16", "bfloat16", "compile", "tensor_parallel", "hybrid_engine",
+                     "tensorboard", "wandb", "csv_monitor", "comet", "comms_logger", "torch_autocast"}
+
+
+def in_pydantic_section(path: tuple) -> bool:
+    return bool(path) and path[0] in PYDANTIC_SECTIONS and len(path) > 1
+
+
+def normalized(path: tuple) -> tuple:
+    return ("bf16",) + tuple(path[1:]) if path and path[0] == "bfloat16" else tuple(path)

@@ -1,0 +1,65 @@
+"""TL202 deepspeed-missing-gradient-accumulation: `"auto"` batch keys without `gradient_accumulation_steps`.
+
+**What**: a DeepSpeed config meant for HF Trainer or Accelerate (its `train_batch_size` or
+`train_micro_batch_size_per_gpu` is `"auto"`) that has no `gradient_accumulation_steps` key.
+An error when the HF config that uses it accumulates (`gradient_accumulation_steps` > 1), a warning
+otherwise.
+
+**Why**: HF Trainer fills only keys that are present, so it fills `train_batch_size` with
+`world × per_device_train_batch_size × gradient_accumulation_steps`; then Accelerate's
+`DeepSpeedPlugin` inserts the missing key as 1 (`if "gradient_accumulation_steps" not in config:
+config["gradient_accumulation_steps"] = 1`, accelerate `utils/dataclasses.py`), and DeepSpeed stops:
+"Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu *
+gradient_acc_step * world_size 256 != 8 * 1 * 8" (sahil280114/codealpaca#14, already inside
+`from_pretrained` under ZeRO-3). Lightning sets the accumulation itself and is not flagged.
+
+**Example**: `{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", ...}` with
+`--gradient_accumulation_steps 4`.
+
+**Fix** (safe): add `"gradient_accumulation_steps": "auto"`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, insert_entry
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL202", "deepspeed-missing-gradient-accumulation", Severity.WARNING,
+            '"auto" DeepSpeed batch keys without gradient_accumulation_steps (Accelerate inserts 1)',
+            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"))
+
+
+def check(ctx: LintContext):
+    for cfg in ds.ds_configs(ctx):
+        root = cfg.root
+        if root is None or root.get("gradient_accumulation_steps") is not None:
+            continue
+        autos = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu") if ds.is_auto(root.get(k))]
+        if not autos:
+            continue
+        anchor = root.entry(autos[-1] if "train_micro_batch_size_per_gpu" not in autos else "train_micro_batch_size_per_gpu")
+        target = root.get(autos[0])
+        fixes = [fix('add "gradient_accumulation_steps": "auto"',
+                     insert_entry(cfg.doc, root, "gradient_accumulation_steps", ds.auto_text(cfg.doc), after=anchor))]
+        gas = ds.host_value(cfg, "gas") if cfg.host in ds.HF_HOSTS else None
+        if gas is not None and gas.value > 1:
+            where = gas.describe(cfg.host_doc)
+            yield RULE.at(cfg.doc, target,
+                          f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but "
+                          f"gradient_accumulation_steps is missing while {where}: HF fills train_batch_size with "
+                          f"accumulation {gas.value}, Accelerate then inserts gradient_accumulation_steps = 1, and DeepSpeed "
+                          f"stops with \"{ds.BATCH_ASSERT}\". Add \"gradient_accumulation_steps\": \"auto\".",
+                          fixes, severity=Severity.ERROR)
+            continue
+        if "train_batch_size" in autos:
+            what = (f"any run with --gradient_accumulation_steps > 1 stops with \"{ds.BATCH_ASSERT}\" (codealpaca#14)")
+        else:
+            what = ("with --gradient_accumulation_steps > 1 DeepSpeed's 1 wins (\"Gradient accumulation steps mismatch: "
+                    "GradientAccumulationPlugin has 4, DeepSpeed config has 1. Using DeepSpeed's value.\") and the "
+                    "run silently trains without accumulation")
+        yield RULE.at(cfg.doc, target,
+                      f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but gradient_accumulation_steps "
+                      f"is missing: HF Trainer fills only keys that are present and Accelerate inserts 1, so {what}. "
+                      "Add \"gradient_accumulation_steps\": \"auto\".", fixes)

@@ -1,0 +1,41 @@
+"""TL403 deepspeed-partial-offload-needs-stage3: `offload_optimizer.ratio` below 1 outside ZeRO stage 3.
+
+**What**: `zero_optimization.offload_optimizer.ratio` < 1.0 while `stage` is not 3.
+
+**Why**: the pydantic validator of `DeepSpeedZeroConfig` (`runtime/zero/config.py`) rejects it:
+"Partial offloading only supported for ZeRO Stage 3."
+
+**Example**: `"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}`.
+
+**Fix** (unsafe): remove `ratio` (offload everything), or use stage 3.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import delete_entry, fix
+from trainlint.flavors.base import as_float
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL403", "deepspeed-partial-offload-needs-stage3", Severity.ERROR,
+            "offload_optimizer.ratio < 1 needs ZeRO stage 3", flavors=ds.ALL_FLAVORS)
+
+
+def check(ctx: LintContext):
+    for cfg in ds.ds_configs(ctx):
+        stage = ds.stage(cfg)
+        section = cfg.find("zero_optimization", "offload_optimizer")
+        if stage is None or stage == 3 or section is None or section.kind != "mapping":
+            continue
+        node = section.get("ratio")
+        value = ds.scalar(node)
+        ratio = as_float(value) if value is not None else None
+        if ratio is None or ratio >= 1.0:
+            continue
+        yield RULE.at(cfg.doc, node,
+                      f"offload_optimizer.ratio {ratio:g} asks for partial optimizer offload at ZeRO stage {stage}; "
+                      "DeepSpeed refuses the config: \"Partial offloading only supported for ZeRO Stage 3.\" "
+                      "Remove ratio or use \"stage\": 3.",
+                      [fix("remove ratio (offload all optimizer states)",
+                           delete_entry(cfg.doc, section, section.entry("ratio")), safe=False)])

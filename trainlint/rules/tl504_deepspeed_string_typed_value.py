@@ -1,0 +1,89 @@
+"""TL504 deepspeed-string-typed-value: a number or boolean written as a string in a DeepSpeed config.
+
+**What**: `"8"`, `"1e-4"`, `"true"`, `"false"` (quoted) where DeepSpeed expects a number or a
+boolean, including the optimizer and scheduler `params`.
+
+**Why**: the integrations compare DeepSpeed values with their own strictly: HF Trainer's
+`fill_match` records a mismatch when `ds_val != hf_val`, and `"false" != False`, so the run stops with
+"Please correct the following DeepSpeed config values that mismatch TrainingArguments values:
+- ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8" (LLaMA-Factory#1116;
+string booleans in LLaMA-Factory#3493's `ds_config3.json`); Accelerate's `is_true`/`is_false` take
+`bool("false")` as true. Keys DeepSpeed reads without pydantic (`train_batch_size`, `gradient_clipping`,
+optimizer params) get the string itself and fail in arithmetic. Only pydantic sections of a raw
+DeepSpeed run coerce the text, hence a warning there.
+
+**Example**: `"bf16": {"enabled": "true"}`.
+
+**Fix** (safe): write the JSON number or boolean.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value, scalar_text
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+from trainlint.schemas import describe
+
+RULE = Rule("TL504", "deepspeed-string-typed-value", Severity.ERROR,
+            "A DeepSpeed number or boolean written as a string", flavors=ds.ALL_FLAVORS)
+
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+PARAMS = (("optimizer", "params"), ("scheduler", "params"))
+
+
+def check(ctx: LintContext):
+    for cfg in ds.ds_configs(ctx):
+        root = cfg.root
+        if root is None:
+            continue
+        integrated = ds.looks_integrated(cfg)
+        for node in root.walk():
+            if node.kind != "scalar" or not isinstance(node.value, str) or not node.key_path:
+                continue
+            if cfg.doc.kind != "json" and node.style not in ('"', "'"):
+                continue  # a plain YAML scalar that reads as text is TL003's
+            text = node.value.strip()
+            path = tuple(node.key_path)
+            is_bool = text.lower() in ("true", "false")
+            is_number = bool(NUMBER.fullmatch(text))
+            if not (is_bool or is_number) or not _expects(path, is_bool):
+                continue
+            if is_bool:
+                value = text.lower() == "true"
+                new = scalar_text(cfg.doc, value)
+            else:
+                number = float(text)
+                value = int(number) if number.is_integer() and re.fullmatch(r"[-+]?\d+", text) else number
+                new = text.lstrip("+") if cfg.doc.kind == "json" and _json_number(text) else ds.number_text(cfg.doc, value)
+            key = ds.key_name(path)
+            severity = None
+            if ds.in_pydantic_section(path) and not integrated:
+                severity = Severity.WARNING
+                why = ("raw DeepSpeed's pydantic model converts it, but HF Trainer and Accelerate compare and test it as "
+                       "a string")
+            elif cfg.host in ds.HF_HOSTS or integrated:
+                why = (f"HF Trainer compares it strictly (\"{text}\" != {value!r}) and stops with \"Please correct the "
+                       f"following DeepSpeed config values that mismatch TrainingArguments values\""
+                       + ("; Accelerate's is_true/is_false reads the string \"false\" as true" if text.lower() == "false" else ""))
+            else:
+                why = "DeepSpeed reads this key without conversion, so the string reaches the code that uses it"
+            yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
+                                         f"{why}. Write {new}.",
+                          [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity)
+
+
+def _json_number(text: str) -> bool:
+    return bool(re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?", text.lstrip("+")))
+
+
+def _expects(path: tuple, is_bool: bool) -> bool:
+    if any(path[:2] == p and len(path) >= 3 for p in PARAMS):
+        return not is_bool or path[-1] in ("amsgrad", "bias_correction", "adam_w_mode", "nesterov")
+    info = describe("deepspeed", path)
+    if info is None:
+        return False
+    wanted = {"boolean"} if is_bool else {"integer", "number"}
+    return bool(wanted & set(info.types))

@@ -1,0 +1,134 @@
+"""TL600 hf-deepspeed-mismatch: a DeepSpeed value that HF Trainer finds different from TrainingArguments.
+
+**What**: in a DeepSpeed config used by HF Trainer (`deepspeed:` in a TrainingArguments, TRL,
+LLaMA-Factory or Axolotl config, a path or an inline mapping), a hard-coded value that differs from
+the training argument HF compares it with, counting the arguments' defaults:
+`train_micro_batch_size_per_gpu` ↔ `per_device_train_batch_size` (default 8),
+`gradient_accumulation_steps` ↔ `gradient_accumulation_steps` (1),
+`train_batch_size` ↔ world size × micro × accumulation (when the world size is known),
+`gradient_clipping` ↔ `max_grad_norm` (1.0), `optimizer.params.lr` and
+`scheduler.params.warmup_max_lr` ↔ `learning_rate` (5e-5), `betas` ↔ `[adam_beta1, adam_beta2]`,
+`eps` ↔ `adam_epsilon`, `weight_decay` ↔ `weight_decay` (0.0), `scheduler.params.warmup_num_steps` ↔
+`warmup_steps` (0), `fp16.enabled` / `bf16.enabled` ↔ `fp16` / `bf16` (TRL: bf16 unless fp16).
+
+**Why**: `transformers/integrations/deepspeed.py::HfTrainerDeepSpeedConfig.fill_match` records every
+`ds_val != hf_val` and stops the run: "Please correct the following DeepSpeed config values that
+mismatch TrainingArguments values:\\n- ds train_batch_size=32 vs hf train_batch_size (calculated)=4\\n
+The easiest method is to set these DeepSpeed config values to 'auto'." (trlx#376, hendrycks/apps#9).
+
+**Example**: `"train_micro_batch_size_per_gpu": 4` with `per_device_train_batch_size` unset (8).
+
+**Fix** (safe): set the DeepSpeed value to `"auto"` so HF fills it from the training arguments.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix
+from trainlint.flavors.base import as_bool, as_float
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL600", "hf-deepspeed-mismatch", Severity.ERROR,
+            "A DeepSpeed value that differs from the HF TrainingArguments value it must match",
+            flavors=("huggingface", "axolotl"))
+
+COMPARED = [
+    (("train_micro_batch_size_per_gpu",), "micro"),
+    (("gradient_accumulation_steps",), "gas"),
+    (("gradient_clipping",), "clip"),
+    (("optimizer", "params", "lr"), "lr"),
+    (("optimizer", "params", "betas"), "betas"),
+    (("optimizer", "params", "eps"), "eps"),
+    (("optimizer", "params", "weight_decay"), "wd"),
+    (("scheduler", "params", "warmup_max_lr"), "lr"),
+    (("scheduler", "params", "warmup_num_steps"), "warmup"),
+    (("fp16", "enabled"), "fp16"),
+    (("bf16", "enabled"), "bf16"),
+]
+
+
+def check(ctx: LintContext):
+    for cfg in ds.ds_configs(ctx):
+        if cfg.host not in ds.HF_HOSTS or cfg.root is None:
+            continue
+        auto_find = cfg.host_doc.find(("auto_find_batch_size",))
+        skip_micro = auto_find is not None and as_bool(auto_find.value)
+        for path, what in COMPARED:
+            if what == "micro" and skip_micro:
+                continue
+            node = cfg.find(*path)
+            if node is None or ds.is_auto(node):
+                continue
+            ds_value = _read(node, what)
+            if ds_value is None:
+                continue
+            if what == "betas":
+                b1, b2 = ds.host_value(cfg, "beta1"), ds.host_value(cfg, "beta2")
+                if b1 is None or b2 is None:
+                    continue
+                hf = ds.HostValue([b1.value, b2.value], b1.node or b2.node, "[adam_beta1, adam_beta2]",
+                                  "the TrainingArguments defaults")
+            else:
+                hf = ds.host_value(cfg, what)
+                if hf is None:
+                    continue
+            if _equal(ds_value, hf.value):
+                continue
+            yield _finding(cfg, node, path, ds_value, hf, hf.label)
+        yield from _train_batch(cfg, ctx)
+
+
+def _read(node, what):
+    if what == "betas":
+        if node.kind != "sequence" or len(node.items) != 2:
+            return None
+        values = [as_float(i.value) if i.kind == "scalar" else None for i in node.items]
+        return None if None in values else values
+    if node.kind != "scalar":
+        return None
+    if what in ("fp16", "bf16"):
+        return as_bool(node.value)
+    return as_float(node.value)
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+            all(float(x) == float(y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return bool(a) == bool(b)
+    return float(a) == float(b)
+
+
+def _finding(cfg, node, path, ds_value, hf: ds.HostValue, hf_label: str):
+    key = ds.key_name(path)
+    line = f"- ds {key}={ds.fmt(ds_value)} vs hf {hf_label}={ds.fmt(hf.value)}"
+    return RULE.at(cfg.doc, node,
+                   f"`{key}` is {ds.fmt(ds_value)} but {hf.describe(cfg.host_doc)}: HF Trainer stops with \"Please correct "
+                   f"the following DeepSpeed config values that mismatch TrainingArguments values: {line}\". "
+                   "Set it to \"auto\" so HF fills it.",
+                   [fix(f'set {key} to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
+
+
+def _train_batch(cfg, ctx):
+    node = cfg.find("train_batch_size")
+    tb = ds.ds_int(node)
+    world = ds.known_world(ctx.plan)
+    if tb is None or world is None:
+        return
+    micro, gas = ds.host_value(cfg, "micro"), ds.host_value(cfg, "gas")
+    if micro is None or gas is None:
+        return
+    expected = world * micro.value * gas.value
+    if tb == expected:
+        return
+    hf = ds.HostValue(expected, None, "train_batch_size (calculated)",
+                      f"world size {world} × per_device_train_batch_size {micro.value} × gradient_accumulation_steps "
+                      f"{gas.value}")
+    yield RULE.at(cfg.doc, node,
+                  f"`train_batch_size` is {tb} but HF computes world size {world} × per_device_train_batch_size "
+                  f"{micro.value} × gradient_accumulation_steps {gas.value} = {expected}: HF Trainer stops with \"Please "
+                  f"correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds "
+                  f"train_batch_size={tb} vs hf train_batch_size (calculated)={expected}\". Set it to \"auto\".",
+                  [fix('set train_batch_size to "auto"', ds.replace_text(cfg.doc, node, "auto"))])

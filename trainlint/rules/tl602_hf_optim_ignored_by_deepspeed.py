@@ -1,0 +1,40 @@
+"""TL602 hf-optim-ignored-by-deepspeed: HF's `optim` next to a DeepSpeed `optimizer` section.
+
+**What**: `optim` (Axolotl `optimizer`) set in the training config while the linked DeepSpeed config
+defines an `optimizer`.
+
+**Why**: HF Trainer then builds the DeepSpeed optimizer and passes a `DummyOptim`
+(`transformers/integrations/deepspeed.py::deepspeed_optim_sched`); the `optim` choice is not used.
+Only its learning rate and Adam arguments matter, through the `"auto"` fill (TL600).
+
+**Example**: `optim: adamw_bnb_8bit` + `"optimizer": {"type": "AdamW", ...}`.
+
+**Fix**: none; remove one of the two.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.flavors.base import as_str
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.tl601_hf_optimizer_replaced_by_offload import optim_node
+
+RULE = Rule("TL602", "hf-optim-ignored-by-deepspeed", Severity.INFO,
+            "HF optim is ignored when the DeepSpeed config defines an optimizer", flavors=("huggingface", "axolotl"))
+
+
+def check(ctx: LintContext):
+    node = optim_node(ctx)
+    if node is None:
+        return
+    for cfg in ds.ds_configs(ctx):
+        section = cfg.find("optimizer")
+        if section is None or section.kind != "mapping":
+            continue
+        type_node = section.get("type")
+        kind = as_str(type_node.value) if type_node is not None and type_node.kind == "scalar" else None
+        yield RULE.at(ctx.document, node,
+                      f"{node.key_path[-1]}: {node.value} is not used: {cfg.name} defines its own optimizer"
+                      f"{f' ({kind})' if kind else ''}, which HF Trainer builds instead. Remove one of the two.")
+        return

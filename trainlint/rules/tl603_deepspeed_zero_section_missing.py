@@ -1,0 +1,50 @@
+"""TL603 deepspeed-zero-section-missing: a DeepSpeed config without `zero_optimization` used through HF or Accelerate.
+
+**What**: a DeepSpeed config linked from HF Trainer, Axolotl or Accelerate (or written for them:
+it holds `"auto"` values) that has no `zero_optimization` section.
+
+**Why**: Accelerate's `DeepSpeedPlugin` (`utils/dataclasses.py`), which HF Trainer runs too, stops:
+"Please specify the ZeRO optimization config in the DeepSpeed config." Raw DeepSpeed and
+Lightning accept such a file (ZeRO off), e.g. DeepSpeedExamples' pipeline-parallel config.
+
+**Example**: `{"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}}`.
+
+**Fix** (unsafe): add `"zero_optimization": {"stage": 0}` (ZeRO off, as the file meant).
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, insert_entry
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL603", "deepspeed-zero-section-missing", Severity.ERROR,
+            "A DeepSpeed config without zero_optimization cannot be used through HF Trainer or Accelerate",
+            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"))
+
+
+def check(ctx: LintContext):
+    for cfg in ds.ds_configs(ctx):
+        root = cfg.root
+        if root is None or root.get("zero_optimization") is not None or cfg.host == "lightning":
+            continue
+        if cfg.host is None and not ds.looks_integrated(cfg):
+            continue
+        value = '{"stage": 0}' if cfg.doc.kind == "json" else "{stage: 0}"
+        fixes = [fix("add zero_optimization with stage 0", insert_entry(cfg.doc, root, "zero_optimization", value),
+                     safe=False)]
+        if cfg.host is None:
+            first = root.entries[0].key_span if root.entries else None
+            yield RULE.at(cfg.doc, first,
+                          "this config holds \"auto\" values, so it is meant for HF Trainer or Accelerate, but it has no "
+                          "zero_optimization section: Accelerate stops with \"Please specify the ZeRO optimization config "
+                          "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
+                          fixes, severity=Severity.WARNING)
+        else:
+            target_doc = ctx.document if cfg.link is not None else cfg.doc
+            yield RULE.at(target_doc, cfg.link,
+                          f"{cfg.name} has no zero_optimization section: {ds.HOST_NAMES[cfg.host]} goes through "
+                          "Accelerate's DeepSpeedPlugin, which stops with \"Please specify the ZeRO optimization config "
+                          "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
+                          fixes)
