@@ -591,15 +591,20 @@ def _mixtral(c: _Cfg, name: str, source: str) -> Architecture:
 def _qwen_moe(c: _Cfg, name: str, source: str) -> Architecture:
     """qwen2_moe (qkv bias, a shared expert with a sigmoid gate) and qwen3_moe (q/k norms, no shared expert)."""
     is_q3 = c.model_type == "qwen3_moe"
+    is_olmoe = c.model_type == "olmoe"
     h, heads, kv, hd = _attn_shape(c, 128 if is_q3 else None)
     layers = c.int("num_hidden_layers")
     experts = c.int("num_experts")
-    fe = c.int("moe_intermediate_size")
-    dense_f = c.int("intermediate_size")
+    fe = c.int("moe_intermediate_size") if not is_olmoe else c.int("intermediate_size")
+    dense_f = c.int("intermediate_size") if not is_olmoe else fe
     step = c.int("decoder_sparse_step", default=1)
     mlp_only = set(c.get("mlp_only_layers", []) or [])
     sparse = [i not in mlp_only and experts > 0 and (i + 1) % step == 0 for i in range(layers)]
-    if is_q3:
+    if is_olmoe:
+        # OLMoE: q/k RMSNorm over the whole projections, no biases, no shared expert.
+        attn = _qkvo(h, heads, kv, hd, c.bool("attention_bias", False), c.bool("attention_bias", False))
+        norms = 2 * h + heads * hd + kv * hd
+    elif is_q3:
         attn = _qkvo(h, heads, kv, hd, c.bool("attention_bias", False), c.bool("attention_bias", False))
         norms = 2 * h + 2 * hd
     else:
@@ -863,6 +868,7 @@ _BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
     "qwen3_moe": _qwen_moe,
+    "olmoe": _qwen_moe,
     "phi3": _phi3,
     "phi": _phi,
     "gpt_oss": _gpt_oss,

@@ -66,6 +66,26 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
 
+    estimate = sub.add_parser("estimate", help="show the per-GPU memory breakdown of a config, or of flags alone")
+    estimate.add_argument("path", nargs="?", metavar="PATH", help="a config file (optional: flags alone work too)")
+    _add_run_overrides(estimate)
+    what_if = estimate.add_argument_group("what if (override the config)")
+    what_if.add_argument("--precision", choices=sorted(PRECISION_FLAGS), help="weights / compute / master copy")
+    what_if.add_argument("--optimizer", help="optimizer name: adamw, adamw_torch_fused, adamw_bnb_8bit, adafactor, sgd, ...")
+    what_if.add_argument("--zero", type=int, choices=[0, 1, 2, 3], help="DeepSpeed ZeRO stage")
+    what_if.add_argument("--fsdp", choices=["full_shard", "shard_grad_op", "hybrid_shard", "no_shard"])
+    what_if.add_argument("--offload-optimizer", choices=["cpu", "nvme", "none"])
+    what_if.add_argument("--offload-params", choices=["cpu", "nvme", "none"])
+    what_if.add_argument("--grad-ckpt", choices=["none", "full", "selective"], help="activation checkpointing")
+    what_if.add_argument("--attn", choices=["eager", "sdpa", "flash_attention_2"], help="attention implementation")
+    what_if.add_argument("--lora-r", type=_positive, help="LoRA rank (trains adapters only)")
+    what_if.add_argument("--lora-targets", default=None, help="LoRA target modules, comma-separated (default all-linear)")
+    what_if.add_argument("--qlora", action="store_true", help="4-bit NF4 base under the LoRA adapters")
+    what_if.add_argument("--fused-loss", action="store_true", help="fused / chunked cross-entropy (Liger)")
+    what_if.add_argument("--task", choices=["sft", "pretrain", "dpo", "orpo", "kto", "grpo"], help="training objective")
+    estimate.add_argument("--output-format", choices=["text", "json"], default="text")
+    estimate.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
+
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="explain one rule")
     rule.add_argument("code")
@@ -85,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     try:
-        handler = {"check": cmd_check, "rules": cmd_rules, "rule": cmd_rule, "gpus": cmd_gpus,
+        handler = {"check": cmd_check, "estimate": cmd_estimate, "rules": cmd_rules, "rule": cmd_rule, "gpus": cmd_gpus,
                    "models": cmd_models, "server": cmd_server}[args.command]
         return handler(args)
     except UsageError as exc:
@@ -114,11 +134,48 @@ def expand_paths(paths: list[str]) -> list[str]:
     return out
 
 
+PRECISION_FLAGS = {
+    "fp32": "FP32", "bf16-mixed": "AMP_BF16", "fp16-mixed": "AMP_FP16", "bf16": "PURE_BF16", "fp16": "PURE_FP16",
+    "bf16-master": "MASTER_BF16", "fp16-master": "MASTER_FP16",
+}
+
+
+def _what_if_values(args) -> dict:
+    from trainlint import plan as plan_module
+    from trainlint.plan import Peft
+
+    values: dict = {}
+    if getattr(args, "precision", None):
+        values["precision"] = getattr(plan_module, PRECISION_FLAGS[args.precision])
+    if getattr(args, "optimizer", None):
+        values["optimizer"] = args.optimizer
+    if getattr(args, "zero", None) is not None:
+        values["zero_stage"] = args.zero
+    if getattr(args, "fsdp", None):
+        values["fsdp"] = None if args.fsdp == "no_shard" else args.fsdp
+    for flag, field in (("offload_optimizer", "offload_optimizer"), ("offload_params", "offload_params")):
+        value = getattr(args, flag, None)
+        if value:
+            values[field] = None if value == "none" else value
+    if getattr(args, "grad_ckpt", None):
+        values["grad_ckpt"] = args.grad_ckpt
+    if getattr(args, "attn", None):
+        values["attn_impl"] = args.attn
+    if getattr(args, "lora_r", None) or getattr(args, "qlora", False):
+        targets = [t for t in (args.lora_targets or "").split(",") if t] or "all-linear"
+        values["peft"] = Peft("lora", args.lora_r or 16, targets, 4 if args.qlora else None)
+    if getattr(args, "fused_loss", False):
+        values["fused_loss"] = True
+    if getattr(args, "task", None):
+        values["task"] = args.task
+    return values
+
+
 def _cli_overrides(args) -> "Overrides":
     from trainlint.plan import Origin
     from trainlint.settings import Overrides
 
-    values = {}
+    values = _what_if_values(args)
     for flag, field in (("gpu", "gpu"), ("num_gpus", "num_gpus"), ("model", "model"), ("seq_len", "seq_len"),
                         ("micro_batch", "micro_batch"), ("grad_accum", "grad_accum")):
         value = getattr(args, flag, None)
@@ -173,6 +230,44 @@ def cmd_check(args) -> int:
     threshold = Severity(fail_level).rank
     failing = any(d.severity.rank >= threshold for r in results for d in r.diagnostics)
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def cmd_estimate(args) -> int:
+    import json
+
+    from trainlint import engine
+    from trainlint.estimate import attach
+    from trainlint.memory.render import render_table
+    from trainlint.plan import TrainingPlan
+    from trainlint.rules.base import LintContext
+    from trainlint.settings import Settings
+
+    if args.gpu is not None:
+        _check_gpu_name(args.gpu)
+    overrides = _cli_overrides(args)
+    if args.path:
+        if not Path(args.path).exists():
+            raise UsageError(f"{args.path}: no such file")
+        result = engine.check_path(args.path, Settings(cli=overrides, use_project_config=not args.isolated))
+        if result.plan is None:
+            reason = result.document.syntax_error.message if result.document.syntax_error else \
+                "trainlint does not recognise this file as a training config"
+            raise UsageError(f"{args.path}: {reason}")
+        plan = result.plan
+    else:
+        if not args.model:
+            raise UsageError("give a config file, or at least --model (and --gpu, --micro-batch, --seq-len, ...)")
+        plan = overrides.apply(TrainingPlan(flavor="flags", path=str(Path.cwd() / "flags")))
+    ctx = LintContext(document=None, flavor=plan.flavor, plan=plan)
+    attach(ctx)
+    if ctx.estimate is None:
+        raise UsageError(ctx.unestimable.reason if ctx.unestimable else "no estimate could be made")
+    if args.output_format == "json":
+        print(json.dumps(ctx.estimate.to_json(), indent=2))
+    else:
+        sys.stdout.write(render_table(ctx.estimate, plan, ctx.architecture))
+    fits = ctx.estimate.fits
+    return EXIT_FINDINGS if fits is False else EXIT_OK
 
 
 def _project_output_format(paths: list[str]) -> str | None:

@@ -387,27 +387,28 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     if fam.norm in ("rms", "t5"):
         # fp32 normalized output; from a 16-bit residual also the fp32 upcast and the 16-bit result.
         total += norms * (T * h * 4 if r == 4 else T * h * (4 + 2))
-    # Linear inputs, per input group. Under autocast each linear casts its own copy of the input.
+    # Linear inputs, per input group. Under autocast each linear casts its own copy of its (fp32)
+    # input. The attention output projection reads the attention output itself (counted below).
     groups: dict[str, list] = {}
     for lin in stack.linears:
         groups.setdefault(lin.input_group, []).append(lin)
     experts = stack.num_experts
     k = stack.experts_per_token or 0
     for group, linears in groups.items():
+        if group == "attn_out":
+            continue
         routed = [lin for lin in linears if lin.per_expert]
         dense = [lin for lin in linears if not lin.per_expert]
+        reads_16bit = group.endswith("_out")  # the MLP product / expert output is already 16-bit
         if dense:
-            width = dense[0].in_features
-            sharded = group in ("attn_out", "mlp_out", "shared_out") or group.endswith("_out")
-            width = width / t if sharded else width
-            # The *_out groups read a 16-bit tensor already: the cast is a no-op, one copy.
-            copies = len(dense) if amp and not group.endswith("_out") else 1
+            width = dense[0].in_features / (t if reads_16bit else 1)
+            copies = len(dense) if amp and not reads_16bit else 1
             total += copies * T * width * c
         if routed and experts:
             width = routed[0].in_features
-            copies = len(routed) if amp and not routed[0].input_group.endswith("_out") else 1
+            copies = len(routed) if amp and not reads_16bit else 1
             total += copies * T * k * width * c
-    # Attention core.
+    # Attention core. Rotary embeddings save only cos/sin; the rotated q and k are what attention saves.
     heads = (stack.attention_heads or arch.num_attention_heads) / t
     kv = (stack.kv_heads or arch.num_key_value_heads) / t
     d = stack.head_dim or arch.head_dim
@@ -415,51 +416,57 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     s = max(1, run.seq_len // max(1, run.cp))
     q_bytes = T * heads * d * c
     kv_bytes = T * kv * d * c
-    if fam.qk_norm:
-        # q/k RMSNorm: fp32 normalized copies (plus the upcast from 16-bit).
-        total += (q_bytes + 2 * kv_bytes / 2) * (4 / c) * (1 if r == 4 else 1.5)
-    if fam.rope:
-        total += q_bytes + kv_bytes  # rotated q and k are new tensors
-    repeat = kv < heads
-    keys = q_bytes / heads * kv if not repeat else q_bytes  # k and v as attention sees them
+    if fam.qk_norm == "head":
+        # q/k RMSNorm per head: the fp32 normalized q and k (plus the fp32 upcast from 16-bit).
+        total += (T * heads * d + T * kv * d) * (4 if r == 4 else 6)
+    elif fam.qk_norm == "full":
+        total += (T * heads * d + T * kv * d) * (4 if r == 4 else 6)
     if run.attn == "eager":
         probs = b * heads * s * s
-        # q·kᵀ saves q and k; softmax (computed in fp32) saves its output; the 16-bit cast of it
-        # is saved by probs·v, which also saves v.
-        total += q_bytes + 2 * keys
+        # Eager attention repeats k and v to every head; q·kᵀ saves q and k; softmax (computed in
+        # fp32) saves its output; its 16-bit cast is saved by probs·v, which also saves v.
+        total += q_bytes + 2 * q_bytes
         total += probs * 4 + (probs * c if c != 4 else 0)
         if fam.dropout_attn > 0:
             total += probs * (1 + c)
+        total += q_bytes  # the output, transposed to a contiguous copy for the output projection
     else:
-        # Flash / memory-efficient SDPA saves q, k, v, the output and a per-row logsumexp.
-        total += q_bytes + 2 * keys + q_bytes + b * heads * s * 4
+        # Flash / memory-efficient SDPA (GQA without repeating k, v) saves q, k, v, the output and a
+        # per-row logsumexp; the output projection reads the output itself.
+        total += q_bytes + 2 * kv_bytes + q_bytes + b * heads * s * 4
     # MLP internals: gated = gate out, act out, up out (the product is the down-projection input);
     # plain = the activation's saved tensors.
     f = arch.intermediate_size / t
     dense_mlp = any(lin.input_group == "mlp_in" and not lin.per_expert for lin in stack.linears)
     if dense_mlp:
-        total += _mlp_internal(arch, fam, T, f, c)
+        total += _mlp_internal(arch, fam, T, f, c, amp)
     if experts and k:
         fe = next((lin.out_features for lin in stack.linears if lin.per_expert and lin.input_group != "mlp_out"),
                   arch.intermediate_size)
         if arch.gated_mlp:
             fe = fe // 2 if any(lin.name == "gate_up_proj" for lin in stack.linears) else fe
-        total += _mlp_internal(arch, fam, T * k, fe / t, c)
+        total += _mlp_internal(arch, fam, T * k, fe / t, c, amp)
         total += T * experts * 4 * 2  # router logits and softmax in fp32
         total += T * k * h * c  # expert outputs before they are summed
     shared = [lin for lin in stack.linears if lin.input_group.startswith("shared") and lin.input_group.endswith("in")]
     if shared:
-        total += _mlp_internal(arch, fam, T, shared[0].out_features / t, c)
+        total += _mlp_internal(arch, fam, T, shared[0].out_features / t, c, amp)
     # Dropout masks (1 byte per element) after attention and the MLP.
     if fam.dropout_resid > 0:
         total += (1 if fam.parallel else 2) * T * h
     return total
 
 
-def _mlp_internal(arch, fam: Family, T: float, f: float, c: int) -> float:
+def _mlp_internal(arch, fam: Family, T: float, f: float, c: int, amp: bool = False) -> float:
+    """Saved tensors inside the MLP besides the down-projection input."""
     if arch.gated_mlp:
-        return 3 * T * f * c
-    return fam.act_saved * T * f * c
+        return 3 * T * f * c  # gate output, activation output, up output
+    if fam.act_saved > 1:
+        # GPT-2's gelu_new in Python: pow is an fp32 op under autocast, so its input copy, tanh and
+        # 1 + tanh are fp32; 0.5 * x stays 16-bit.
+        wide = 4 if amp else c
+        return (fam.act_saved - 1) * T * f * wide + T * f * c
+    return T * f * c
 
 
 def activations(run: Run) -> Activations:
@@ -495,18 +502,20 @@ def activations(run: Run) -> Activations:
         a.note += "; activations offloaded to CPU"
     # Outside the layers: embedding output (the first residual) and its dropout mask, final norm.
     a.outside = T * h * r + (T * h if fam.dropout_embedding > 0 else 0)
+    # The final norm: its saved tensors, and its output, which the model output holds until the loss.
     if fam.norm in ("rms", "t5"):
         a.outside += T * h * (4 if r == 4 else 6)
+    a.outside += T * h * r
     if run.attn == "eager":
         a.outside += run.micro_batch * run.seq_len * run.seq_len * c  # the 4-D causal mask
     if arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
-        # HF models build a DynamicCache in a training forward unless checkpointing turns use_cache
-        # off; it holds every layer's k and v until the forward's output is dropped.
-        if run.grad_ckpt == "none" and arch.kind == "decoder" and fam.rope:
-            kv = sum(n * T * (st.kv_heads or arch.num_key_value_heads) * (st.head_dim or arch.head_dim) * c * 2
-                     for st, n in layers_here) / run.tp
-            a.kv_cache = kv
+        # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
+        # saves anyway: no extra memory with SDPA. Eager attention saves repeated copies instead, so the
+        # cache keeps the originals alive through the forward.
+        if run.grad_ckpt == "none" and arch.kind == "decoder" and fam.rope and run.attn == "eager":
+            a.kv_cache = sum(n * T * (st.kv_heads or arch.num_key_value_heads) * (st.head_dim or arch.head_dim)
+                             * c * 2 for st, n in layers_here) / run.tp
     else:
         a.logits_forward = T * arch.vocab_size * c * 2 / run.tp  # an MLM head over every token
         a.logits_backward = T * arch.vocab_size * 4 * 2 / run.tp
@@ -556,42 +565,52 @@ def estimate_run(run: Run) -> Estimate:
     resident = st.weights + st.master + ref_model  # always there
     opt_states = st.optimizer
     acts = act.stack_total + act.outside
-    # Forward end / loss: states from the previous step, all activations, AMP weight cache,
-    # the DynamicCache, and the logits at their forward peak.
+    ckpt = run.grad_ckpt == "full"
+    # Under autocast the 16-bit weight copies live from their first use to their backward. With
+    # checkpointing the layers' copies are not saved (they are recast during recompute); the
+    # output head's copy still is.
+    head_cast = st.amp_weight_cache and run.arch.vocab_size * run.arch.hidden_size * 2 / run.tp
+    cache_at_backward = head_cast if ckpt else st.amp_weight_cache
+    layer_cast = (st.amp_weight_cache - head_cast) / max(1, run.arch.num_layers) if st.amp_weight_cache else 0.0
+    # Forward end / loss: states from the previous step, all saved activations, the autocast cache
+    # (all weight copies until autocast exits), and the logits at their forward peak.
     forward = resident + opt_states + st.buffers + acts + st.amp_weight_cache + act.kv_cache + act.logits_forward
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
-    backward_start = resident + opt_states + st.buffers + acts + st.amp_weight_cache + act.logits_backward
-    # Inside backward with checkpointing: one layer recomputed while gradients pile up.
-    backward_layer = resident + opt_states + st.buffers + acts + act.recompute + st.grads * 0.5 \
-        + st.amp_weight_cache * 0.5 if run.grad_ckpt == "full" else 0.0
+    backward_start = resident + opt_states + st.buffers + acts + cache_at_backward + act.logits_backward
+    # Late in backward with checkpointing: one layer recomputed (with its weight copies) while
+    # nearly all gradients already exist.
+    backward_layer = (resident + opt_states + st.buffers + st.grads + act.outside + act.layer_input
+                      + act.recompute + layer_cast) if ckpt else 0.0
     step = resident + opt_states + st.grads + st.buffers + st.step_temp
     phases = {"forward": forward, "backward": max(backward_start, backward_layer), "optimizer step": step}
     phase = max(phases, key=phases.get)
     peak = phases[phase]
+    late_backward = phase == "backward" and backward_layer > backward_start
 
     terms = [
         Term("weights", "weights", st.weights + ref_model, st.weights_note),
-        Term("gradients", "gradients", st.grads if phase == "optimizer step" else
-             (st.grads * 0.5 if phase == "backward" and run.grad_ckpt == "full" else 0.0), st.grads_note),
+        Term("gradients", "gradients", st.grads if phase == "optimizer step" or late_backward else 0.0, st.grads_note),
         Term("optimizer_states", "optimizer states", opt_states + st.master,
              st.optimizer_note + (" + fp32 master weights" if st.master else "")),
     ]
     if phase != "optimizer step":
-        activation_bytes = acts + (act.recompute if phase == "backward" and run.grad_ckpt == "full" else 0)
-        terms.append(Term("activations", "activations", activation_bytes, act.note))
-        logits = act.logits_forward if phase == "forward" else act.logits_backward
-        if phase == "backward" and run.grad_ckpt == "full" and backward_layer > backward_start:
-            logits = 0.0
+        if late_backward:
+            activation_bytes = act.outside + act.layer_input + act.recompute
+            note = "late in backward: one checkpointed layer recomputed, nearly all gradients present"
+        else:
+            activation_bytes = acts
+            note = act.note
+        terms.append(Term("activations", "activations", activation_bytes, note))
+        logits = 0.0 if late_backward else (act.logits_forward if phase == "forward" else act.logits_backward)
         terms.append(Term("logits", "logits and loss", logits,
                           "HF cross-entropy upcasts the logits to fp32" if not run.fused_loss else "fused cross-entropy"))
         if st.amp_weight_cache:
-            cache = st.amp_weight_cache * (0.5 if phase == "backward" and run.grad_ckpt == "full"
-                                           and backward_layer > backward_start else 1.0)
+            cache = st.amp_weight_cache if phase == "forward" else (layer_cast if late_backward else cache_at_backward)
             terms.append(Term("buffers", "autocast weight copies", cache,
                               "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"))
         if phase == "forward" and act.kv_cache:
             terms.append(Term("buffers", "KV cache built in forward", act.kv_cache,
-                              "use_cache is on when checkpointing is off"))
+                              "use_cache keeps the un-repeated k/v alive with eager attention"))
     else:
         terms.append(Term("temporaries", "optimizer temporaries", st.step_temp,
                           "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""))

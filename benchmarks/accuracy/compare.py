@@ -1,0 +1,117 @@
+"""Compare trainlint's memory estimate with the traced (and, where present, GPU-measured) peaks.
+
+    python benchmarks/accuracy/compare.py            # writes docs/accuracy.md, prints the summary
+
+Reads cases.json, traced.json and measured_gpu.json (if a GPU session produced one) next to this
+file. Needs only trainlint itself (no torch): the estimate is computed from each case's config.json
+and settings, the same way `trainlint estimate` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+from trainlint.architecture import from_hf_config  # noqa: E402
+from trainlint.memory.model import Run, estimate_run, optimizer_spec  # noqa: E402
+from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, Peft  # noqa: E402
+
+PRECISION = {"fp32": FP32, "amp_bf16": AMP_BF16, "amp_fp16": AMP_FP16, "bf16": PURE_BF16}
+OPTIMIZER = {"adamw": "adamw", "adamw_foreach": "adamw", "adamw_fused": "adamw_fused", "sgd": "sgd",
+             "sgd_momentum": "sgd_momentum", "adafactor": "adafactor"}
+GIB = 2**30
+
+
+def run_for(case: dict) -> Run:
+    arch = from_hf_config(case["model_config"], case.get("model_name") or case["id"], source="benchmark case")
+    lora = case.get("lora")
+    peft = None
+    if lora:
+        peft = Peft("lora", lora["r"], lora.get("target_modules") or None, None)
+    return Run(arch=arch, micro_batch=case["micro_batch"], seq_len=case["seq_len"],
+               precision=PRECISION[case["precision"]], optimizer=optimizer_spec(OPTIMIZER[case["optimizer"]]),
+               grad_ckpt="full" if case["grad_ckpt"] else "none", attn=case["attn_implementation"], peft=peft)
+
+
+def compare(cases: list[dict], measured: dict[str, int]) -> list[dict]:
+    rows = []
+    for case in cases:
+        truth = measured.get(case["id"])
+        if not isinstance(truth, int) or truth <= 0:
+            continue
+        est = estimate_run(run_for(case))
+        rows.append({"id": case["id"], "measured": truth, "estimate": est.peak_allocated,
+                     "error": (est.peak_allocated - truth) / truth, "phase": est.peak_phase})
+    return rows
+
+
+def stats(rows: list[dict]) -> dict:
+    errors = sorted(abs(r["error"]) for r in rows)
+    if not errors:
+        return {}
+    p90 = errors[min(len(errors) - 1, int(round(0.9 * (len(errors) - 1))))]
+    return {"cases": len(errors), "median": statistics.median(errors), "p90": p90, "max": errors[-1]}
+
+
+def load_peaks(path: Path, key: str) -> tuple[dict, dict]:
+    if not path.exists():
+        return {}, {}
+    data = json.loads(path.read_text())
+    peaks = {}
+    for case in data.get("cases", []):
+        value = case.get(key)
+        if isinstance(value, (int, float)) and value > 0:
+            peaks[case["id"]] = int(value)
+    return peaks, {k: v for k, v in data.items() if k != "cases"}
+
+
+def table(rows: list[dict]) -> list[str]:
+    out = ["| case | measured GiB | estimate GiB | error | estimated peak phase |", "|---|---:|---:|---:|---|"]
+    for r in rows:
+        out.append(f"| {r['id']} | {r['measured'] / GIB:.3f} | {r['estimate'] / GIB:.3f} | {r['error']:+.1%} | {r['phase']} |")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=str(ROOT / "docs" / "accuracy.md"))
+    args = parser.parse_args(argv)
+    cases = json.loads((HERE / "cases.json").read_text())
+    if isinstance(cases, dict):
+        cases = cases.get("cases", [])
+    traced, traced_meta = load_peaks(HERE / "traced.json", "peak_allocated_bytes")
+    gpu, gpu_meta = load_peaks(HERE / "measured_gpu.json", "max_memory_allocated")
+    sections = []
+    summary = {}
+    for title, peaks, meta in (("Traced with fake tensors (CPU)", traced, traced_meta),
+                               ("Measured on a GPU", gpu, gpu_meta)):
+        rows = compare(cases, peaks)
+        if not rows:
+            continue
+        s = stats(rows)
+        summary[title] = s
+        versions = ", ".join(f"{k} {v}" for k, v in meta.items() if k in ("torch", "transformers", "peft", "gpu",
+                                                                             "device_emulated", "tool"))
+        sections += [f"## {title}", "", f"Source: {versions}." if versions else "", "",
+                     f"**{s['cases']} cases: median |error| {s['median']:.1%}, 90th percentile {s['p90']:.1%}, "
+                     f"maximum {s['max']:.1%}.**", "", *table(rows), ""]
+    doc = ["# Memory model accuracy", "",
+           "Produced by `python benchmarks/accuracy/compare.py` from the ground truth in `benchmarks/accuracy/` "
+           "(see its README for how each peak was obtained). The estimate compared is `peak_allocated`, what "
+           "`torch.cuda.max_memory_allocated()` reports; error = (estimate - measured) / measured. "
+           "Target: median |error| <= 5%, maximum <= 15%.", "", *sections]
+    Path(args.out).write_text("\n".join(doc).rstrip() + "\n")
+    for title, s in summary.items():
+        print(f"{title}: {s['cases']} cases, median {s['median']:.1%}, p90 {s['p90']:.1%}, max {s['max']:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
