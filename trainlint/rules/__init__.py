@@ -75,6 +75,15 @@ from trainlint.rules import (
     tl520_invalid_value_type,
     tl521_invalid_enum_value,
     tl522_value_out_of_range,
+    tl630_axolotl_qlora_without_4bit,
+    tl631_axolotl_qlora_in_8bit,
+    tl632_axolotl_warmup_conflict,
+    tl633_axolotl_sample_packing_rlhf,
+    tl634_axolotl_fsdp_8bit_optimizer,
+    tl635_axolotl_batch_size_and_accumulation,
+    tl636_axolotl_activation_offloading_without_checkpointing,
+    tl640_torchtune_optimizer_in_bwd_conflict,
+    tl641_torchtune_activation_offloading_without_checkpointing,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -144,6 +153,15 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl520_invalid_value_type,
     tl521_invalid_enum_value,
     tl522_value_out_of_range,
+    tl630_axolotl_qlora_without_4bit,
+    tl631_axolotl_qlora_in_8bit,
+    tl632_axolotl_warmup_conflict,
+    tl633_axolotl_sample_packing_rlhf,
+    tl634_axolotl_fsdp_8bit_optimizer,
+    tl635_axolotl_batch_size_and_accumulation,
+    tl636_axolotl_activation_offloading_without_checkpointing,
+    tl640_torchtune_optimizer_in_bwd_conflict,
+    tl641_torchtune_activation_offloading_without_checkpointing,
 )}
 
 

@@ -1,0 +1,34 @@
+"""TL632 axolotl-warmup-conflict: Axolotl `warmup_steps` and `warmup_ratio` both set.
+
+**What**: an Axolotl config that sets both `warmup_steps` and `warmup_ratio` (non-null).
+
+**Why**: Axolotl's validation stops with "warmup_steps and warmup_ratio are mutually exclusive"
+(`utils/schemas/validation.py`).
+
+**Example**: `warmup_steps: 10` + `warmup_ratio: 0.03` → keep one.
+
+**Fix** (unsafe: the warmup length changes): remove `warmup_ratio`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import delete_entry, fix
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL632", "axolotl-warmup-conflict", Severity.ERROR,
+            "warmup_steps and warmup_ratio are mutually exclusive", flavors=("axolotl",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    steps, ratio = root.entry("warmup_steps"), root.entry("warmup_ratio")
+    if steps is None or ratio is None or steps.value.value is None or ratio.value.value is None:
+        return
+    yield RULE.at(doc, ratio.key_span,
+                  "`warmup_steps` and `warmup_ratio` are both set: Axolotl stops with \"warmup_steps and warmup_ratio are "
+                  "mutually exclusive\". Keep one of them.",
+                  [fix("remove `warmup_ratio`", delete_entry(doc, root, ratio), safe=False)])

@@ -1,0 +1,42 @@
+"""TL635 axolotl-batch-size-and-accumulation: Axolotl `batch_size` together with `gradient_accumulation_steps`.
+
+**What**: an Axolotl config that sets both `batch_size` (the discouraged total-batch key) and
+`gradient_accumulation_steps`.
+
+**Why**: Axolotl derives one from the other (`gradient_accumulation_steps = batch_size //
+micro_batch_size`) and refuses both: "please set only one of gradient_accumulation_steps or
+batch_size" (`utils/schemas/validation.py`).
+
+**Example**: `batch_size: 32`, `micro_batch_size: 4`, `gradient_accumulation_steps: 8` → drop
+`batch_size`.
+
+**Fix** (unsafe when the two disagree): remove `batch_size`; safe when `batch_size` equals
+micro_batch_size x gradient_accumulation_steps.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import delete_entry, fix
+from trainlint.rules._frameworks import number
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL635", "axolotl-batch-size-and-accumulation", Severity.ERROR,
+            "batch_size and gradient_accumulation_steps both set", flavors=("axolotl",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    batch, gas = root.entry("batch_size"), root.entry("gradient_accumulation_steps")
+    if batch is None or gas is None or not number(batch.value) or not number(gas.value):
+        return
+    micro = number(root.get("micro_batch_size")) or 1
+    same = number(batch.value) == micro * number(gas.value)
+    yield RULE.at(doc, batch.key_span,
+                  f"`batch_size: {batch.value.raw}` and `gradient_accumulation_steps: {gas.value.raw}` are both set: Axolotl "
+                  f"stops with \"please set only one of gradient_accumulation_steps or batch_size\". Keep "
+                  f"`gradient_accumulation_steps` (total batch = micro_batch_size x accumulation x GPUs).",
+                  [fix("remove `batch_size`", delete_entry(doc, root, batch), safe=same)])
