@@ -1,0 +1,96 @@
+"""`--output-format full`: the text format plus, under each finding, its source line(s) with the span
+underlined and the fixes on offer with their applicability.
+
+```
+train.yaml:3:16: TL003 warning [*] `learning_rate: 2e-5` is read by YAML 1.1 ...
+  |
+3 | learning_rate: 2e-5
+  |                ^^^^
+  = fix (safe): write 2.0e-5
+```
+Columns are counted in code points; the underline is laid out for a terminal (tabs shown as four
+spaces, East Asian wide characters as two cells, combining marks as none).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from trainlint.output.summary import estimate_line
+
+TAB = "    "
+
+
+def document_for(result, d):
+    """The document a diagnostic points into: the file itself or one it links (a DeepSpeed JSON)."""
+    if result.document is not None and result.document.path == d.path:
+        return result.document
+    return next((doc for doc in getattr(result, "linked", ()) or () if doc.path == d.path), None)
+
+
+def _cells(ch: str) -> int:
+    if ch == "\t":
+        return len(TAB)
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _shown(text: str) -> str:
+    return "".join(TAB if ch == "\t" else ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+
+
+def _underline(text: str, start: int, end: int) -> str:
+    """Spaces up to code point `start`, then carets up to `end` (at least one caret)."""
+    pad = sum(_cells(ch) for ch in text[:start])
+    width = max(1, sum(_cells(ch) for ch in text[start:end]))
+    return " " * pad + "^" * width
+
+
+def snippet(doc, span) -> list[str]:
+    """Source lines of `span` with the span underlined; a long span shows its first and last line."""
+    first, last = span.start.line, span.end.line
+    if last > first and span.end.column == 0:
+        last -= 1  # a span ending at the start of a line does not cover that line
+    shown = [first] if last == first else [first, last]
+    gutter = len(str(shown[-1] + 1))
+    out = [" " * gutter + " |"]
+    for i, line in enumerate(shown):
+        if i == 1 and last > first + 1:
+            out.append(" " * gutter + " | ...")
+        text = doc.line_text(line)
+        start = span.start.column if line == first else 0
+        end = span.end.column if line == span.end.line else len(text)
+        out.append(f"{line + 1:>{gutter}} | {_shown(text)}".rstrip())
+        out.append(" " * gutter + " | " + _underline(text, start, max(start, end)))
+    return out
+
+
+def render(results: list, **_: object) -> str:
+    lines: list[str] = []
+    fixable = 0
+    for result in results:
+        for d in result.diagnostics:
+            marker = " [*]" if any(f.safe for f in d.fixes) else ""
+            fixable += bool(marker)
+            lines.append(f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} "
+                         f"{d.message}")
+            doc = document_for(result, d)
+            if doc is not None and doc.text:
+                lines.extend("  " + line for line in snippet(doc, d.span))
+            for fix in d.fixes:
+                how = "safe, applied by --fix" if fix.safe else "unsafe, applied by --fix --unsafe-fixes"
+                lines.append(f"  = fix ({how}): {fix.title}")
+            lines.append("")
+        summary = estimate_line(result)
+        if summary:
+            lines.append(f"{result.path}: {summary}")
+    count = sum(len(r.diagnostics) for r in results)
+    if count:
+        tail = f"Found {count} finding{'s' if count != 1 else ''} in {len(results)} file{'s' if len(results) != 1 else ''}."
+        if fixable:
+            tail += f" [*] {fixable} fixable with --fix."
+        lines.append(tail)
+    elif results:
+        lines.append(f"No findings in {len(results)} file{'s' if len(results) != 1 else ''}.")
+    return "\n".join(lines) + ("\n" if lines else "")
