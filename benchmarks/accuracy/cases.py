@@ -1,0 +1,252 @@
+"""Benchmark cases for the memory model, in a tool-independent format.
+
+Each case is a plain dict:
+
+    {"id", "model_name", "model_config" (the released config.json dict, possibly
+     with num_hidden_layers reduced -- see "notes"), "micro_batch", "seq_len",
+     "precision": fp32 | amp_bf16 | amp_fp16 | bf16,
+     "optimizer": adamw | adamw_fused | adamw_foreach | sgd | sgd_momentum | adafactor,
+     "grad_ckpt": bool, "attn_implementation": eager | sdpa,
+     "lora": null | {"r", "alpha", "dropout", "target_modules"}, "notes"}
+
+Meaning of the fields (how trace.py / measure_gpu.py run them, see harness.py):
+  precision  fp32      fp32 weights, no autocast
+             amp_bf16  fp32 weights + torch.autocast(bf16)  (HF Trainer ``bf16=True``)
+             amp_fp16  fp32 weights + torch.autocast(fp16) + GradScaler (``fp16=True``)
+             bf16      model.to(bfloat16), no autocast (``torch_dtype=bfloat16``, no AMP flag)
+  optimizer  adamw / adamw_foreach = torch.optim.AdamW, foreach (Trainer ``adamw_torch`` on CUDA)
+             adamw_fused = AdamW(fused=True) (Trainer ``adamw_torch_fused``, its default for torch>=2.8)
+             sgd = SGD(lr) ; sgd_momentum = SGD(lr, momentum=0.9)
+             adafactor = transformers Adafactor(scale_parameter=False, relative_step=False)
+  lora       peft LoRA; base frozen in the base dtype, adapters fp32 (peft autocast_adapter_dtype)
+  inputs     input_ids (b, s) int64, labels = input_ids, no attention_mask (== all-ones mask)
+
+``python cases.py`` writes cases.json next to this file.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+# ----------------------------------------------------------------------------- released configs
+GPT2 = {
+    "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
+    "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02,
+    "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+    "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": None,
+    "summary_first_dropout": 0.1, "summary_proj_to_labels": True, "summary_type": "cls_index",
+    "summary_use_proj": True, "vocab_size": 50257,
+}  # openai-community/gpt2
+
+LLAMA32_1B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu",
+    "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 8192,
+    "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "use_cache": True, "vocab_size": 128256,
+}  # meta-llama/Llama-3.2-1B
+
+TINYLLAMA = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+    "intermediate_size": 5632, "max_position_embeddings": 2048, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 22, "num_key_value_heads": 4,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 32000,
+}  # TinyLlama/TinyLlama-1.1B-Chat-v1.0
+
+SMOLLM2_135M = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 576,
+    "initializer_range": 0.041666666666666664, "intermediate_size": 1536,
+    "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 9,
+    "num_hidden_layers": 30, "num_key_value_heads": 3, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": None, "rope_theta": 100000, "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 49152,
+}  # HuggingFaceTB/SmolLM2-135M
+
+SMOLLM2_360M = {
+    **SMOLLM2_135M, "hidden_size": 960, "initializer_range": 0.02, "intermediate_size": 2560,
+    "num_attention_heads": 15, "num_hidden_layers": 32, "num_key_value_heads": 5,
+}  # HuggingFaceTB/SmolLM2-360M
+
+QWEN25_05B = {
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+    "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+    "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 24,
+    "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+    "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": 151936,
+}  # Qwen/Qwen2.5-0.5B
+
+OLMOE_1B_7B = {
+    "architectures": ["OlmoeForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "clip_qkv": None, "eos_token_id": 50279, "hidden_act": "silu", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 1024, "max_position_embeddings": 4096,
+    "model_type": "olmoe", "norm_topk_prob": False, "num_attention_heads": 16, "num_experts": 64,
+    "num_experts_per_tok": 8, "num_hidden_layers": 16, "num_key_value_heads": 16,
+    "output_router_logits": False, "pad_token_id": 1, "rms_norm_eps": 1e-05, "rope_scaling": None,
+    "rope_theta": 10000.0, "router_aux_loss_coef": 0.01, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 50304,
+}  # allenai/OLMoE-1B-7B-0924
+
+QWEN15_MOE = {
+    "architectures": ["Qwen2MoeForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+    "decoder_sparse_step": 1, "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 5632, "max_position_embeddings": 8192,
+    "max_window_layers": 21, "model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+    "norm_topk_prob": False, "num_attention_heads": 16, "num_experts": 60,
+    "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+    "output_router_logits": False, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 5632,
+    "sliding_window": 32768, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": 151936,
+}  # Qwen/Qwen1.5-MoE-A2.7B
+
+BERT_BASE = {
+    "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768,
+    "initializer_range": 0.02, "intermediate_size": 3072, "layer_norm_eps": 1e-12,
+    "max_position_embeddings": 512, "model_type": "bert", "num_attention_heads": 12,
+    "num_hidden_layers": 12, "pad_token_id": 0, "position_embedding_type": "absolute",
+    "type_vocab_size": 2, "use_cache": True, "vocab_size": 30522,
+}  # google-bert/bert-base-uncased
+
+MODELS = {
+    "gpt2": ("openai-community/gpt2", GPT2),
+    "smollm2-135m": ("HuggingFaceTB/SmolLM2-135M", SMOLLM2_135M),
+    "smollm2-360m": ("HuggingFaceTB/SmolLM2-360M", SMOLLM2_360M),
+    "tinyllama-1.1b": ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", TINYLLAMA),
+    "llama32-1b": ("meta-llama/Llama-3.2-1B", LLAMA32_1B),
+    "qwen25-0.5b": ("Qwen/Qwen2.5-0.5B", QWEN25_05B),
+    "olmoe-1b7b": ("allenai/OLMoE-1B-7B-0924", OLMOE_1B_7B),
+    "qwen15-moe-a2.7b": ("Qwen/Qwen1.5-MoE-A2.7B", QWEN15_MOE),
+    "bert-base": ("google-bert/bert-base-uncased", BERT_BASE),
+}
+
+_PREC_TAG = {"fp32": "fp32", "amp_bf16": "ampbf16", "amp_fp16": "ampfp16", "bf16": "bf16"}
+_OPT_TAG = {"adamw": "adamw", "adamw_fused": "adamwfused", "adamw_foreach": "adamwforeach",
+            "sgd": "sgd", "sgd_momentum": "sgdmom", "adafactor": "adafactor"}
+
+
+def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes=""):
+    name, cfg = MODELS[model]
+    cfg = copy.deepcopy(cfg)
+    tag = model
+    if layers is not None:
+        key = "n_layer" if "n_layer" in cfg else "num_hidden_layers"
+        notes = (notes + " " if notes else "") + f"{name} with {key} {cfg[key]} -> {layers}."
+        cfg[key] = layers
+        tag += f"-{layers}l"
+    parts = [tag]
+    if lora:
+        tm = lora["target_modules"]
+        parts.append("lora" + str(lora["r"]) + ("all" if tm == "all-linear" else "".join(m[0] for m in tm)))
+    parts += [_PREC_TAG[precision], _OPT_TAG[optimizer], attn]
+    if gc:
+        parts.append("gc")
+    parts += [f"b{b}", f"s{s}"]
+    return {
+        "id": "-".join(parts),
+        "model_name": name,
+        "model_config": cfg,
+        "micro_batch": b,
+        "seq_len": s,
+        "precision": precision,
+        "optimizer": optimizer,
+        "grad_ckpt": gc,
+        "attn_implementation": attn,
+        "lora": lora,
+        "notes": notes,
+    }
+
+
+LORA_QV = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
+LORA_ALL = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": "all-linear"}
+LORA_GPT2 = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": ["c_attn"]}
+
+CASES = [
+    # GPT-2 small: learned positions, tied, GeLU(tanh), dropout 0.1, Conv1D
+    case("gpt2", "fp32", "adamw", "eager", 4, 512),
+    case("gpt2", "fp32", "adamw", "sdpa", 4, 512),
+    case("gpt2", "amp_bf16", "adamw", "eager", 8, 1024),
+    case("gpt2", "amp_bf16", "adamw", "sdpa", 8, 1024),
+    case("gpt2", "amp_bf16", "adamw_fused", "sdpa", 8, 1024),
+    case("gpt2", "amp_bf16", "sgd", "sdpa", 8, 1024),
+    case("gpt2", "amp_bf16", "sgd_momentum", "sdpa", 8, 1024),
+    case("gpt2", "amp_bf16", "adafactor", "sdpa", 8, 1024),
+    case("gpt2", "amp_bf16", "adamw", "sdpa", 8, 1024, gc=True),
+    case("gpt2", "amp_fp16", "adamw", "sdpa", 8, 1024),
+    case("gpt2", "bf16", "adamw", "sdpa", 4, 1024),
+    case("gpt2", "fp32", "adamw", "eager", 2, 1024, gc=True),
+    case("gpt2", "amp_bf16", "adamw", "sdpa", 8, 1024, lora=LORA_GPT2),
+    # SmolLM2: Llama-style, GQA, SwiGLU, tied
+    case("smollm2-135m", "amp_bf16", "adamw", "sdpa", 4, 2048),
+    case("smollm2-135m", "amp_bf16", "adamw", "eager", 4, 2048),
+    case("smollm2-135m", "fp32", "adamw", "sdpa", 2, 1024),
+    case("smollm2-135m", "bf16", "adamw", "eager", 8, 256),
+    case("smollm2-360m", "amp_bf16", "adamw", "sdpa", 8, 2048, gc=True),
+    # TinyLlama 1.1B: untied, GQA 32/4
+    case("tinyllama-1.1b", "amp_bf16", "adamw", "sdpa", 2, 1024),
+    case("tinyllama-1.1b", "bf16", "adamw", "sdpa", 4, 2048),
+    case("tinyllama-1.1b", "amp_bf16", "adamw_fused", "sdpa", 4, 2048, gc=True),
+    case("tinyllama-1.1b", "bf16", "adamw", "sdpa", 4, 2048, lora=LORA_ALL),
+    # Llama-3.2-1B: tied, vocab 128256, GQA 32/8
+    case("llama32-1b", "amp_bf16", "adamw", "sdpa", 2, 1024),
+    case("llama32-1b", "amp_bf16", "adamw", "sdpa", 4, 2048, gc=True),
+    case("llama32-1b", "bf16", "adamw", "sdpa", 1, 4096),
+    case("llama32-1b", "bf16", "adafactor", "sdpa", 8, 1024, gc=True),
+    case("llama32-1b", "amp_bf16", "adamw", "eager", 1, 1024),
+    case("llama32-1b", "bf16", "adamw", "sdpa", 2, 2048, lora=LORA_QV),
+    case("llama32-1b", "bf16", "adamw", "sdpa", 4, 4096, gc=True, lora=LORA_ALL),
+    case("llama32-1b", "fp32", "adamw", "sdpa", 1, 1024),
+    case("llama32-1b", "amp_bf16", "sgd", "sdpa", 2, 1024),
+    case("llama32-1b", "amp_fp16", "adamw", "sdpa", 2, 1024),
+    case("llama32-1b", "amp_bf16", "adamw_fused", "sdpa", 8, 512),
+    # Qwen2.5-0.5B: tied, vocab 151936, GQA 14/2, qkv bias
+    case("qwen25-0.5b", "amp_bf16", "adamw", "sdpa", 4, 1024),
+    case("qwen25-0.5b", "amp_bf16", "adamw", "sdpa", 8, 2048, gc=True),
+    case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 4, 2048),
+    case("qwen25-0.5b", "fp32", "adamw", "eager", 1, 512),
+    case("qwen25-0.5b", "amp_bf16", "adamw", "sdpa", 4, 1024, lora=LORA_ALL),
+    case("qwen25-0.5b", "bf16", "sgd_momentum", "sdpa", 2, 4096),
+    case("qwen25-0.5b", "amp_bf16", "adafactor", "sdpa", 4, 1024),
+    # MoE
+    case("olmoe-1b7b", "amp_bf16", "adamw", "sdpa", 2, 1024, layers=4),
+    case("olmoe-1b7b", "bf16", "adamw", "sdpa", 1, 2048, gc=True),
+    case("olmoe-1b7b", "bf16", "adamw", "sdpa", 4, 1024, layers=4, lora=LORA_QV),
+    case("qwen15-moe-a2.7b", "amp_bf16", "adamw", "sdpa", 2, 1024, layers=4),
+    case("qwen15-moe-a2.7b", "bf16", "adafactor", "sdpa", 2, 2048, layers=8, gc=True),
+    # Encoder: BERT-base MLM head (tied decoder)
+    case("bert-base", "amp_bf16", "adamw", "sdpa", 8, 512),
+    case("bert-base", "fp32", "adamw", "eager", 8, 512),
+    case("bert-base", "amp_bf16", "adamw_fused", "eager", 8, 512, gc=True),
+]
+
+
+def by_id() -> dict:
+    return {c["id"]: c for c in CASES}
+
+
+assert len(by_id()) == len(CASES), "duplicate case ids"
+
+
+def write_json(path: str | None = None) -> str:
+    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
+    with open(path, "w") as f:
+        json.dump({"cases": CASES}, f, indent=1)
+        f.write("\n")
+    return path
+
+
+if __name__ == "__main__":
+    p = write_json()
+    print(f"{len(CASES)} cases -> {p}")
