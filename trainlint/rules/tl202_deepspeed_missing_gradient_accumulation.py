@@ -48,7 +48,7 @@ def check(ctx: LintContext):
             where = gas.describe(cfg.host_doc)
             yield RULE.at(cfg.doc, target,
                           f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but "
-                          f"gradient_accumulation_steps is missing while {where}: HF fills train_batch_size with "
+                          f"there is no gradient_accumulation_steps key while the training arguments accumulate ({where}): HF fills train_batch_size with "
                           f"accumulation {gas.value}, Accelerate then inserts gradient_accumulation_steps = 1, and DeepSpeed "
                           f"stops with \"{ds.BATCH_ASSERT}\". Add \"gradient_accumulation_steps\": \"auto\".",
                           fixes, severity=Severity.ERROR)

@@ -103,12 +103,19 @@ def _equal(a, b) -> bool:
 
 def _finding(cfg, node, path, ds_value, hf: ds.HostValue, hf_label: str):
     key = ds.key_name(path)
-    line = f"- ds {key}={ds.fmt(ds_value)} vs hf {hf_label}={ds.fmt(hf.value)}"
+    line = f"- ds {key}={_py(ds_value, node)} vs hf {hf_label}={hf.value}"
     return RULE.at(cfg.doc, node,
                    f"`{key}` is {ds.fmt(ds_value)} but {hf.describe(cfg.host_doc)}: HF Trainer stops with \"Please correct "
                    f"the following DeepSpeed config values that mismatch TrainingArguments values: {line}\". "
                    "Set it to \"auto\" so HF fills it.",
                    [fix(f'set {key} to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
+
+
+def _py(value, node):
+    """How HF prints the DeepSpeed value in its mismatch line (Python's str of what the loader read)."""
+    if node.kind == "scalar" and not isinstance(node.value, str):
+        return str(node.value)
+    return str(value)
 
 
 def _train_batch(cfg, ctx):

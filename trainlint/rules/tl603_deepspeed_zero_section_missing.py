@@ -43,7 +43,8 @@ def check(ctx: LintContext):
                           fixes, severity=Severity.WARNING)
         else:
             target_doc = ctx.document if cfg.link is not None else cfg.doc
-            yield RULE.at(target_doc, cfg.link,
+            where = ds.entry_of(target_doc, cfg.link) if cfg.link is not None else None
+            yield RULE.at(target_doc, where[1].key_span if where and cfg.link.kind == "mapping" else cfg.link,
                           f"{cfg.name} has no zero_optimization section: {ds.HOST_NAMES[cfg.host]} goes through "
                           "Accelerate's DeepSpeedPlugin, which stops with \"Please specify the ZeRO optimization config "
                           "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
