@@ -148,17 +148,29 @@ def _combine_cost(a: Candidate, b: Candidate) -> str:
 
 
 def _what_would_fit(ctx) -> str:
-    """The smallest GPU count (ZeRO-3, checkpointing on) that fits, as advice without an edit."""
+    """Advice without an edit: the smallest setup that fits, trying more GPUs with ZeRO-3 (then with
+    8-way tensor parallelism as well), and QLoRA."""
     from trainlint.estimate import estimate_plan
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
+    budget = gpu.memory_bytes * TARGET
     base: dict[str, Any] = {"zero_stage": 3, "grad_ckpt": "full", "micro_batch": 1}
-    for count in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
-        trial = _apply(plan, {**base, "num_gpus": count})
-        if estimate_plan(trial, arch, gpu).total <= gpu.memory_bytes * TARGET:
+
+    def fits(changes: dict) -> bool:
+        return estimate_plan(_apply(plan, changes), arch, gpu).total <= budget
+
+    counts = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+    for count in counts:
+        if fits({**base, "num_gpus": count}):
             return (f"nothing inside this config makes it fit; it needs at least {count} x {gpu.name} with ZeRO-3, "
                     "activation checkpointing and micro-batch 1, or LoRA/QLoRA")
-    lora = _apply(plan, {**base, "peft": Peft("lora", 16, "all-linear", 4), "num_gpus": plan.num_gpus.value})
-    if estimate_plan(lora, arch, gpu).total <= gpu.memory_bytes * TARGET:
-        return "it does not fit even on 1024 GPUs as full fine-tuning; QLoRA (4-bit base, LoRA adapters) would"
-    return f"it does not fit on {gpu.name} in any configuration trainlint knows"
+    for count in counts[3:]:
+        if fits({**base, "num_gpus": count, "tensor_parallel": 8}):
+            return (f"nothing inside this config makes it fit; it needs at least {count} x {gpu.name} with 8-way "
+                    "tensor parallelism plus ZeRO-3 and activation checkpointing (e.g. Megatron, torchtitan), or QLoRA")
+    qlora = Peft("lora", 16, "all-linear", 4)
+    for count in counts:
+        if fits({**base, "num_gpus": count, "peft": qlora}):
+            return (f"as full fine-tuning it does not fit even on {counts[-1]} x {gpu.name}; QLoRA (4-bit base, "
+                    f"LoRA adapters) with ZeRO-3/FSDP would from {count} GPUs")
+    return f"it does not fit on {gpu.name} with ZeRO-3, 8-way tensor parallelism or QLoRA on up to {counts[-1]} GPUs"

@@ -13,6 +13,7 @@ the optimizer's temporaries). The peak is the largest phase.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -534,8 +535,13 @@ def _logits(run: Run) -> tuple[float, float]:
     V = arch.vocab_size / run.tp
     c = BYTES[run.precision.compute_dtype]
     if run.fused_loss:
-        chunk = min(T, 8192)  # fused linear-cross-entropy works on a chunk of rows at a time
-        return chunk * V * 4 * 2, chunk * V * 4 * 2
+        # Liger's fused linear cross-entropy: rows in chunks of next_pow2(T / ceil(V / h)) (about as
+        # large as the hidden states), fp32 logits of one chunk and their gradient, and the input and
+        # head-weight gradients it computes during forward.
+        h = arch.hidden_size
+        chunk = 1 << max(0, math.ceil(math.log2(max(1, math.ceil(T / max(1, math.ceil(V / h)))))))
+        fused = chunk * V * 4 * 2 + T * h * 4 + V * h * 4
+        return fused, fused
     copy = T * V * 4 if c != 4 else 0
     forward = T * V * c + copy + T * V * 4
     backward = T * V * 4 * 3 + (T * V * c if c != 4 else 0) * 0

@@ -1,0 +1,226 @@
+"""The memory model pinned on hand-checked cases, the estimate's contract, and the fix planner."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from trainlint import engine
+from trainlint.estimate import estimate_plan
+from trainlint.fixing import compute_fixes
+from trainlint.gpus import find_gpu
+from trainlint.memory.model import Run, estimate_run, model_states, optimizer_spec
+from trainlint.models import find_model
+from trainlint.plan import AMP_BF16, FP32, MASTER_BF16, PURE_BF16, Origin, Peft, Setting, TrainingPlan
+from trainlint.settings import Overrides, Settings
+
+GIB = 2**30
+LLAMA2_7B = find_model("meta-llama/Llama-2-7b-hf")
+P7 = LLAMA2_7B.total_params  # 6,738,415,616
+
+
+def run(**kw) -> Run:
+    base = dict(arch=LLAMA2_7B, micro_batch=1, seq_len=512, precision=AMP_BF16,
+                optimizer=optimizer_spec("adamw_torch_fused"))
+    base.update(kw)
+    return Run(**base)
+
+
+def test_mixed_precision_adamw_is_16_bytes_per_parameter():
+    st = model_states(run())
+    assert st.weights == 4 * P7 and st.grads == 4 * P7 and st.optimizer == 8 * P7
+    assert st.weights + st.grads + st.optimizer == 16 * P7
+
+
+def test_pure_bf16_adamw_is_8_bytes_per_parameter():
+    st = model_states(run(precision=PURE_BF16))
+    assert st.weights + st.grads + st.optimizer == 8 * P7
+
+
+def test_foreach_adamw_adds_a_state_sized_temporary():
+    fused = estimate_run(run(precision=FP32))
+    foreach = estimate_run(run(precision=FP32, optimizer=optimizer_spec("adamw_torch")))
+    assert foreach.peak_phase == "optimizer step"
+    assert foreach.peak_allocated - fused.peak_allocated == pytest.approx(4 * P7, rel=1e-6)
+
+
+def test_deepspeed_zero2_matches_deepspeeds_own_estimator():
+    # DeepSpeed: gpu = 2P + 18P/N ("2 fp16 params; 18 = 2 fp16 grads + 4 fp32 grads + 4 fp32 params + 8 Adam").
+    st = model_states(run(precision=MASTER_BF16, zero_stage=2, world=8, deepspeed=True, reduce_bucket=1))
+    assert st.weights + st.grads + st.master + st.optimizer == pytest.approx(2 * P7 + 18 * P7 / 8)
+
+
+def test_zero3_shards_everything_and_offload_moves_state_to_host():
+    st = model_states(run(precision=MASTER_BF16, zero_stage=3, world=8, deepspeed=True))
+    assert st.weights + st.grads + st.master + st.optimizer == pytest.approx(20 * P7 / 8)
+    off = model_states(run(precision=MASTER_BF16, zero_stage=3, world=8, deepspeed=True,
+                           offload_optimizer="cpu", offload_params="cpu"))
+    assert off.weights == 0 and off.optimizer == 0 and off.master == 0
+    assert off.host > 0
+
+
+def test_seven_billion_state_does_not_fit_one_80gb_card():
+    gpu = find_gpu("A100-80GB")
+    est = estimate_run(run())
+    assert est.peak_allocated > gpu.memory_bytes
+    assert 16 * P7 > gpu.memory_bytes  # 107.8 GB of model states
+
+
+def test_lora_trains_only_adapters_and_qlora_stores_half_a_byte():
+    peft = Peft("lora", 8, ["q_proj", "v_proj"], None)
+    st = model_states(run(precision=PURE_BF16, peft=peft))
+    assert st.trainable == 4_194_304  # what PEFT prints for Llama-2-7B, r=8, q_proj+v_proj
+    assert st.grads == 4 * 4_194_304
+    q = model_states(run(precision=PURE_BF16, peft=Peft("lora", 8, ["q_proj", "v_proj"], 4)))
+    linear = LLAMA2_7B.linear_params(None)
+    expected_base = linear * (0.5 + 1 / 64 + 4 / (64 * 256)) + (P7 - linear) * 2
+    assert q.weights == pytest.approx(expected_base + 4 * 4_194_304)
+
+
+def test_checkpointing_cuts_activations_and_eager_attention_grows_them():
+    long = run(seq_len=4096, micro_batch=2, precision=PURE_BF16)
+    plain = estimate_run(long)
+    ckpt = estimate_run(Run(**{**long.__dict__, "grad_ckpt": "full"}))
+    eager = estimate_run(Run(**{**long.__dict__, "attn": "eager"}))
+    assert ckpt.peak_allocated < plain.peak_allocated < eager.peak_allocated
+
+
+def test_llama3_logits_dominate_and_fused_loss_removes_them():
+    arch = find_model("meta-llama/Llama-3.2-1B")
+    base = Run(arch=arch, micro_batch=1, seq_len=8192, precision=PURE_BF16, optimizer=optimizer_spec("adamw_torch_fused"),
+               grad_ckpt="full")
+    plain, fused = estimate_run(base), estimate_run(Run(**{**base.__dict__, "fused_loss": True}))
+    logits = next(t.bytes for t in plain.terms if t.key == "logits")
+    assert logits == pytest.approx(12 * 8192 * arch.vocab_size)  # fp32 log-softmax, its grad, the logits grad
+    assert fused.peak_allocated < plain.peak_allocated - 5 * GIB
+
+
+# ---- the estimate through the engine ---------------------------------------------------------
+
+CONFIG = """# trainlint: gpu=A100-80GB num-gpus=1
+model_name_or_path: meta-llama/Llama-3.2-1B
+output_dir: out
+per_device_train_batch_size: 16
+gradient_accumulation_steps: 1
+max_length: 4096
+bf16: true
+gradient_checkpointing: false
+optim: adamw_torch_fused
+"""
+
+
+def lint(tmp_path, text=CONFIG, name="train.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path, engine.check_path(path, Settings(use_project_config=False))
+
+
+def test_out_of_memory_finding_with_fixes_that_fit(tmp_path):
+    path, result = lint(tmp_path)
+    (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
+    assert oom.span.start.line == 3  # per_device_train_batch_size: activations dominate
+    assert "A100-80GB" in oom.message and "GiB" in oom.message
+    assert oom.fixes, "the planner offers fixes"
+    assert all(f.safe for f in oom.fixes[:2])
+    # 16 x 4096 tokens: the fp32 loss over 128k vocabulary alone is ~94 GiB, so checkpointing cannot
+    # help; the micro-batch must shrink (accumulation grows to keep the effective batch).
+    assert "micro-batch 16 -> 2 with accumulation 1 -> 8" in oom.fixes[0].title
+    assert "gradient checkpointing" not in oom.fixes[0].title
+
+
+def test_planner_titles_match_re_estimating_the_fixed_file(tmp_path):
+    path, result = lint(tmp_path)
+    (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
+    for fix in oom.fixes:
+        from trainlint.edits import apply_edits
+
+        fixed_text, skipped = apply_edits(path.read_text(), list(fix.edits))
+        assert not skipped
+        after = engine.check_text(fixed_text, str(path), Settings(use_project_config=False))
+        claimed = float(re.search(r"-> ([0-9.]+) GiB", fix.title).group(1))
+        assert after.estimate.total / GIB == pytest.approx(claimed, abs=0.051), fix.title
+        assert after.estimate.fits
+        assert not [d for d in after.diagnostics if d.code in ("TL100", "TL101")]
+
+
+def test_fix_applies_the_cheapest_safe_change(tmp_path):
+    path, _ = lint(tmp_path)
+    settings = Settings(use_project_config=False)
+    outcome = compute_fixes([str(path)], lambda p: engine.check_path(p, settings), unsafe=False)
+    fixed = outcome.fixed[str(path)]
+    assert "per_device_train_batch_size: 2\n" in fixed and "gradient_accumulation_steps: 8\n" in fixed
+    assert engine.check_text(fixed, str(path), settings).estimate.fits
+
+
+def test_checkpointing_is_offered_when_it_is_what_fits(tmp_path):
+    text = CONFIG.replace("per_device_train_batch_size: 16", "per_device_train_batch_size: 1").replace(
+        "max_length: 4096", "max_length: 16384")
+    _, result = lint(tmp_path, text)
+    (near,) = [d for d in result.diagnostics if d.code == "TL101"]  # 98% of the card
+    assert near.fixes[0].safe
+    assert "enable gradient checkpointing" in near.fixes[0].title and "+33% compute" in near.fixes[0].title
+    assert [f.safe for f in near.fixes[1:]] == [False] * (len(near.fixes) - 1)
+
+
+def test_no_verdict_without_gpu_count_for_sharded_runs(tmp_path):
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}')
+    text = CONFIG.replace("# trainlint: gpu=A100-80GB num-gpus=1\n", "# trainlint: gpu=A100-80GB\n") + "deepspeed: ds.json\n"
+    _, result = lint(tmp_path, text)
+    codes = {d.code for d in result.diagnostics}
+    assert "TL100" not in codes and "TL102" in codes
+
+
+def test_nothing_fits_says_what_would(tmp_path):
+    text = CONFIG.replace("meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.1-405B").replace(
+        "per_device_train_batch_size: 16", "per_device_train_batch_size: 1")
+    _, result = lint(tmp_path, text)
+    (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
+    assert not oom.fixes
+    assert "QLoRA" in oom.message and "1024 x A100-80GB" in oom.message
+
+
+def test_json_estimate_contract(tmp_path):
+    path, _ = lint(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "check", "--isolated", "--output-format", "json", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    est = json.loads(proc.stdout)["files"][0]["estimate"]
+    assert est["target"] == {"gpu": "A100-80GB", "memory_bytes": find_gpu("A100-80GB").memory_bytes, "count": 1}
+    per_gpu = est["per_gpu_bytes"]
+    assert set(per_gpu) == {"weights", "gradients", "optimizer_states", "activations", "other", "peak_allocated",
+                            "peak_reserved", "total"}
+    assert per_gpu["peak_allocated"] <= per_gpu["peak_reserved"] < per_gpu["total"]
+    assert est["fits"] is False and est["assumptions"]
+
+
+def test_estimate_command_from_flags():
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "estimate", "--model", "meta-llama/Llama-3.1-8B",
+                           "--gpu", "H100-80GB", "--num-gpus", "8", "--zero", "3", "--precision", "bf16-master",
+                           "--micro-batch", "2", "--seq-len", "4096", "--grad-ckpt", "full"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "GPU capacity" in proc.stdout and "fits" in proc.stdout and "assumptions:" in proc.stdout
+
+
+def test_estimate_what_if_overrides_a_file(tmp_path):
+    path, _ = lint(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "trainlint", "estimate", "--isolated", str(path), "--micro-batch", "1",
+                           "--output-format", "json"], capture_output=True, text=True, timeout=120)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["fits"] is True
+
+
+def test_estimate_plan_names_defaults_as_assumptions():
+    plan = TrainingPlan(flavor="flags", path="x").with_(model=Setting("meta-llama/Llama-3.2-1B", Origin("cli")))
+    est = estimate_plan(plan, find_model("meta-llama/Llama-3.2-1B"), find_gpu("H100"))
+    assert any("sequence length not set" in a for a in est.assumptions)
+    assert any("world size" in a for a in est.assumptions)
+
+
+def test_unknown_model_gets_a_reason(tmp_path):
+    _, result = lint(tmp_path, CONFIG.replace("meta-llama/Llama-3.2-1B", "acme/secret-model-9b"))
+    (info,) = [d for d in result.diagnostics if d.code == "TL102"]
+    assert "acme/secret-model-9b" in info.message and info.span.start.line == 1
