@@ -1,0 +1,166 @@
+"""DeepSpeed rules across linked files: HF, Axolotl, Accelerate and Lightning configs that name a
+DeepSpeed JSON file, findings pointing into that file, and fixes editing it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trainlint import engine
+from trainlint.document import parse_document
+from trainlint.fixing import compute_fixes
+from trainlint.rules import dscommon as ds
+from trainlint.settings import Overrides, Settings
+
+PLAIN = Settings(use_project_config=False)
+
+
+def _write(tmp_path: Path, name: str, content) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(content, indent=2) + "\n" if isinstance(content, dict) else content)
+    return path
+
+
+def _found(result, code, path=None):
+    return [d for d in result.diagnostics if d.code == code and (path is None or d.path == str(path))]
+
+
+def test_hf_mismatch_points_into_the_linked_file_and_fixes_it(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "auto",
+                                           "gradient_clipping": 1.0, "zero_optimization": {"stage": 2}})
+    hf = _write(tmp_path, "train.yaml", "model_name_or_path: gpt2\noutput_dir: out\ndeepspeed: ds.json\n")
+    result = engine.check_path(hf, PLAIN)
+    found = _found(result, "TL600", ds_file)
+    assert len(found) == 1
+    assert "- ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8" in found[0].message
+    assert "the TrainingArguments default" in found[0].message
+    outcome = compute_fixes([str(hf)], lambda p: engine.check_path(p, PLAIN), unsafe=False)
+    fixed = json.loads(outcome.fixed[str(ds_file)])
+    assert fixed["train_micro_batch_size_per_gpu"] == "auto"
+    # The DeepSpeed file on its own has nothing to compare with.
+    assert _found(engine.check_path(ds_file, PLAIN), "TL600") == []
+
+
+def test_trl_defaults_to_bf16_when_comparing(tmp_path):
+    _write(tmp_path, "ds.json", {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                                 "bf16": {"enabled": False}, "zero_optimization": {"stage": 2}})
+    hf = _write(tmp_path, "sft.yaml", "model_name_or_path: gpt2\noutput_dir: out\nmax_length: 1024\npacking: true\n"
+                                      "deepspeed: ds.json\n")
+    messages = [d.message for d in _found(engine.check_path(hf, PLAIN), "TL600")]
+    assert any("- ds bf16.enabled=False vs hf bf16=True" in m for m in messages), messages
+
+
+def test_axolotl_compares_micro_batch_size(tmp_path):
+    ds_file = _write(tmp_path, "zero2.json", {"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "auto",
+                                              "zero_optimization": {"stage": 2}})
+    cfg = _write(tmp_path, "axolotl.yaml", "base_model: NousResearch/Llama-2-7b-hf\nmicro_batch_size: 2\n"
+                                           "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n    type: alpaca\n"
+                                           "deepspeed: zero2.json\n")
+    result = engine.check_path(cfg, PLAIN)
+    assert result.flavor == "axolotl"
+    found = _found(result, "TL600", ds_file)
+    assert found and "micro_batch_size is 2" in found[0].message
+
+
+def test_accelerate_world_size_checks_the_batch(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4,
+                                           "gradient_accumulation_steps": 1, "zero_optimization": {"stage": 2}})
+    acc = _write(tmp_path, "accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                                              "num_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
+    found = _found(engine.check_path(acc, PLAIN), "TL200", ds_file)
+    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].message
+    assert found[0].fixes[0].safe and found[0].fixes[0].edits[0].new_text == '"auto"'
+
+
+def test_accelerate_mixed_precision_fills_auto(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"fp16": {"enabled": "auto"}, "bf16": {"enabled": True},
+                                           "zero_optimization": {"stage": 2}})
+    acc = _write(tmp_path, "accelerate.yaml", "distributed_type: DEEPSPEED\nmixed_precision: fp16\nnum_processes: 2\n"
+                                              "deepspeed_config:\n  deepspeed_config_file: ds.json\n")
+    found = _found(engine.check_path(acc, PLAIN), "TL300", ds_file)
+    assert found and "mixed_precision: fp16" in found[0].message
+
+
+def test_lightning_linked_config(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"train_batch_size": 256, "gradient_accumulation_steps": 1,
+                                           "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}})
+    cfg = _write(tmp_path, "fit.yaml", "trainer:\n  devices: 8\n  strategy:\n    class_path: "
+                                       "lightning.pytorch.strategies.DeepSpeedStrategy\n    init_args:\n"
+                                       "      config: ds.json\nmodel:\n  class_path: my.Model\n")
+    result = engine.check_path(cfg, PLAIN)
+    assert result.flavor == "lightning"
+    assert _found(result, "TL604", ds_file)
+    # Lightning fills no "auto": the micro-batch reaches DeepSpeed as a string.
+    autos = _found(result, "TL503", ds_file)
+    assert autos and autos[0].severity.value == "error"
+
+
+def test_lightning_hard_coded_batch_against_devices(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"train_batch_size": 256, "train_micro_batch_size_per_gpu": 16,
+                                           "zero_optimization": {"stage": 2}})
+    cfg = _write(tmp_path, "fit.yaml", "trainer:\n  devices: 8\n  strategy:\n    class_path: "
+                                       "lightning.pytorch.strategies.DeepSpeedStrategy\n    init_args:\n"
+                                       "      config: ds.json\nmodel:\n  class_path: my.Model\n")
+    found = _found(engine.check_path(cfg, PLAIN), "TL200", ds_file)
+    assert found and "256 != 16 * 1 * 8" in found[0].message  # Lightning#19891
+
+
+def test_optimizer_swap_needs_offload_and_no_ds_optimizer(tmp_path):
+    _write(tmp_path, "off.json", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})
+    _write(tmp_path, "keep.json", {"zero_force_ds_cpu_optimizer": False,
+                                   "zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})
+    base = "model_name_or_path: gpt2\noutput_dir: out\n"
+    swapped = _write(tmp_path, "a.yaml", base + "optim: adamw_bnb_8bit\ndeepspeed: off.json\n")
+    same = _write(tmp_path, "b.yaml", base + "optim: adamw_torch\ndeepspeed: off.json\n")
+    kept = _write(tmp_path, "c.yaml", base + "optim: adamw_bnb_8bit\ndeepspeed: keep.json\n")
+    assert _found(engine.check_path(swapped, PLAIN), "TL601")
+    assert not _found(engine.check_path(same, PLAIN), "TL601")
+    assert not _found(engine.check_path(kept, PLAIN), "TL601")
+
+
+def test_standalone_auto_in_filled_keys_is_fine(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {
+        "train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto", "fp16": {"enabled": "auto"}, "bf16": {"enabled": "auto"},
+        "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}},
+        "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_min_lr": "auto", "warmup_max_lr": "auto",
+                                                          "warmup_num_steps": "auto", "total_num_steps": "auto"}},
+        "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto", "stage3_prefetch_bucket_size": "auto",
+                              "stage3_param_persistence_threshold": "auto",
+                              "stage3_gather_16bit_weights_on_model_save": True}})
+    result = engine.check_path(ds_file, PLAIN)
+    ours = [d for d in result.diagnostics if d.code[:3] in ("TL2", "TL3", "TL4", "TL5", "TL6") and
+            d.code not in ("TL426",)]
+    assert [d for d in ours if d.code in ("TL200", "TL201", "TL202", "TL300", "TL503", "TL504", "TL603")] == []
+
+
+def test_world_size_guessed_from_the_batch_keys_is_not_a_world_size(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4,
+                                           "gradient_accumulation_steps": 2, "zero_optimization": {"stage": 1}})
+    result = engine.check_path(ds_file, PLAIN)
+    assert _found(result, "TL201") and not _found(result, "TL200")
+    with_world = engine.check_path(ds_file, Settings(cli=Overrides({"num_gpus": 4}), use_project_config=False))
+    assert not _found(with_world, "TL201") and not _found(with_world, "TL200")
+
+
+def test_resolve_batch_matches_deepspeed_integer_divisions():
+    # OpenRLHF#346: 256 on 7 GPUs with micro 2 -> accumulation 256 // 2 // 7 = 18, then 256 != 2 * 18 * 7.
+    assert ds.resolve_batch(256, 2, None, 7) == (256, 2, 18, False)
+    assert ds.resolve_batch(None, 4, 2, 8) == (64, 4, 2, True)
+    assert ds.resolve_batch(32, None, None, 8) == (32, 4, 1, True)
+    assert ds.valid_worlds(32, 4, 2) == [4]
+
+
+def test_fixes_leave_the_files_parseable(tmp_path):
+    ds_file = _write(tmp_path, "ds.json", {
+        "cpu_offload": True, "gradient_clippng": 1.0, "train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+        "fp16": {"enabled": "true", "opt_level": "O2", "auto_cast": "auto"},
+        "zero_optimization": {"stage": 2, "cpu_offload": True, "offload_param": {"device": "cpu"},
+                              "stage3_max_live_parameters": 1e9, "reduce_bucket_size": 100}})
+    outcome = compute_fixes([str(ds_file)], lambda p: engine.check_path(p, PLAIN), unsafe=True)
+    assert outcome.problems == []
+    text = outcome.fixed[str(ds_file)]
+    assert parse_document(text, str(ds_file)).syntax_error is None
+    after = engine.check_text(text, str(ds_file), PLAIN)
+    before = {d.code for d in engine.check_path(ds_file, PLAIN).diagnostics}
+    assert {d.code for d in after.diagnostics} <= before
