@@ -1,0 +1,757 @@
+"""`trainlint server`: the language server over stdio (pygls 2.x).
+
+Handlers stay thin: they look up the current lint of a document (linting again when its text, a
+linked file or the settings changed), convert with `convert`, and answer. Every handler is guarded:
+an exception is logged to the client (window/logMessage) and the request gets an empty answer; the
+server keeps serving.
+
+Diagnostics: pulled (`textDocument/diagnostic`) by clients that can, published to the others, never
+both. Publishing is debounced per document (leading edge: a change after a quiet period is linted at
+once; changes during typing wait until `DEBOUNCE_MS` pass without one). Pull requests are answered
+from the current text at once. A DeepSpeed JSON linked from an open config gets the config's
+findings about it while it is open; when it changes, the configs that link it are linted again (and
+pull clients are asked to refresh).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types as t
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from trainlint import __version__, engine
+from trainlint.diagnostics import Diagnostic, Severity
+from trainlint.document import Document, SyntaxProblem, overlay, read_document
+from trainlint.lsp import convert, features, options as opts
+from trainlint.settings import Settings
+
+DEBOUNCE_MS = float(os.environ.get("TRAINLINT_LSP_DEBOUNCE_MS", "150"))
+FIX_ALL_KIND = "source.fixAll.trainlint"
+SHOW_ESTIMATE = "trainlint.showEstimate"
+CONFIG_TIMEOUT_S = 5.0
+
+log = logging.getLogger("trainlint.lsp")
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+@dataclass
+class Entry:
+    """The last lint of one open document."""
+
+    uri: str
+    path: str
+    source: str
+    version: int | None
+    result: engine.FileResult
+    linked: frozenset[str]  # resolved paths of linked files
+    stamp: tuple
+    good_flavor: str = "unknown"  # the last flavor seen while the text parsed
+
+
+@dataclass
+class Report:
+    pairs: list[tuple[Diagnostic, t.Diagnostic]] = field(default_factory=list)
+    index: convert.LineIndex | None = None
+    result_id: str | None = None
+
+    @property
+    def items(self) -> list[t.Diagnostic]:
+        return [lsp for _d, lsp in self.pairs]
+
+
+class TrainlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("trainlint", __version__)
+        self.init_raw: Any = None
+        self.config_raw: Any = None
+        self.options = opts.ClientOptions()
+        self.settings: Settings = Settings()
+        self.settings_gen = 0
+        self.entries: dict[str, Entry] = {}
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.last_lint: dict[str, float] = {}
+        self.published: set[str] = set()
+        self.pending_messages: list[str] = []
+        self.debounce_s = max(0.0, DEBOUNCE_MS) / 1000.0
+        self.refresh_timer: asyncio.TimerHandle | None = None
+
+    # ---- logging --------------------------------------------------------------------------------
+    def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
+        try:
+            self.window_log_message(t.LogMessageParams(type=kind, message=f"trainlint: {message}"))
+        except Exception:  # noqa: BLE001 - no client to tell (shutting down)
+            log.warning("%s", message)
+
+    def log_exception(self, where: str, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=6))
+        self.log(f"{where} failed: {type(exc).__name__}: {exc}\n{detail}", t.MessageType.Error)
+
+    def warn(self, message: str) -> None:
+        try:
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"trainlint: {message}"))
+        except Exception:  # noqa: BLE001
+            log.warning("%s", message)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:  # pygls hook: log, never pop up
+        self.log(f"internal error ({getattr(source, '__name__', source)}): {error}", t.MessageType.Error)
+
+    # ---- client capabilities ----------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        enc = None
+        try:
+            enc = self.workspace.position_encoding
+        except Exception:  # noqa: BLE001 - before initialize
+            enc = None
+        value = getattr(enc, "value", enc)
+        return str(value) if value else "utf-16"
+
+    @property
+    def pulls(self) -> bool:
+        caps = self.client_capabilities
+        return bool(caps and caps.text_document and caps.text_document.diagnostic is not None)
+
+    @property
+    def can_refresh(self) -> bool:
+        caps = self.client_capabilities
+        ws = caps.workspace if caps else None
+        return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+    @property
+    def can_configure(self) -> bool:
+        caps = self.client_capabilities
+        return bool(caps and caps.workspace and caps.workspace.configuration)
+
+    # ---- settings ---------------------------------------------------------------------------------
+    def apply_options(self) -> None:
+        merged = opts.merge(self.init_raw, self.config_raw)
+        parsed, problems = opts.parse(merged)
+        self.options = parsed
+        self.settings = parsed.to_settings()
+        self.settings_gen += 1
+        if problems:
+            self.warn("ignoring bad settings: " + "; ".join(problems))
+
+    # ---- documents --------------------------------------------------------------------------------
+    def open_uris(self) -> list[str]:
+        return list(self.workspace.text_documents.keys())
+
+    def path_for(self, uri: str) -> str:
+        path = to_fs_path(uri)
+        if path:
+            return path
+        # untitled:Untitled-1 and other non-file schemes: a name the engine can sniff a format from
+        name = uri.split(":", 1)[-1].rsplit("/", 1)[-1] or "untitled"
+        try:
+            language = self.workspace.get_text_document(uri).language_id or ""
+        except Exception:  # noqa: BLE001
+            language = ""
+        if not Path(name).suffix:
+            name += ".json" if "json" in language.lower() else ".yaml"
+        return name
+
+    def uri_for_path(self, path: str) -> str:
+        key = _resolved(path)
+        for uri in self.open_uris():
+            if _resolved(self.path_for(uri)) == key:
+                return uri
+        return from_fs_path(key) or path
+
+    def open_texts(self) -> dict[str, str]:
+        texts = {}
+        for uri, doc in list(self.workspace.text_documents.items()):
+            try:
+                texts[self.path_for(uri)] = doc.source
+            except Exception:  # noqa: BLE001
+                continue
+        return texts
+
+    def open_version(self, path: str) -> Any:
+        """Version of the open buffer for a path, or the file's mtime when it is not open."""
+        key = _resolved(path)
+        for uri, doc in list(self.workspace.text_documents.items()):
+            if _resolved(self.path_for(uri)) == key:
+                return ("open", doc.version, len(doc.source))
+        try:
+            return ("disk", os.stat(key).st_mtime_ns)
+        except OSError:
+            return ("missing",)
+
+    def stamp(self, uri: str, source: str, version: Any, linked: frozenset[str]) -> tuple:
+        return (self.settings_gen, version, len(source), tuple(sorted((p, self.open_version(p)) for p in linked)))
+
+    def lint(self, uri: str) -> Entry | None:
+        """Lint an open document now (linked files read from open buffers)."""
+        try:
+            doc = self.workspace.get_text_document(uri)
+            source = doc.source
+        except Exception as exc:  # noqa: BLE001
+            self.log_exception(f"reading {uri}", exc)
+            return None
+        path = self.path_for(uri)
+        result = self.check(source, path)
+        linked = set()
+        for linked_doc in result.linked or ():
+            linked.add(_resolved(linked_doc.path))
+        if result.plan is not None:
+            linked.update(_resolved(p) for p in getattr(result.plan, "linked_paths", ()) or ())
+        linked.discard(_resolved(path))
+        frozen = frozenset(linked)
+        previous = self.entries.get(uri)
+        good = result.flavor if result.document.root is not None and result.flavor != "unknown" else (
+            previous.good_flavor if previous else "unknown")
+        entry = Entry(uri, path, source, doc.version, result, frozen, self.stamp(uri, source, doc.version, frozen), good)
+        self.entries[uri] = entry
+        self.last_lint[uri] = time.monotonic()
+        return entry
+
+    def check(self, source: str, path: str) -> engine.FileResult:
+        """engine.check_text with open buffers standing in for linked files; never raises."""
+        try:
+            with overlay(self.open_texts()):
+                return engine.check_text(source, path, self.settings)
+        except Exception as exc:  # noqa: BLE001 - the engine should not raise; if it does, say so in the file
+            self.log_exception(f"checking {path}", exc)
+            doc = Document(path=path, text="", kind="unreadable")
+            doc.syntax_error = SyntaxProblem(f"trainlint cannot read this text: {type(exc).__name__}: {exc}",
+                                             doc.span(0, 0))
+            return engine.check_document(doc, self.settings)
+
+    def current(self, uri: str) -> Entry | None:
+        """The lint of the document's current text (linting again if anything it depends on changed)."""
+        try:
+            doc = self.workspace.get_text_document(uri)
+        except Exception:  # noqa: BLE001
+            return None
+        if uri not in self.workspace.text_documents:
+            return None
+        entry = self.entries.get(uri)
+        if entry is not None:
+            source = doc.source
+            if entry.source == source and entry.stamp == self.stamp(uri, source, doc.version, entry.linked):
+                return entry
+        return self.lint(uri)
+
+    def dependents(self, uri: str) -> list[str]:
+        """Open documents whose last lint linked this document's file."""
+        key = _resolved(self.path_for(uri))
+        return [u for u, e in list(self.entries.items()) if u != uri and key in e.linked and u in self.workspace.text_documents]
+
+    def index_for_path(self, path: str) -> convert.LineIndex | None:
+        key = _resolved(path)
+        for uri, doc in list(self.workspace.text_documents.items()):
+            if _resolved(self.path_for(uri)) == key:
+                return convert.LineIndex(doc.source, self.encoding)
+        doc = read_document(path)
+        if doc.kind == "unreadable":
+            return None
+        return convert.LineIndex(("\ufeff" if doc.bom else "") + doc.text, self.encoding)
+
+    def report(self, uri: str) -> Report:
+        """Diagnostics for one open document: its own, plus what open configs say about it."""
+        entry = self.current(uri)
+        if entry is None:
+            return Report()
+        index = convert.LineIndex(entry.source, self.encoding)
+        own_key = _resolved(entry.path)
+        seen: set = set()
+        out = Report(index=index)
+        contributors = [entry] + [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None]
+        stamps = []
+        for source_entry in contributors:
+            stamps.append((source_entry.uri, source_entry.stamp))
+            for d in source_entry.result.diagnostics:
+                if d.path != entry.path and _resolved(d.path) != own_key:
+                    continue
+                key = (d.span, d.code)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.pairs.append((d, convert.diagnostic(d, index)))
+        out.result_id = f"{abs(hash((tuple(stamps), self.encoding, len(out.pairs)))):x}"
+        return out
+
+    # ---- publishing -------------------------------------------------------------------------------
+    def publish(self, uri: str) -> None:
+        if self.pulls or uri not in self.workspace.text_documents:
+            return
+        report = self.report(uri)
+        entry = self.entries.get(uri)
+        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
+            uri=uri, version=entry.version if entry else None, diagnostics=report.items))
+        self.published.add(uri)
+
+    def clear(self, uri: str) -> None:
+        if self.pulls or uri not in self.published:
+            return
+        self.published.discard(uri)
+        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def refresh(self) -> None:
+        if self.pulls and self.can_refresh:
+            try:
+                self.workspace_diagnostic_refresh(None)
+            except Exception as exc:  # noqa: BLE001
+                self.log_exception("workspace/diagnostic/refresh", exc)
+
+    def related_uris(self, uri: str) -> list[str]:
+        """Open documents whose report depends on this one: configs linking it, files it links."""
+        out = list(self.dependents(uri))
+        entry = self.entries.get(uri)
+        if entry is not None:
+            for other in self.open_uris():
+                if other != uri and _resolved(self.path_for(other)) in entry.linked:
+                    out.append(other)
+        return list(dict.fromkeys(out))
+
+    def lint_and_publish(self, uri: str) -> None:
+        self.timers.pop(uri, None)
+        try:
+            if uri not in self.workspace.text_documents:
+                return
+            if self.pulls:
+                # Nothing to push; if another open document depends on this one, ask for a re-pull.
+                self.lint(uri)
+                if self.related_uris(uri):
+                    self.refresh()
+                return
+            self.lint(uri)
+            self.publish(uri)
+            for other in self.related_uris(uri):
+                self.publish(other)
+        except Exception as exc:  # noqa: BLE001
+            self.log_exception(f"linting {uri}", exc)
+
+    def schedule(self, uri: str, immediate: bool = False) -> None:
+        loop = asyncio.get_event_loop()
+        old = self.timers.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        quiet = time.monotonic() - self.last_lint.get(uri, 0.0) >= self.debounce_s
+        if immediate or (quiet and old is None) or self.debounce_s == 0:
+            self.timers[uri] = loop.call_soon(self.lint_and_publish, uri)  # type: ignore[assignment]
+        else:
+            self.timers[uri] = loop.call_later(self.debounce_s, self.lint_and_publish, uri)
+
+    def relint_all(self) -> None:
+        if self.pulls:
+            self.refresh()
+            return
+        for uri in self.open_uris():
+            try:
+                self.lint(uri)
+            except Exception as exc:  # noqa: BLE001
+                self.log_exception(f"linting {uri}", exc)
+        for uri in self.open_uris():
+            try:
+                self.publish(uri)
+            except Exception as exc:  # noqa: BLE001
+                self.log_exception(f"publishing {uri}", exc)
+
+
+server = TrainlintServer()
+
+
+def guarded(default: Callable[[], Any] | Any = None):
+    """Run a handler; on any exception log it and answer `default` (a value or a factory)."""
+
+    def decorate(fn):
+        def fallback():
+            return default() if callable(default) else default
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def async_wrapper(ls: TrainlintServer, params: Any = None):
+                try:
+                    return await fn(ls, params)
+                except Exception as exc:  # noqa: BLE001
+                    ls.log_exception(fn.__name__, exc)
+                    return fallback()
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(ls: TrainlintServer, params: Any = None):
+            try:
+                return fn(ls, params)
+            except Exception as exc:  # noqa: BLE001
+                ls.log_exception(fn.__name__, exc)
+                return fallback()
+        return wrapper
+
+    return decorate
+
+
+# ---- lifecycle and settings ------------------------------------------------------------------------
+
+
+@server.feature(t.INITIALIZE)
+@guarded()
+def initialize(ls: TrainlintServer, params: t.InitializeParams):
+    ls.init_raw = params.initialization_options
+    merged = opts.merge(ls.init_raw)
+    parsed, problems = opts.parse(merged)
+    ls.options, ls.settings = parsed, parsed.to_settings()
+    ls.settings_gen += 1
+    ls.pending_messages.extend(problems)
+
+
+@server.feature(t.INITIALIZED)
+@guarded()
+async def initialized(ls: TrainlintServer, params: t.InitializedParams):
+    if ls.pending_messages:
+        ls.warn("ignoring bad settings: " + "; ".join(ls.pending_messages))
+        ls.pending_messages.clear()
+    ls.log(f"trainlint {__version__} ready ({'pull' if ls.pulls else 'push'} diagnostics, {ls.encoding})",
+           t.MessageType.Info)
+    if ls.can_configure:
+        await pull_configuration(ls)
+
+
+async def pull_configuration(ls: TrainlintServer, force: bool = False) -> None:
+    try:
+        result = await asyncio.wait_for(ls.workspace_configuration_async(t.ConfigurationParams(
+            items=[t.ConfigurationItem(section="trainlint")])), CONFIG_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - a client that does not answer keeps the init options
+        ls.log(f"workspace/configuration failed: {type(exc).__name__}: {exc}", t.MessageType.Warning)
+        return
+    value = result[0] if isinstance(result, (list, tuple)) and result else None
+    if value is not None and not isinstance(value, dict):
+        value = None
+    if value == ls.config_raw and not force:
+        return
+    ls.config_raw = value
+    ls.apply_options()
+    ls.relint_all()
+
+
+@server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+@guarded()
+async def did_change_configuration(ls: TrainlintServer, params: t.DidChangeConfigurationParams):
+    settings = params.settings
+    section = None
+    if isinstance(settings, dict):
+        if isinstance(settings.get("trainlint"), dict):
+            section = settings["trainlint"]
+        elif set(settings) & (opts.KNOWN | set(opts.ALIASES)):
+            section = settings
+    if section is not None:
+        ls.config_raw = section
+    elif ls.can_configure:
+        await pull_configuration(ls, force=True)
+        return
+    ls.apply_options()
+    ls.relint_all()
+
+
+# ---- document sync ---------------------------------------------------------------------------------
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+@guarded()
+def did_open(ls: TrainlintServer, params: t.DidOpenTextDocumentParams):
+    uri = params.text_document.uri
+    ls.schedule(uri, immediate=True)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
+@guarded()
+def did_change(ls: TrainlintServer, params: t.DidChangeTextDocumentParams):
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_SAVE, t.SaveOptions(include_text=False))
+@guarded()
+def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
+    uri = params.text_document.uri
+    name = Path(ls.path_for(uri)).name
+    if name in ("pyproject.toml", "trainlint.toml"):
+        from trainlint.settings import find_project_config
+
+        find_project_config.cache_clear()
+        ls.settings_gen += 1
+        ls.relint_all()
+        return
+    ls.schedule(uri, immediate=True)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+@guarded()
+def did_close(ls: TrainlintServer, params: t.DidCloseTextDocumentParams):
+    uri = params.text_document.uri
+    timer = ls.timers.pop(uri, None)
+    if timer is not None:
+        timer.cancel()
+    entry = ls.entries.pop(uri, None)
+    ls.last_lint.pop(uri, None)
+    ls.clear(uri)
+    if entry is None:
+        return
+    key = _resolved(entry.path)
+    # Configs that linked it now read the file from disk; files it linked lose its findings.
+    related = [u for u, e in list(ls.entries.items()) if key in e.linked]
+    related += [u for u in ls.open_uris() if _resolved(ls.path_for(u)) in entry.linked]
+    if ls.pulls:
+        if related:
+            ls.refresh()
+        return
+    for other in dict.fromkeys(related):
+        ls.publish(other)
+
+
+# ---- diagnostics (pull) ----------------------------------------------------------------------------
+
+
+@server.feature(t.TEXT_DOCUMENT_DIAGNOSTIC, t.DiagnosticOptions(
+    identifier="trainlint", inter_file_dependencies=True, workspace_diagnostics=False))
+@guarded(lambda: t.FullDocumentDiagnosticReport(items=[]))
+def pull_diagnostics(ls: TrainlintServer, params: t.DocumentDiagnosticParams):
+    report = ls.report(params.text_document.uri)
+    if params.previous_result_id and report.result_id and params.previous_result_id == report.result_id:
+        return t.UnchangedDocumentDiagnosticReport(result_id=report.result_id)
+    return t.FullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+
+# ---- code actions ----------------------------------------------------------------------------------
+
+
+def _wants(only: list | None, kind: str) -> bool:
+    if not only:
+        return True
+    return any(kind == o or kind.startswith(f"{o}.") for o in (str(getattr(k, "value", k)) for k in only))
+
+
+def _overlaps(a: t.Range, b: t.Range) -> bool:
+    a0, a1 = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b0, b1 = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a0 <= b1 and b0 <= a1
+
+
+def _same_diagnostic(client: t.Diagnostic, ours: t.Diagnostic) -> bool:
+    return str(client.code) == str(ours.code) and client.range == ours.range and (client.source in (None, convert.SOURCE))
+
+
+def _workspace_edit(ls: TrainlintServer, edits) -> t.WorkspaceEdit | None:
+    by_uri: dict[str, list[t.TextEdit]] = {}
+    indexes: dict[str, convert.LineIndex | None] = {}
+    for edit in edits:
+        if edit.path not in indexes:
+            indexes[edit.path] = ls.index_for_path(edit.path)
+        index = indexes[edit.path]
+        if index is None:
+            return None
+        by_uri.setdefault(ls.uri_for_path(edit.path), []).append(convert.text_edit(edit, index))
+    return t.WorkspaceEdit(changes=by_uri) if by_uri else None
+
+
+def fix_all_edit(ls: TrainlintServer, entry: Entry) -> t.WorkspaceEdit | None:
+    from trainlint.fixing import compute_fixes
+
+    texts = ls.open_texts()
+    texts[entry.path] = entry.source
+    settings = ls.settings
+    with overlay(texts):
+        outcome = compute_fixes([entry.path], lambda p: engine.check_path(p, settings), unsafe=False)
+    new = outcome.fixed.get(entry.path)
+    if new is None:
+        key = _resolved(entry.path)
+        new = next((text for p, text in outcome.fixed.items() if _resolved(p) == key), None)
+    if new is None:
+        return None
+    index = convert.LineIndex(entry.source, ls.encoding)
+    edit = convert.minimal_edit(entry.source, new, index)
+    return t.WorkspaceEdit(changes={entry.uri: [edit]}) if edit else None
+
+
+@server.feature(t.TEXT_DOCUMENT_CODE_ACTION, t.CodeActionOptions(
+    code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+    resolve_provider=False))
+@guarded(list)
+def code_action(ls: TrainlintServer, params: t.CodeActionParams):
+    uri = params.text_document.uri
+    entry = ls.current(uri)
+    if entry is None:
+        return []
+    only = params.context.only
+    actions: list[t.CodeAction] = []
+    report = ls.report(uri)
+    doc = entry.result.document
+    if _wants(only, t.CodeActionKind.QuickFix.value):
+        client_diags = list(params.context.diagnostics or [])
+        preferred_given = False
+        disables: list[t.CodeAction] = []
+        disabled_codes: set[tuple[str, int]] = set()
+        file_codes: set[str] = set()
+        for d, ours in report.pairs:
+            match = next((c for c in client_diags if _same_diagnostic(c, ours)), None)
+            if match is None and not _overlaps(ours.range, params.range):
+                continue
+            attach = [match or ours]
+            for fix in d.fixes:
+                edit = _workspace_edit(ls, fix.edits)
+                if edit is None:
+                    continue
+                title = fix.title if fix.safe else f"{fix.title} (unsafe)"
+                actions.append(t.CodeAction(title=f"{title} ({d.code})", kind=t.CodeActionKind.QuickFix,
+                                            diagnostics=attach, is_preferred=not preferred_given or None, edit=edit))
+                preferred_given = True
+            if doc.kind == "yaml" and (d.path == entry.path or _resolved(d.path) == _resolved(entry.path)):
+                line = d.span.start.line
+                if (d.code, line) not in disabled_codes:
+                    disabled_codes.add((d.code, line))
+                    change = features.disable_line_edit(doc, line, d.code)
+                    if change is not None:
+                        start, end, text = change
+                        edit = t.TextEdit(range=t.Range(start=report.index.from_pos(doc.pos(start)),
+                                                        end=report.index.from_pos(doc.pos(end))), new_text=text)
+                        disables.append(t.CodeAction(
+                            title=f"trainlint: disable {d.code} on this line", kind=t.CodeActionKind.QuickFix,
+                            diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [edit]})))
+                if d.code not in file_codes:
+                    file_codes.add(d.code)
+                    start, end, text = features.disable_file_edit(doc, d.code)
+                    edit = t.TextEdit(range=t.Range(start=report.index.from_pos(doc.pos(start)),
+                                                    end=report.index.from_pos(doc.pos(end))), new_text=text)
+                    disables.append(t.CodeAction(
+                        title=f"trainlint: disable {d.code} in this file", kind=t.CodeActionKind.QuickFix,
+                        diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [edit]})))
+        actions.extend(disables)
+    explicit_fix_all = bool(only) and _wants(only, FIX_ALL_KIND)
+    if explicit_fix_all or (not only and any(f.safe for d, _ in report.pairs for f in d.fixes)):
+        edit = fix_all_edit(ls, entry)
+        if edit is not None:
+            actions.append(t.CodeAction(title="trainlint: fix all safe problems", kind=FIX_ALL_KIND, edit=edit))
+    return actions
+
+
+# ---- hover, completion, inlay hints, code lens -----------------------------------------------------
+
+
+@server.feature(t.TEXT_DOCUMENT_HOVER)
+@guarded()
+def hover(ls: TrainlintServer, params: t.HoverParams):
+    entry = ls.current(params.text_document.uri)
+    if entry is None:
+        return None
+    index = convert.LineIndex(entry.source, ls.encoding)
+    offset = index.to_doc_offset(params.position)
+    text = features.hover_markdown(entry.result, entry.result.document, offset, params.position.line)
+    if not text:
+        return None
+    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
+
+
+@server.feature(t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=['"', ":", " "]))
+@guarded(lambda: t.CompletionList(is_incomplete=False, items=[]))
+def completion(ls: TrainlintServer, params: t.CompletionParams):
+    uri = params.text_document.uri
+    entry = ls.current(uri)
+    if entry is None:
+        return t.CompletionList(is_incomplete=False, items=[])
+    doc = entry.result.document
+    index = convert.LineIndex(entry.source, ls.encoding)
+    offset = index.to_doc_offset(params.position)
+    pos = doc.pos(offset)
+    flavor = entry.result.flavor if entry.result.flavor != "unknown" else entry.good_flavor
+    if flavor == "unknown":
+        flavor = features.guess_flavor(doc.text, entry.path, pos.line)
+    found = features.completions(flavor, doc.kind, doc.text, pos.line, pos.column, offset)
+    items = []
+    for i, c in enumerate(found):
+        items.append(t.CompletionItem(
+            label=c.label,
+            kind=t.CompletionItemKind.Property if c.kind == "key" else t.CompletionItemKind.EnumMember,
+            detail=c.detail,
+            documentation=t.MarkupContent(kind=t.MarkupKind.Markdown, value=c.documentation) if c.documentation else None,
+            insert_text=c.insert_text,
+            sort_text=f"{i:05d}",
+            tags=[t.CompletionItemTag.Deprecated] if c.deprecated else None,
+        ))
+    return t.CompletionList(is_incomplete=False, items=items)
+
+
+@server.feature(t.TEXT_DOCUMENT_INLAY_HINT, t.InlayHintOptions(resolve_provider=False))
+@guarded(list)
+def inlay_hints(ls: TrainlintServer, params: t.InlayHintParams):
+    entry = ls.current(params.text_document.uri)
+    if entry is None:
+        return []
+    doc = entry.result.document
+    index = convert.LineIndex(entry.source, ls.encoding)
+    hints = []
+    for effect in features.memory_effects(entry.result, doc):
+        position = index.from_pos(doc.pos(effect.value_end))
+        if not (params.range.start.line <= position.line <= params.range.end.line):
+            continue
+        hints.append(t.InlayHint(position=position, label=features.effect_text(effect), padding_left=True,
+                                 tooltip=f"per GPU, if {effect.label}"))
+    return hints
+
+
+def _failures(ls: TrainlintServer, report: Report) -> int:
+    level = ls.options.fail_level or "warning"
+    threshold = Severity(level).rank
+    return sum(1 for d, _ in report.pairs if d.severity.rank >= threshold)
+
+
+@server.feature(t.TEXT_DOCUMENT_CODE_LENS, t.CodeLensOptions(resolve_provider=False))
+@guarded(list)
+def code_lens(ls: TrainlintServer, params: t.CodeLensParams):
+    uri = params.text_document.uri
+    entry = ls.current(uri)
+    if entry is None:
+        return []
+    top = t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0))
+    lenses = []
+    title = convert.breakdown_title(entry.result.estimate)
+    if title:
+        lenses.append(t.CodeLens(range=top, command=t.Command(title=title, command=SHOW_ESTIMATE, arguments=[uri])))
+    report = ls.report(uri)
+    failures = _failures(ls, report)
+    level = ls.options.fail_level or "warning"
+    title = f"trainlint: {failures} finding(s) at {level} or above" if failures else \
+        f"trainlint: no findings at {level} or above"
+    lenses.append(t.CodeLens(range=top, command=t.Command(title=title, command=SHOW_ESTIMATE, arguments=[uri])))
+    return lenses
+
+
+@server.command(SHOW_ESTIMATE)
+def show_estimate(ls: TrainlintServer, *args: Any):
+    try:
+        uri = args[0] if args else None
+        entry = ls.current(uri) if isinstance(uri, str) else None
+        text = convert.breakdown_markdown(entry.result.estimate) if entry else None
+        if text:
+            summary = convert.breakdown_title(entry.result.estimate) or "trainlint estimate"
+            ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Info, message=summary))
+        return text
+    except Exception as exc:  # noqa: BLE001
+        ls.log_exception("trainlint.showEstimate", exc)
+        return None
+
+
+def run() -> None:
+    """Serve LSP over stdio until the client exits."""
+    logging.basicConfig(level=logging.WARNING)
+    server.start_io()
+
+
+if __name__ == "__main__":
+    run()
