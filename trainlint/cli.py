@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
     sub.add_parser("gpus", help="list the GPU catalog")
     sub.add_parser("models", help="list the model catalog")
-    sub.add_parser("server", help="run the language server over stdio")
+    server = sub.add_parser("server", help="run the language server over stdio")
+    server.add_argument("--stdio", action="store_true", help="accepted for clients that pass it; stdio is the default")
     return parser
 
 
