@@ -379,10 +379,12 @@ def test_full_unicode_columns_and_wide_characters(tmp_path):
 
 def test_full_tabs_empty_spans_and_no_findings(tmp_path):
     text = "a:\t1\n"
-    result = synthetic(str(tmp_path / "t.yaml"), text, [("TL003", "warning", "m", 3, 4), ("TL005", "info", "e", 0, 0)])
+    result = synthetic(str(tmp_path / "t.yaml"), text, [("TL003", "warning", "m", 3, 4), ("TL009", "info", "e", 2, 2),
+                                                       ("TL005", "info", "whole file", 0, 0)])
     lines = full.render([result]).splitlines()
     assert lines[2] == "  1 | a:    1" and lines[3] == "    |       ^"
-    assert lines[8] == "    | ^"
+    assert lines[8] == "    |   ^"  # an empty span: one caret where it is
+    assert lines[10].endswith("TL005 info whole file") and lines[11] == ""  # the whole file: no source line
     assert full.render([]) == ""
     assert full.render([synthetic(str(tmp_path / "c.yaml"), "a: 1\n", [])]) == "No findings in 1 file.\n"
 

@@ -76,7 +76,8 @@ def render(results: list, **_: object) -> str:
             lines.append(f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} "
                          f"{d.message}")
             doc = document_for(result, d)
-            if doc is not None and doc.text:
+            whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
+            if doc is not None and doc.text and not whole_file:
                 lines.extend("  " + line for line in snippet(doc, d.span))
             for fix in d.fixes:
                 how = "safe, applied by --fix" if fix.safe else "unsafe, applied by --fix --unsafe-fixes"
