@@ -35,7 +35,8 @@ def _body(module) -> str:
     lead = f"{rule.code} {rule.name}:"
     if doc.startswith(lead):
         doc = doc[len(lead):].lstrip()
-        doc = doc[:1].upper() + doc[1:]
+        if not doc.startswith("trainlint"):  # the name stays lowercase
+            doc = doc[:1].upper() + doc[1:]
     return doc
 
 

@@ -274,6 +274,9 @@ def test_github_multiline_ranges_have_no_columns(tmp_path):
     lines = github.render([multiline_result(tmp_path)], base=str(tmp_path)).splitlines()
     assert lines[0] == "::error file=train.yaml,line=2,endLine=4,title=trainlint (TL002)::multi-line, ends at a line start"
     assert lines[1] == "::notice file=train.yaml,line=2,endLine=4,title=trainlint (TL003)::multi-line, ends mid-line"
+    whole_line = synthetic(str(tmp_path / "t.yaml"), "a: 1\nb: 2\n", [("TL003", "warning", "m", 0, 5)])
+    assert github.render([whole_line], base=str(tmp_path)).startswith(
+        "::warning file=t.yaml,line=1,col=1,title=trainlint (TL003)::m\n")
 
 
 def test_github_no_findings_many_files_unicode(tmp_path):

@@ -26,18 +26,16 @@ def escape_property(text: str) -> str:
 
 def annotation(d, base: str | None = None) -> str:
     start, end = d.span.start, d.span.end
-    if end.line > start.line and end.column == 0:
-        end = None  # ends at the start of a line: the range is the lines before it
-        last = d.span.end.line  # 0-based line before the end line == 1-based number of that line
-    else:
-        last = d.span.end.line + 1
+    end_line, end_column = end.line + 1, end.column + 1
+    if end.line > start.line and end.column == 0:  # ends at the start of a line: the lines before it
+        end_line, end_column = end.line, None
     props = [("file", relative_path(d.path, base) or d.path), ("line", str(start.line + 1))]
-    if last == start.line + 1:
+    if end_line == start.line + 1:  # one line: columns too
         props.append(("col", str(start.column + 1)))
-        if end is not None and end.column > start.column:
-            props += [("endLine", str(last)), ("endColumn", str(end.column + 1))]
+        if end_column is not None and end_column > start.column + 1:
+            props += [("endLine", str(end_line)), ("endColumn", str(end_column))]
     else:
-        props.append(("endLine", str(last)))
+        props.append(("endLine", str(end_line)))
     props.append(("title", f"trainlint ({d.code})"))
     message = d.message
     for fix in d.fixes:
