@@ -47,7 +47,7 @@ def test_trl_defaults_to_bf16_when_comparing(tmp_path):
     hf = _write(tmp_path, "sft.yaml", "model_name_or_path: gpt2\noutput_dir: out\nmax_length: 1024\npacking: true\n"
                                       "deepspeed: ds.json\n")
     messages = [d.message for d in _found(engine.check_path(hf, PLAIN), "TL600")]
-    assert any("- ds bf16.enabled=False vs hf bf16=True" in m for m in messages), messages
+    assert any("- ds bf16.enabled=False vs hf bf16|bf16_full_eval=True" in m for m in messages), messages
 
 
 def test_axolotl_compares_micro_batch_size(tmp_path):

@@ -212,7 +212,7 @@ class HostValue:
     def describe(self, host_doc: Document) -> str:
         if self.node is None:
             return f"{self.label} is {fmt(self.value)} ({self.note or 'the default'})"
-        key = ".".join(str(k) for k in self.node.key_path) or self.label
+        key = self.label if isinstance(self.value, list) else ".".join(str(k) for k in self.node.key_path) or self.label
         return f"{key} is {fmt(self.value)} in {host_doc.path}"
 
 

@@ -47,6 +47,10 @@ COMPARED = [
     (("bf16", "enabled"), "bf16"),
 ]
 
+# How transformers names the argument in its mismatch line (the third argument of fill_match).
+HF_KEYS = {"betas": "adam_beta1+adam_beta2", "fp16": "fp16|fp16_full_eval+fp16_backend(amp)",
+           "bf16": "bf16|bf16_full_eval"}
+
 
 def check(ctx: LintContext):
     for cfg in ds.ds_configs(ctx):
@@ -67,7 +71,7 @@ def check(ctx: LintContext):
                 b1, b2 = ds.host_value(cfg, "beta1"), ds.host_value(cfg, "beta2")
                 if b1 is None or b2 is None:
                     continue
-                hf = ds.HostValue([b1.value, b2.value], b1.node or b2.node, "[adam_beta1, adam_beta2]",
+                hf = ds.HostValue([b1.value, b2.value], b1.node or b2.node, "adam_beta1+adam_beta2",
                                   "the TrainingArguments defaults")
             else:
                 hf = ds.host_value(cfg, what)
@@ -75,7 +79,7 @@ def check(ctx: LintContext):
                     continue
             if _equal(ds_value, hf.value):
                 continue
-            yield _finding(cfg, node, path, ds_value, hf, hf.label)
+            yield _finding(cfg, node, path, ds_value, hf, HF_KEYS.get(what, hf.label))
         yield from _train_batch(cfg, ctx)
 
 
