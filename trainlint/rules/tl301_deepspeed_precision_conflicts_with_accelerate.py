@@ -1,0 +1,44 @@
+"""TL301 deepspeed-precision-conflicts-with-accelerate: Accelerate's `mixed_precision` against the DeepSpeed file's other 16-bit type.
+
+**What**: an Accelerate config with `mixed_precision: fp16` whose DeepSpeed config file enables
+`bf16`, or `mixed_precision: bf16` with `fp16` enabled there (`true`, or the string `"true"`).
+
+**Why**: `accelerate/utils/dataclasses.py::DeepSpeedPlugin.set_mixed_precision` stops the launch:
+"`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file."
+
+**Example**: `mixed_precision: bf16` + `"fp16": {"enabled": true}`.
+
+The finding is on `mixed_precision`; the fix edits the DeepSpeed file.
+
+**Fix** (safe): set that `enabled` to `"auto"`, so Accelerate fills it from `mixed_precision`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix
+from trainlint.flavors.base import as_str
+from trainlint.rules import dscommon as ds
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL301", "deepspeed-precision-conflicts-with-accelerate", Severity.ERROR,
+            "Accelerate mixed_precision conflicts with the 16-bit type enabled in the DeepSpeed config",
+            flavors=("accelerate",))
+
+
+def check(ctx: LintContext):
+    mp = ctx.document.find(("mixed_precision",))
+    value = as_str(mp.value) if mp is not None and mp.kind == "scalar" else None
+    if value is None or value.lower() not in ("fp16", "bf16"):
+        return
+    mixed = value.lower()
+    other = "bf16" if mixed == "fp16" else "fp16"
+    for cfg in ds.ds_configs(ctx):
+        node = cfg.find(other, "enabled")
+        if node is None or node.kind != "scalar" or str(node.value).lower() != "true":
+            continue
+        yield RULE.at(ctx.document, mp,
+                      f"mixed_precision is {mixed} but {cfg.name} enables {other} ({other}.enabled: {node.raw}); Accelerate "
+                      f"stops with \"`--mixed_precision` arg cannot be set to `{mixed}` when `{other}` is set in the "
+                      f"DeepSpeed config file.\" Set {other}.enabled to \"auto\" there (or make mixed_precision {other}).",
+                      [fix(f'set {other}.enabled to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
