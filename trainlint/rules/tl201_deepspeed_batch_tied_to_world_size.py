@@ -16,8 +16,8 @@ compared with `world_size × per_device_train_batch_size × gradient_accumulatio
 **Example**: `"train_batch_size": 32` with `"train_micro_batch_size_per_gpu": 4` and
 `"gradient_accumulation_steps": 2` works on exactly 4 GPUs.
 
-**Fix**: under HF Trainer or Accelerate (or in a file written for them, holding other `"auto"`
-values), set it to `"auto"` (safe: they compute it from their arguments); for raw DeepSpeed or Lightning with the micro-batch and accumulation set, remove it so
+**Fix**: under HF Trainer or Accelerate, set it to `"auto"` (safe: they compute it from their
+arguments; unsafe in a file on its own that holds other `"auto"` values, as the integration is a guess); for raw DeepSpeed or Lightning with the micro-batch and accumulation set, remove it so
 DeepSpeed computes it (unsafe: the global batch then grows with the GPU count). Or tell trainlint
 the world size (`--num-gpus N`) to have it checked (TL200, TL600).
 """
@@ -59,7 +59,7 @@ def check(ctx: LintContext):
             fixes.append(fix('set train_batch_size to "auto" (Accelerate computes it)', ds_replace(cfg, tb_node, "auto")))
         elif cfg.host is None and ds.looks_integrated(cfg):
             fixes.append(fix('set train_batch_size to "auto" (the integration this file is written for computes it)',
-                             ds_replace(cfg, tb_node, "auto")))
+                             ds_replace(cfg, tb_node, "auto"), safe=False))
         elif micro is not None and gas is not None:
             where = ds.entry_of(cfg.doc, tb_node)
             if where is not None:
