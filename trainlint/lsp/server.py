@@ -221,6 +221,9 @@ class TrainlintServer(LanguageServer):
         entry = Entry(uri, path, source, doc.version, result, frozen, self.stamp(uri, source, doc.version, frozen), good)
         self.entries[uri] = entry
         self.last_lint[uri] = time.monotonic()
+        if self.pulls and previous is not None and previous.linked != frozen:
+            # The set of linked files changed: their reports (seen from this config) change too.
+            self.refresh()
         return entry
 
     def check(self, source: str, path: str) -> engine.FileResult:
@@ -328,8 +331,10 @@ class TrainlintServer(LanguageServer):
             if uri not in self.workspace.text_documents:
                 return
             if self.pulls:
-                # Nothing to push; if another open document depends on this one, ask for a re-pull.
-                self.lint(uri)
+                # Nothing to push (the client pulls this document itself). If another open document
+                # depends on this one (by the last lint's links), ask the client to pull again.
+                if uri not in self.entries:
+                    self.lint(uri)
                 if self.related_uris(uri):
                     self.refresh()
                 return
