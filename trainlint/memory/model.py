@@ -232,6 +232,10 @@ def model_states(run: Run) -> States:
         s.grads = trainable * 4
         s.grads_note = "fp32 adapter gradients only (the base is frozen)"
         state_dtype = 4
+        if prec.param_dtype == "fp32" and prec.autocast and not run.peft.base_bits:
+            # Frozen fp32 weights are cast per call; the casts are saved for the input gradients.
+            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + (
+                arch.vocab_size * arch.hidden_size * 2 if arch.kind != "encoder" else 0)
     else:
         trainable = total
         s.trainable = trainable
@@ -395,6 +399,7 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         groups.setdefault(lin.input_group, []).append(lin)
     experts = stack.num_experts
     k = stack.experts_per_token or 0
+    targeted = _targeted(run, stack)
     for group, linears in groups.items():
         if group == "attn_out":
             continue
@@ -403,12 +408,10 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         reads_16bit = group.endswith("_out")  # the MLP product / expert output is already 16-bit
         if dense:
             width = dense[0].in_features / (t if reads_16bit else 1)
-            copies = len(dense) if amp and not reads_16bit else 1
-            total += copies * T * width * c
+            total += _input_copies(run, dense, targeted, amp, reads_16bit) * T * width
         if routed and experts:
             width = routed[0].in_features
-            copies = len(routed) if amp and not reads_16bit else 1
-            total += copies * T * k * width * c
+            total += _input_copies(run, routed, targeted, amp, reads_16bit) * T * k * width
     # Attention core. Rotary embeddings save only cos/sin; the rotated q and k are what attention saves.
     heads = (stack.attention_heads or arch.num_attention_heads) / t
     kv = (stack.kv_heads or arch.num_key_value_heads) / t
@@ -456,6 +459,38 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     if fam.dropout_resid > 0:
         total += (1 if fam.parallel else 2) * T * h
     return total
+
+
+def _targeted(run: Run, stack) -> set[int] | None:
+    """ids of the linears LoRA adapts in this stack (None: full fine-tuning, every linear trains)."""
+    if run.peft is None:
+        return None
+    targets = _lora_targets(run)
+    if targets is None:
+        targets = run.arch.default_lora_targets or "all-linear"
+    match = run.arch._matching(targets)
+    return {id(lin) for lin in stack.linears if match(stack, lin)}
+
+
+def _input_copies(run: Run, linears: list, targeted: set[int] | None, amp: bool, reads_16bit: bool) -> float:
+    """Bytes per element of the copies of one input tensor that the linears of a group save.
+
+    A linear saves its input only to compute its weight's gradient: frozen base linears (PEFT) save
+    none. Under autocast each trainable linear (or LoRA A matrix) casts, and saves, its own 16-bit
+    copy. Without autocast trainable linears share the input itself, except that PEFT casts the
+    input of fp32 adapters over a 16-bit base to fp32, once per adapted linear.
+    """
+    c = BYTES[run.precision.compute_dtype]
+    if targeted is None:
+        return (len(linears) if amp and not reads_16bit else 1) * c
+    adapted = [lin for lin in linears if id(lin) in targeted]
+    if not adapted:
+        return 0.0
+    if amp:
+        return len(adapted) * 2
+    if run.precision.param_dtype != "fp32":
+        return len(adapted) * 4
+    return c
 
 
 def _mlp_internal(arch, fam: Family, T: float, f: float, c: int, amp: bool = False) -> float:
