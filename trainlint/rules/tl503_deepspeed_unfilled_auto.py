@@ -43,7 +43,8 @@ def check(ctx: LintContext):
         filled = cfg.filled
         stage = ds.stage(cfg)
         for node in root.walk():
-            if not ds.is_auto(node) or not node.key_path or node.key_path[-1] == "replace_method":
+            if not ds.is_auto(node) or not node.key_path or not isinstance(node.key_path[-1], str) or \
+                    node.key_path[-1] == "replace_method":
                 continue
             path = tuple(node.key_path)
             norm = ds.normalized(path)

@@ -10,7 +10,7 @@ boolean, including the optimizer and scheduler `params`.
 string booleans in LLaMA-Factory#3493's `ds_config3.json`); Accelerate's `is_true`/`is_false` take
 `bool("false")` as true. Keys DeepSpeed reads without pydantic (`train_batch_size`, `gradient_clipping`,
 optimizer params) get the string itself and fail in arithmetic. Only pydantic sections of a raw
-DeepSpeed run coerce the text, hence a warning there.
+DeepSpeed run coerce the text, hence a warning there unless HF compares the key.
 
 **Example**: `"bf16": {"enabled": "true"}`.
 
@@ -60,14 +60,18 @@ def check(ctx: LintContext):
                 new = text.lstrip("+") if cfg.doc.kind == "json" and _json_number(text) else ds.number_text(cfg.doc, value)
             key = ds.key_name(path)
             severity = None
-            if ds.in_pydantic_section(path) and not integrated:
-                severity = Severity.WARNING
-                why = ("raw DeepSpeed's pydantic model converts it, but HF Trainer and Accelerate compare and test it as "
-                       "a string")
-            elif cfg.host in ds.HF_HOSTS or integrated:
+            compared = ds.normalized(path) in ds.HF_FILLED
+            if compared and (cfg.host in ds.HF_HOSTS or integrated):
                 why = (f"HF Trainer compares it strictly (\"{text}\" != {value!r}) and stops with \"Please correct the "
                        f"following DeepSpeed config values that mismatch TrainingArguments values\""
-                       + ("; Accelerate's is_true/is_false reads the string \"false\" as true" if text.lower() == "false" else ""))
+                       + ("; Accelerate's is_true/is_false reads the string \"false\" as true"
+                          if text.lower() == "false" else ""))
+            elif is_bool and path[-1] == "enabled" and integrated:
+                why = "Accelerate's is_true/is_false test it as text (the string \"false\" counts as true)"
+            elif ds.in_pydantic_section(path):
+                severity = Severity.WARNING
+                why = ("DeepSpeed's pydantic model converts it, but integrations that read the dict before DeepSpeed "
+                       "(HF Trainer, Accelerate) see text")
             else:
                 why = "DeepSpeed reads this key without conversion, so the string reaches the code that uses it"
             yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
