@@ -2,8 +2,10 @@
 
 **What**: a DeepSpeed config meant for HF Trainer or Accelerate (its `train_batch_size` or
 `train_micro_batch_size_per_gpu` is `"auto"`) that has no `gradient_accumulation_steps` key.
-An error when the HF config that uses it accumulates (`gradient_accumulation_steps` > 1), a warning
-otherwise.
+An error when `train_batch_size` is `"auto"` and the HF config that uses it accumulates
+(`gradient_accumulation_steps` > 1), a warning otherwise (without `train_batch_size` the run starts,
+but Accelerate uses DeepSpeed's accumulation of 1: "Gradient accumulation steps mismatch:
+GradientAccumulationPlugin has 4, DeepSpeed config has 1. Using DeepSpeed's value.").
 
 **Why**: HF Trainer fills only keys that are present, so it fills `train_batch_size` with
 `world × per_device_train_batch_size × gradient_accumulation_steps`; then Accelerate's
@@ -44,7 +46,7 @@ def check(ctx: LintContext):
         fixes = [fix('add "gradient_accumulation_steps": "auto"',
                      insert_entry(cfg.doc, root, "gradient_accumulation_steps", ds.auto_text(cfg.doc), after=anchor))]
         gas = ds.host_value(cfg, "gas") if cfg.host in ds.HF_HOSTS else None
-        if gas is not None and gas.value > 1:
+        if gas is not None and gas.value > 1 and "train_batch_size" in autos:
             where = gas.describe(cfg.host_doc)
             yield RULE.at(cfg.doc, target,
                           f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but "
@@ -53,7 +55,11 @@ def check(ctx: LintContext):
                           f"stops with \"{ds.BATCH_ASSERT}\". Add \"gradient_accumulation_steps\": \"auto\".",
                           fixes, severity=Severity.ERROR)
             continue
-        if "train_batch_size" in autos:
+        if gas is not None and gas.value > 1:
+            what = (f"the training arguments' accumulation ({gas.describe(cfg.host_doc)}) loses to DeepSpeed's 1 "
+                    f"(\"Gradient accumulation steps mismatch: GradientAccumulationPlugin has {gas.value}, DeepSpeed config "
+                    "has 1. Using DeepSpeed's value.\") and the run silently trains without accumulation")
+        elif "train_batch_size" in autos:
             what = (f"any run with --gradient_accumulation_steps > 1 stops with \"{ds.BATCH_ASSERT}\" (codealpaca#14)")
         else:
             what = ("with --gradient_accumulation_steps > 1 DeepSpeed's 1 wins (\"Gradient accumulation steps mismatch: "
