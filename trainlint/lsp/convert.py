@@ -159,6 +159,8 @@ def minimal_edit(old: str, new: str, index: LineIndex) -> t.TextEdit | None:
     # Never split a \r\n pair.
     if start > 0 and old[start - 1] == "\r" and start < len(old) and old[start] == "\n":
         start -= 1
+    if 0 < end_old < len(old) and old[end_old - 1] == "\r" and old[end_old] == "\n":
+        end_old += 1
     return t.TextEdit(range=t.Range(start=index.position(start), end=index.position(end_old)),
                       new_text=new[start:len(new) - (len(old) - end_old)])
 
