@@ -71,10 +71,12 @@ def test_breakdown_markdown_tolerates_partial_objects():
 
 
 def test_options_parse_merge_and_problems():
-    merged = options.merge({"gpu": "h100", "numGpus": 4}, {"trainlint": {"numGpus": 8, "gpu": None, "seq_len": 4096}})
+    merged = options.merge({"gpu": "h100", "numGpus": 4, "model": "m"},
+                           {"trainlint": {"numGpus": 8, "gpu": None, "seq_len": 4096}})
     parsed, problems = options.parse(merged)
     assert problems == []
-    assert parsed.values == {"gpu": "h100", "num_gpus": 8, "seq_len": 4096}
+    # null unsets (VS Code sends every key), a missing key keeps the init option
+    assert parsed.values == {"model": "m", "num_gpus": 8, "seq_len": 4096}
     settings = parsed.to_settings()
     assert settings.selection is None and settings.cli.values["num_gpus"] == 8
     parsed, problems = options.parse({"select": "TL1, tl004", "ignore": ["TL201"], "failLevel": "error"})

@@ -57,7 +57,8 @@ def unwrap(raw: Any) -> Any:
 
 
 def merge(*layers: Any) -> dict[str, Any]:
-    """Later layers win key by key; null values do not override."""
+    """Later layers win key by key. A key a later layer sends as null is unset (VS Code sends every
+    key, null when the user cleared it); a key it leaves out keeps the earlier layer's value."""
     out: dict[str, Any] = {}
     for layer in layers:
         layer = unwrap(layer)
@@ -65,7 +66,9 @@ def merge(*layers: Any) -> dict[str, Any]:
             continue
         for key, value in layer.items():
             key = ALIASES.get(key, key)
-            if value is not None:
+            if value is None:
+                out.pop(key, None)
+            else:
                 out[key] = value
     return out
 

@@ -638,8 +638,10 @@ def code_action(ls: TrainlintServer, params: t.CodeActionParams):
                         title=f"trainlint: disable {d.code} in this file", kind=t.CodeActionKind.QuickFix,
                         diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [edit]})))
         actions.extend(disables)
-    explicit_fix_all = bool(only) and _wants(only, FIX_ALL_KIND)
-    if explicit_fix_all or (not only and any(f.safe for d, _ in report.pairs for f in d.fixes)):
+    # Fix-all re-lints until nothing changes (several engine runs): only when asked for by kind
+    # (`source`, `source.fixAll`, `source.fixAll.trainlint`: editors' fix-on-save and source menus),
+    # not on every cursor move's lightbulb request.
+    if only and _wants(only, FIX_ALL_KIND) and any(f.safe for d, _ in report.pairs for f in d.fixes):
         edit = fix_all_edit(ls, entry)
         if edit is not None:
             actions.append(t.CodeAction(title="trainlint: fix all safe problems", kind=FIX_ALL_KIND, edit=edit))
