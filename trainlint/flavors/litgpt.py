@@ -58,6 +58,12 @@ def read(doc: Document) -> ReadResult:
     if rank is not None:
         targets = [name for flag, names in LORA_FLAGS.items() if as_bool(view.value(flag)) for name in names]
         changes["peft"] = Setting(Peft("lora", rank.value, targets, bits), rank.origin)
+    if world > 1:
+        # litgpt/finetune/{full,lora}.py and pretrain.py: FSDPStrategy(activation_checkpointing_policy={Block})
+        # whenever more than one device trains.
+        note = "LitGPT trains with FSDP (full shard) and activation checkpointing on more than one device"
+        changes["fsdp"] = inferred("full_shard", note)
+        changes["grad_ckpt"] = inferred("full", note)
     optimizer = view.str("optimizer") or view.str("optimizer", "class_path")
     if optimizer is not None:
         changes["optimizer"] = optimizer

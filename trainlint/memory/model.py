@@ -310,11 +310,14 @@ def _shard(run: Run, s: States, trainable: int) -> None:
     if stage == 3:
         if group > 1:
             s.weights /= group
-        # Gathered parameters: the module being computed plus the prefetched next one.
+        # Gathered parameters: the module being computed plus the prefetched next one, as stored
+        # for compute (a 4-bit base stays 4-bit when gathered).
         compute_bytes = 2 if run.precision.compute_dtype != "fp32" else 4
+        if run.peft is not None and run.peft.base_bits:
+            compute_bytes = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
         s.buffers += 2 * unit * compute_bytes
         s.buffers_note = "two gathered layers (current + prefetch) in the compute dtype"
-        if fsdp in ("full_shard", "hybrid_shard"):
+        if fsdp in ("full_shard", "hybrid_shard") and run.peft is None:
             s.buffers += unit * 4  # the unsharded gradient of one unit before reduce-scatter
     elif fsdp in ("shard_grad_op", "hybrid_shard_zero2") and group > 1:
         # SHARD_GRAD_OP keeps the unsharded compute-dtype parameters from forward to backward.
