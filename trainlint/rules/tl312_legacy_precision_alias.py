@@ -9,6 +9,8 @@ historical reasons but its usage is discouraged. Please set your precision to 16
 The explicit name also says what the alias hides: mixed precision keeps fp32 weights (the `-true`
 variants do not).
 
+`32` and `64` (→ "32-true", "64-true") are accepted without a warning and are not reported.
+
 **Example**: `precision: 16` → `precision: 16-mixed`; `precision: bf16` → `precision: bf16-mixed`.
 
 **Fix** (safe): write the unified name Lightning maps the alias to.
