@@ -14,6 +14,11 @@ batch are built and again at every phase boundary, so each phase's
 ``peak_allocated_bytes`` = overall peak minus what was allocated before the case
 started (cuBLAS workspaces and other warm-up allocations); the raw numbers are kept.
 A case that runs out of memory is recorded as "oom" and the next one runs.
+
+Unless ``--no-trainer``, each case that succeeded is then run a second time through the real
+``transformers.Trainer`` (max_steps=2, same batch/precision/optimizer/checkpointing flags, the
+model built the same way), recorded under "hf_trainer": that checks harness.py's emulation of
+the Trainer itself.
 """
 
 from __future__ import annotations
@@ -275,7 +280,7 @@ def main(argv=None) -> int:
             results.append({"id": cid, "status": "skipped", "error": "--max-seconds reached"})
             continue
         r = measure_case(table[cid], steps=args.steps)
-        if not args.no_trainer and r["status"] != "error":
+        if not args.no_trainer and r["status"] == "ok":
             r["hf_trainer"] = measure_case_trainer(table[cid], steps=args.steps)
         results.append(r)
         if r["status"] == "ok":

@@ -35,6 +35,10 @@ from tracker import StorageTracker  # noqa: E402
 MiB = 1 << 20
 
 
+class _StopAtPeak(Exception):
+    """Raised by the snapshot run once the peak op has been categorised (the rest is not needed)."""
+
+
 def _versions() -> dict:
     import peft
     import transformers
@@ -63,7 +67,9 @@ def _run_once(case: dict, snapshot_at: int | None):
         ids, labels = harness.make_batch(case, None, vocab, real=False)
 
         def snapshot():
-            return _categorise(tracker, model, opt, (ids, labels), case)
+            tracker.snapshot = _categorise(tracker, model, opt, (ids, labels), case)
+            tracker.snapshot_total = tracker.total
+            raise _StopAtPeak()
 
         tracker = StorageTracker(snapshot_at=snapshot_at, snapshot_fn=snapshot)
         for p in model.parameters():
@@ -83,9 +89,13 @@ def _run_once(case: dict, snapshot_at: int | None):
             orig_set_phase(name)
 
         tracker.set_phase = set_phase
-        with tracker:
-            harness.training_steps(case, model, opt, ids, labels, tracker=tracker, steps=2,
-                                   autocast_device="cpu", real_scaler=False)
+        try:
+            with tracker:
+                harness.training_steps(case, model, opt, ids, labels, tracker=tracker, steps=2,
+                                       autocast_device="cpu", real_scaler=False)
+        except Exception:  # _StopAtPeak, possibly re-wrapped by the autograd engine
+            if tracker.snapshot is None:
+                raise
         state["summary"] = harness.model_summary(model)
         state["opt_state_bytes"] = _opt_state_bytes(opt, tracker)
         del model, opt
@@ -165,14 +175,16 @@ def trace_case(case: dict) -> dict:
     del tracker
     gc.collect()
     tracker2, _ = _run_once(case, peak_op)
-    if tracker2.peak != peak:
-        raise RuntimeError(f"non-deterministic trace: {peak} vs {tracker2.peak}")
+    if getattr(tracker2, "snapshot_total", None) != peak:
+        raise RuntimeError(f"non-deterministic trace: {peak} vs {getattr(tracker2, 'snapshot_total', None)}")
     breakdown = tracker2.snapshot or {}
     del tracker2
     gc.collect()
     if sum(breakdown.values()) != peak:
         breakdown["_unattributed"] = peak - sum(breakdown.values())
     notes = []
+    if case.get("notes"):
+        notes.append(case["notes"])
     if sdpa:
         notes.append("sdpa backend (CUDA sm80+ rules): " + ", ".join(f"{k} x{v}" for k, v in sorted(sdpa.items())))
     return {
@@ -233,7 +245,10 @@ def main(argv=None) -> int:
     doc = {
         "tool": "fake-tensor trace",
         **_versions(),
-        "device_emulated": "cuda (fake CPU tensors + CUDA emulation: autocast lists, SDPA backend choice, fused dropout, foreach optimizers)",
+        "device_emulated": "cuda",
+        "emulation": "fake CPU tensors + CUDA emulation (emulation.py): CUDA autocast op lists, CUDA SDPA backend "
+                     "choice (sm80+: flash / mem-efficient / math), fused native_dropout, foreach optimizers, "
+                     "host-side step counters of non-fused Adam",
         "counting": "live tensor storages, each rounded up to 512 B, max over every aten op of 2 training steps",
         "total_seconds": round(time.time() - t_all, 1),
         "cases": results,

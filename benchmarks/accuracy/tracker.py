@@ -126,7 +126,7 @@ class StorageTracker(TorchDispatchMode):
         self.op_index += 1
         self._update_peak()
         if self.snapshot_at is not None and self.op_index == self.snapshot_at and self.snapshot_fn:
-            self.snapshot = self.snapshot_fn()
+            self.snapshot_fn()
         return out
 
     # -- analysis ---------------------------------------------------------------
