@@ -85,6 +85,10 @@ from trainlint.rules import (
     tl636_axolotl_activation_offloading_without_checkpointing,
     tl640_torchtune_optimizer_in_bwd_conflict,
     tl641_torchtune_activation_offloading_without_checkpointing,
+    tl315_tf32_unsupported_gpu,
+    tl429_fsdp_ram_efficient_loading_without_sync,
+    tl431_zero3_init_flag_below_stage3,
+    tl531_reduce_on_plateau_without_eval,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -164,6 +168,10 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl636_axolotl_activation_offloading_without_checkpointing,
     tl640_torchtune_optimizer_in_bwd_conflict,
     tl641_torchtune_activation_offloading_without_checkpointing,
+    tl315_tf32_unsupported_gpu,
+    tl429_fsdp_ram_efficient_loading_without_sync,
+    tl431_zero3_init_flag_below_stage3,
+    tl531_reduce_on_plateau_without_eval,
 )}
 
 

@@ -3,14 +3,16 @@
 **What**: a TRL GRPOConfig YAML whose generation batch (`generation_batch_size`, default
 `per_device_train_batch_size` x processes x `steps_per_generation` (default: gradient accumulation))
 is not divisible by `num_generations` (default 8) or by the global batch, that sets both
-`generation_batch_size` and `steps_per_generation`, or that asks for fewer than 2 generations.
+`generation_batch_size` and `steps_per_generation`, that asks for fewer than 2 generations, or that
+turns on `auto_find_batch_size`.
 
 **Why**: GRPO scores each prompt against the other completions of its group, so every batch must hold
 whole groups. `GRPOConfig.__post_init__` (TRL `grpo_config.py`) stops with "generation_batch_size
 ({g}) must be divisible by num_generations ({k}).", "generation_batch_size ({g}) must be divisible by
 the global batch size ({per_device*num_processes}).", "'generation_batch_size' and
-'steps_per_generation' can not be both configured at the same time", or "GRPO requires at least 2
-generations per prompt to calculate the advantages." Checks that depend on the number of processes
+'steps_per_generation' can not be both configured at the same time", "GRPO requires at least 2
+generations per prompt to calculate the advantages.", or "auto_find_batch_size is not supported by
+GRPO, because the generation batch must contain full prompt groups". Checks that depend on the number of processes
 run only when it is known (`--num-gpus`, an Accelerate file, a directive).
 
 **Example**: `per_device_train_batch_size: 4`, `num_generations: 6` on 1 GPU (4 is not a multiple of 6).
@@ -35,6 +37,12 @@ def check(ctx: LintContext):
     plan = ctx.plan
     if root is None or root.kind != "mapping" or plan is None or plan.task.value != "grpo":
         return
+    auto = root.entry("auto_find_batch_size")
+    if auto is not None and auto.value.kind == "scalar" and auto.value.value is True:
+        yield RULE.at(doc, auto.key_span,
+                      "`auto_find_batch_size: true` in a GRPO run: GRPOConfig stops with \"auto_find_batch_size is not "
+                      "supported by GRPO, because the generation batch must contain full prompt groups\". Set the batch "
+                      "size yourself.")
     k_node = root.get("num_generations")
     k = number(k_node) if k_node is not None else 8
     gen_node, spg_node = root.get("generation_batch_size"), root.get("steps_per_generation")

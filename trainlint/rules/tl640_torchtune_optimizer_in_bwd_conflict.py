@@ -1,13 +1,14 @@
 """TL640 torchtune-optimizer-in-bwd-conflict: torchtune `optimizer_in_bwd` with accumulation or clipping.
 
 **What**: a torchtune recipe config with `optimizer_in_bwd: true` and `gradient_accumulation_steps`
-> 1 or a `clip_grad_norm` value.
+> 1, a `clip_grad_norm` value, or `compile: {optimizer_step: true}`.
 
 **Why**: with the optimizer step fused into backward, each gradient is applied and freed as soon as
 it is computed, so it can neither be accumulated nor clipped by the global norm. The recipes stop
 (`recipes/full_finetune_*.py`): "Gradient accumulation is not supported with optimizer in bwd.Please
 set gradient_accumulation_steps=1, or optimizer_in_bwd=False." and "Gradient clipping is not
-supported with optimizer in bwd.Please set clip_grad_norm=None, or optimizer_in_bwd=False."
+supported with optimizer in bwd.Please set clip_grad_norm=None, or optimizer_in_bwd=False." and
+"optimizer_in_bwd not supported with compiling the optimizer step".
 
 **Example**: `optimizer_in_bwd: true`, `gradient_accumulation_steps: 8`.
 
@@ -46,3 +47,9 @@ def check(ctx: LintContext):
                       f"`clip_grad_norm: {clip.value.raw}` with `optimizer_in_bwd: true`: the recipe stops with \"Gradient "
                       f"clipping is not supported with optimizer in bwd.\" Set clip_grad_norm to null, or optimizer_in_bwd "
                       f"false.", [off])
+    step = root.find(("compile", "optimizer_step"))
+    if step is not None and flag(step) is True:
+        yield RULE.at(doc, step,
+                      "`compile.optimizer_step: true` with `optimizer_in_bwd: true`: the recipe stops with \"optimizer_in_bwd "
+                      "not supported with compiling the optimizer step\" (there is no separate optimizer step to "
+                      "compile). Turn one of them off.", [off])

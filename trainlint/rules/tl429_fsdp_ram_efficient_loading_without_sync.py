@@ -1,0 +1,40 @@
+"""TL429 fsdp-ram-efficient-loading-without-sync: `cpu_ram_efficient_loading` with `sync_module_states: false`.
+
+**What**: an HF TrainingArguments `fsdp_config` with `cpu_ram_efficient_loading: true` and
+`sync_module_states: false` (with or without the `fsdp_` prefix).
+
+**Why**: with RAM-efficient loading only rank 0 reads the checkpoint; the other ranks hold empty
+weights until FSDP broadcasts rank 0's, which is what `sync_module_states` does. TrainingArguments
+refuses the pair: '`sync_module_states` must be `"True"` if `cpu_ram_efficient_loading` is `"True"`'
+(transformers `training_args.py`).
+
+**Example**: `fsdp_config: {cpu_ram_efficient_loading: true, sync_module_states: false}`.
+
+**Fix** (safe: the only working combination): `sync_module_states: true`.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.edits import fix, replace_value
+from trainlint.rules._frameworks import flag
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL429", "fsdp-ram-efficient-loading-without-sync", Severity.ERROR,
+            "cpu_ram_efficient_loading needs sync_module_states", flavors=("huggingface",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    config = doc.find(("fsdp_config",))
+    if config is None or config.kind != "mapping":
+        return
+    ram = config.entry("cpu_ram_efficient_loading") or config.entry("fsdp_cpu_ram_efficient_loading")
+    sync = config.entry("sync_module_states") or config.entry("fsdp_sync_module_states")
+    if ram is None or sync is None or flag(ram.value) is not True or flag(sync.value) is not False:
+        return
+    yield RULE.at(doc, sync.key_span,
+                  f"`{sync.key}: {sync.value.raw}` with `{ram.key}: true`: only rank 0 loads the weights and the others "
+                  f"wait for its broadcast, so TrainingArguments stops with \"`sync_module_states` must be `\"True\"` if "
+                  f"`cpu_ram_efficient_loading` is `\"True\"`\". Set it to true.",
+                  [fix(f"set `{sync.key}: true`", replace_value(doc, sync.value, True), safe=True)])
