@@ -48,7 +48,11 @@ EXPECTED = [
     ("hf/hiyouga__LLaMA-Factory__examples__train_full__qwen3_full_sft.yaml", "TL524", ["24:1", "34:1"]),
     # TRL's ALST example: a DeepSpeed JSON key inside accelerate's deepspeed_config is dropped.
     ("accelerate/huggingface__trl__examples__accelerate_configs__alst_ulysses_4gpu.yaml", "TL622", ["20:3"]),
+    # Axolotl's 70B QLoRA+FSDP example still writes fsdp_-prefixed fsdp_config keys (deprecated; info).
+    ("axolotl/axolotl-ai-cloud__axolotl__examples__llama-3__qlora-fsdp-70b.yaml", "TL637", ["61:3"]),
 ]
+# Findings of these rules that the corpus is expected to have (above); everything else stays quiet.
+EXPECTED_ELSEWHERE = {(Path(r).name, c) for r, c, _ in EXPECTED}
 
 
 @pytest.mark.parametrize("relative,code,positions", EXPECTED, ids=[f"{c}:{Path(r).name[:50]}" for r, c, _ in EXPECTED])
@@ -85,7 +89,8 @@ def test_quiet_where_nothing_is_wrong():
     for folder in quiet:
         for path in sorted((CORPUS / folder).iterdir()):
             result = engine.check_path(path, SETTINGS)
-            own = [f"{d.code} {d.message}" for d in result.diagnostics if d.code.startswith(OWN)]
+            own = [f"{d.code} {d.message}" for d in result.diagnostics
+                   if d.code.startswith(OWN) and (path.name, d.code) not in EXPECTED_ELSEWHERE]
             assert own == [], path.name
 
 

@@ -89,6 +89,9 @@ from trainlint.rules import (
     tl429_fsdp_ram_efficient_loading_without_sync,
     tl431_zero3_init_flag_below_stage3,
     tl531_reduce_on_plateau_without_eval,
+    tl637_axolotl_fsdp_prefixed_keys,
+    tl638_axolotl_model_quantization_conflict,
+    tl639_axolotl_muon_with_deepspeed,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -172,6 +175,9 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl429_fsdp_ram_efficient_loading_without_sync,
     tl431_zero3_init_flag_below_stage3,
     tl531_reduce_on_plateau_without_eval,
+    tl637_axolotl_fsdp_prefixed_keys,
+    tl638_axolotl_model_quantization_conflict,
+    tl639_axolotl_muon_with_deepspeed,
 )}
 
 

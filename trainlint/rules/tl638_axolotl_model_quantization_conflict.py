@@ -1,0 +1,35 @@
+"""TL638 axolotl-model-quantization-conflict: `model_quantization_config` together with `load_in_4bit`/`load_in_8bit`.
+
+**What**: an Axolotl config that sets `model_quantization_config` and also `load_in_8bit: true` or
+`load_in_4bit: true`.
+
+**Why**: both describe how to quantize the base model; Axolotl's validation stops with
+"model_quantization_config and load_in_8bit or load_in_4bit cannot be used together."
+(`utils/schemas/validation.py`).
+
+**Example**: `model_quantization_config: Mxfp4Config` with `load_in_4bit: true`.
+
+**Fix**: none automatic: keep one way of quantizing.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.rules._frameworks import flag, is_set
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL638", "axolotl-model-quantization-conflict", Severity.ERROR,
+            "model_quantization_config with load_in_4bit/load_in_8bit", flavors=("axolotl",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping" or not is_set(root.get("model_quantization_config")):
+        return
+    for key in ("load_in_4bit", "load_in_8bit"):
+        entry = root.entry(key)
+        if entry is not None and flag(entry.value) is True:
+            yield RULE.at(doc, entry.key_span,
+                          f"`{key}: true` with `model_quantization_config`: Axolotl stops with \"model_quantization_config "
+                          f"and load_in_8bit or load_in_4bit cannot be used together.\" Keep one way of quantizing the base.")
