@@ -106,7 +106,14 @@ def main(argv: list[str] | None = None) -> int:
            "Produced by `python benchmarks/accuracy/compare.py` from the ground truth in `benchmarks/accuracy/` "
            "(see its README for how each peak was obtained). The estimate compared is `peak_allocated`, what "
            "`torch.cuda.max_memory_allocated()` reports; error = (estimate - measured) / measured. "
-           "Target: median |error| <= 5%, maximum <= 15%.", "", *sections]
+           "Target: median |error| <= 5%, maximum <= 15%.", "",
+           "What the comparison covers: the allocator-counted peak over two HF-Trainer-style steps (single "
+           "GPU: no ZeRO/FSDP/DDP buffers), for the model families, precisions, optimizers, attention kernels, "
+           "checkpointing and LoRA settings of the cases below. What it does not: the CUDA context, cuBLAS "
+           "workspaces and NCCL buffers (outside `max_memory_allocated`; trainlint adds them to `total` as "
+           "stated assumptions), allocator fragmentation (`peak_reserved`), sharded runs, 4/8-bit bases and "
+           "8-bit optimizers (bitsandbytes has no CPU fake-tensor path). A GPU session fills the second "
+           "section by running `benchmarks/accuracy/measure_gpu.py`; none has yet.", "", *sections]
     Path(args.out).write_text("\n".join(doc).rstrip() + "\n")
     for title, s in summary.items():
         print(f"{title}: {s['cases']} cases, median {s['median']:.1%}, p90 {s['p90']:.1%}, max {s['max']:.1%}")

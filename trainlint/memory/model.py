@@ -387,14 +387,16 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     T = tokens
     total = 0.0
 
-    # Residual stream: the sum after attention and after the MLP (parallel blocks: one sum).
-    total += (1 if fam.parallel else 2) * T * h * r
+    # Residual stream: the sums after attention and after the MLP (parallel blocks: one sum), saved
+    # by the next norm. An RMSNorm over a 16-bit residual saves its fp32 upcast instead (below).
+    if not (fam.norm in ("rms", "t5") and r == 2):
+        total += (1 if fam.parallel else 2) * T * h * r
     # Norms on the hidden state: RMSNorm computes in fp32 and saves the normalized fp32 tensor;
     # from a 16-bit residual it also saves the fp32 upcast. LayerNorm saves only small statistics.
     norms = 1 if fam.parallel else fam.norms
     if fam.norm in ("rms", "t5"):
         # fp32 normalized output; from a 16-bit residual also the fp32 upcast and the 16-bit result.
-        total += norms * (T * h * 4 if r == 4 else T * h * (4 + 2))
+        total += norms * _rms_norm_saved(run, T * h)
     # Linear inputs, per input group. Under autocast each linear casts its own copy of its (fp32)
     # input. The attention output projection reads the attention output itself (counted below).
     groups: dict[str, list] = {}
@@ -405,6 +407,10 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     targeted = _targeted(run, stack)
     for group, linears in groups.items():
         if group == "attn_out":
+            # The output projection reads the attention output (counted with attention); LoRA
+            # adapters on it cast their own copy.
+            if targeted is not None:
+                total += _input_copies(run, linears, targeted, amp, True) * T * linears[0].in_features / t
             continue
         routed = [lin for lin in linears if lin.per_expert]
         dense = [lin for lin in linears if not lin.per_expert]
@@ -433,9 +439,11 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         # Eager attention repeats k and v to every head; q·kᵀ saves q and k; softmax (computed in
         # fp32) saves its output; its 16-bit cast is saved by probs·v, which also saves v.
         total += q_bytes + 2 * q_bytes
-        total += probs * 4 + (probs * c if c != 4 else 0)
+        total += probs * 4
         if fam.dropout_attn > 0:
-            total += probs * (1 + c)
+            total += probs * (1 + c)  # dropout saves its mask; probs·v saves the dropped probabilities
+        elif c != 4:
+            total += probs * c  # probs·v saves the 16-bit cast of the softmax
         total += q_bytes  # the output, transposed to a contiguous copy for the output projection
     else:
         # Flash / memory-efficient SDPA (GQA without repeating k, v) saves q, k, v, the output and a
@@ -464,6 +472,14 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     return total
 
 
+def _rms_norm_saved(run: Run, elements: float) -> float:
+    """Bytes an RMSNorm saves: the fp32 normalized tensor for its weight's gradient (not when the
+    weight is frozen, as under PEFT) and, from a 16-bit input, the fp32 upcast that `pow` saves."""
+    upcast = 4 * elements if BYTES[run.precision.param_dtype] == 2 else 0
+    normalized = 0 if run.peft is not None else (4 * elements if upcast == 0 else 2 * elements)
+    return upcast + normalized
+
+
 def _targeted(run: Run, stack) -> set[int] | None:
     """ids of the linears LoRA adapts in this stack (None: full fine-tuning, every linear trains)."""
     if run.peft is None:
@@ -490,7 +506,7 @@ def _input_copies(run: Run, linears: list, targeted: set[int] | None, amp: bool,
     if not adapted:
         return 0.0
     if amp:
-        return len(adapted) * 2
+        return len(adapted) * 2 if not reads_16bit else 2
     if run.precision.param_dtype != "fp32":
         return len(adapted) * 4
     return c
@@ -540,10 +556,12 @@ def activations(run: Run) -> Activations:
         a.stack_total = a.layer_input * 2
         a.note += "; activations offloaded to CPU"
     # Outside the layers: embedding output (the first residual) and its dropout mask, final norm.
-    a.outside = T * h * r + (T * h if fam.dropout_embedding > 0 else 0)
+    # The embedding output is the first residual (saved by the first norm, as above).
+    first_residual = 0 if fam.norm in ("rms", "t5") and r == 2 else T * h * r
+    a.outside = first_residual + (T * h if fam.dropout_embedding > 0 else 0)
     # The final norm: its saved tensors, and its output, which the model output holds until the loss.
     if fam.norm in ("rms", "t5"):
-        a.outside += T * h * (4 if r == 4 else 6)
+        a.outside += _rms_norm_saved(run, T * h)
     a.outside += T * h * r
     if run.attn == "eager":
         a.outside += run.micro_batch * run.seq_len * run.seq_len * c  # the 4-D causal mask

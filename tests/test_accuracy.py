@@ -1,0 +1,39 @@
+"""The memory model against the committed ground truth (benchmarks/accuracy/traced.json): the
+accuracy targets of docs/accuracy.md hold. Regenerate the doc with benchmarks/accuracy/compare.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "benchmarks" / "accuracy"
+
+
+def load_compare():
+    spec = importlib.util.spec_from_file_location("accuracy_compare", HERE / "compare.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_traced_cases_meet_the_accuracy_target():
+    compare = load_compare()
+    cases = json.loads((HERE / "cases.json").read_text())
+    cases = cases if isinstance(cases, list) else cases["cases"]
+    peaks, _ = compare.load_peaks(HERE / "traced.json", "peak_allocated_bytes")
+    rows = compare.compare(cases, peaks)
+    assert len(rows) >= 40
+    summary = compare.stats(rows)
+    assert summary["median"] <= 0.05, summary
+    assert summary["max"] <= 0.15, [r for r in rows if abs(r["error"]) > 0.15]
+
+
+def test_accuracy_doc_is_current():
+    compare = load_compare()
+    generated = ROOT / "docs" / "accuracy.md"
+    before = generated.read_text()
+    out = Path(__import__("tempfile").mkdtemp()) / "accuracy.md"
+    compare.main(["--out", str(out)])
+    assert out.read_text() == before, "docs/accuracy.md is stale: run python benchmarks/accuracy/compare.py"
