@@ -92,6 +92,7 @@ from trainlint.rules import (
     tl637_axolotl_fsdp_prefixed_keys,
     tl638_axolotl_model_quantization_conflict,
     tl639_axolotl_muon_with_deepspeed,
+    tl316_fp8_unsupported_gpu,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -178,6 +179,7 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl637_axolotl_fsdp_prefixed_keys,
     tl638_axolotl_model_quantization_conflict,
     tl639_axolotl_muon_with_deepspeed,
+    tl316_fp8_unsupported_gpu,
 )}
 
 
