@@ -83,7 +83,23 @@ def pulls(client: LanguageClient) -> bool:
     return client.capabilities.text_document.diagnostic is not None
 
 
+def _answer_view_refreshes(client: LanguageClient) -> None:
+    """pytest-lsp answers workspace/diagnostic/refresh but not the inlay hint and code lens refreshes
+    that the captured VS Code and Neovim capabilities advertise; answer them as those editors do."""
+    client.view_refreshes = []
+    for method in (t.WORKSPACE_INLAY_HINT_REFRESH, t.WORKSPACE_CODE_LENS_REFRESH):
+        if method in client.protocol.fm.features:
+            continue
+
+        def answer(params=None, method=method):
+            client.view_refreshes.append(method)
+            return None
+
+        client.feature(method)(answer)
+
+
 async def start(client: LanguageClient, profile: str, init_options=None) -> t.InitializeResult:
+    _answer_view_refreshes(client)
     result = await client.initialize_session(t.InitializeParams(
         capabilities=client_capabilities(profile), initialization_options=init_options,
         root_uri=None, workspace_folders=None))

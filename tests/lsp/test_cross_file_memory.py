@@ -62,6 +62,13 @@ async def test_editing_linked_json_changes_the_config_verdict(mem_client, projec
     change_doc(client, json_uri, STAGE.format(3), version=2)  # unsaved: the disk still says stage 0
     items = await diagnostics(client, yaml_uri, predicate=lambda xs: "TL100" not in _codes(xs))
     assert "TL100" not in _codes(items)
+    ws = client.capabilities.workspace
+    if ws.inlay_hint and ws.inlay_hint.refresh_support:
+        for _ in range(100):
+            if t.WORKSPACE_INLAY_HINT_REFRESH in client.view_refreshes:
+                break
+            await asyncio.sleep(0.05)
+        assert t.WORKSPACE_INLAY_HINT_REFRESH in client.view_refreshes, "memory hints depend on the linked file"
     if pulls(client) and client.capabilities.workspace.diagnostics and \
             client.capabilities.workspace.diagnostics.refresh_support:
         for _ in range(100):

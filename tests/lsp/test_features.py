@@ -97,3 +97,17 @@ async def test_nested_json_completion(client, project):
         text_document=_doc(uri), position=t.Position(line=3, character=8)))
     labels = [i.label for i in result.items]
     assert "offload_optimizer" in labels and "stage" not in labels
+
+
+async def test_space_trigger_offers_values_only(client, project):
+    uri = project.uri("train.yaml")
+    text = TRAIN_YAML + "lr_scheduler_type: \n"
+    open_doc(client, uri, text)
+    line = len(text.splitlines()) - 1
+    space = t.CompletionContext(trigger_kind=t.CompletionTriggerKind.TriggerCharacter, trigger_character=" ")
+    result = await client.text_document_completion_async(t.CompletionParams(
+        text_document=_doc(uri), position=t.Position(line=line, character=len("lr_scheduler_type: ")), context=space))
+    assert "cosine" in [i.label for i in result.items]
+    result = await client.text_document_completion_async(t.CompletionParams(
+        text_document=_doc(uri), position=t.Position(line=line + 1, character=0), context=space))
+    assert result.items == [] or list(result.items) == []

@@ -342,8 +342,9 @@ def guess_flavor(text: str, path: str, line: int) -> str:
 
 
 def completions(flavor: str, kind: str, text: str, line: int, column: int, offset: int,
-                existing: set[str] | None = None) -> list[Completion]:
-    """Keys not yet present at this mapping level, or the allowed values of the key being typed."""
+                existing: set[str] | None = None, values_only: bool = False) -> list[Completion]:
+    """Keys not yet present at this mapping level, or the allowed values of the key being typed
+    (only those with values_only, for a completion triggered by typing a space)."""
     mod = _schemas()
     schema = schema_name(flavor, kind)
     if mod is None or schema is None:
@@ -356,7 +357,7 @@ def completions(flavor: str, kind: str, text: str, line: int, column: int, offse
     except Exception:  # noqa: BLE001
         return []
     out: list[Completion] = []
-    if where == "key":
+    if where == "key" and not values_only:
         try:
             keys = mod.known_keys(schema, path)
         except Exception:  # noqa: BLE001

@@ -315,6 +315,19 @@ class TrainlintServer(LanguageServer):
             except Exception as exc:  # noqa: BLE001
                 self.log_exception("workspace/diagnostic/refresh", exc)
 
+    def refresh_views(self) -> None:
+        """Inlay hints and code lenses depend on settings and linked files too: ask clients that
+        support it to request them again."""
+        caps = self.client_capabilities
+        ws = caps.workspace if caps else None
+        try:
+            if ws and ws.inlay_hint and ws.inlay_hint.refresh_support:
+                self.workspace_inlay_hint_refresh(None)
+            if ws and ws.code_lens and ws.code_lens.refresh_support:
+                self.workspace_code_lens_refresh(None)
+        except Exception as exc:  # noqa: BLE001
+            self.log_exception("inlay hint / code lens refresh", exc)
+
     def related_uris(self, uri: str) -> list[str]:
         """Open documents whose report depends on this one: configs linking it, files it links."""
         out = list(self.dependents(uri))
@@ -337,11 +350,15 @@ class TrainlintServer(LanguageServer):
                     self.lint(uri)
                 if self.related_uris(uri):
                     self.refresh()
+                    self.refresh_views()
                 return
             self.lint(uri)
             self.publish(uri)
-            for other in self.related_uris(uri):
+            related = self.related_uris(uri)
+            for other in related:
                 self.publish(other)
+            if related:
+                self.refresh_views()
         except Exception as exc:  # noqa: BLE001
             self.log_exception(f"linting {uri}", exc)
 
@@ -357,6 +374,7 @@ class TrainlintServer(LanguageServer):
             self.timers[uri] = loop.call_later(self.debounce_s, self.lint_and_publish, uri)
 
     def relint_all(self) -> None:
+        self.refresh_views()
         if self.pulls:
             self.refresh()
             return
@@ -679,7 +697,9 @@ def completion(ls: TrainlintServer, params: t.CompletionParams):
     flavor = entry.result.flavor if entry.result.flavor != "unknown" else entry.good_flavor
     if flavor == "unknown":
         flavor = features.guess_flavor(doc.text, entry.path, pos.line)
-    found = features.completions(flavor, doc.kind, doc.text, pos.line, pos.column, offset)
+    trigger = params.context.trigger_character if params.context is not None else None
+    found = features.completions(flavor, doc.kind, doc.text, pos.line, pos.column, offset,
+                                 values_only=trigger in (" ", ":"))
     items = []
     for i, c in enumerate(found):
         items.append(t.CompletionItem(
