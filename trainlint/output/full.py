@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from trainlint.output.summary import estimate_line
+from trainlint.output.summary import estimate_line, findings_footer
 
 TAB = "    "
 
@@ -86,11 +86,8 @@ def render(results: list, **_: object) -> str:
         summary = estimate_line(result)
         if summary:
             lines.append(f"{result.path}: {summary}")
-    count = sum(len(r.diagnostics) for r in results)
-    if count:
-        tail = f"Found {count} finding{'s' if count != 1 else ''} in {len(results)} file{'s' if len(results) != 1 else ''}."
-        if fixable:
-            tail += f" [*] {fixable} fixable with --fix."
+    tail = findings_footer(results, fixable)
+    if tail:
         lines.append(tail)
     elif results:
         lines.append(f"No findings in {len(results)} file{'s' if len(results) != 1 else ''}.")

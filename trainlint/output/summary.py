@@ -10,3 +10,18 @@ def estimate_line(result) -> str:
     if estimate is None:
         return ""
     return estimate.summary()
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def findings_footer(results, fixable: int) -> str | None:
+    """`Found N findings in M files. [*] K fixable with --fix.`, or None without findings."""
+    count = sum(len(r.diagnostics) for r in results)
+    if not count:
+        return None
+    tail = f"Found {plural(count, 'finding')} in {plural(len(results), 'file')}."
+    if fixable:
+        tail += f" [*] {fixable} fixable with --fix."
+    return tail

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainlint.output.summary import estimate_line
+from trainlint.output.summary import estimate_line, findings_footer
 
 
 def render(results: list, show_fixes: bool = False, **_: object) -> str:
@@ -20,10 +20,7 @@ def render(results: list, show_fixes: bool = False, **_: object) -> str:
         summary = estimate_line(result)
         if summary:
             lines.append(f"{result.path}: {summary}")
-    count = sum(len(r.diagnostics) for r in results)
-    if count:
-        tail = f"Found {count} finding{'s' if count != 1 else ''} in {len(results)} file{'s' if len(results) != 1 else ''}."
-        if fixable:
-            tail += f" [*] {fixable} fixable with --fix."
+    tail = findings_footer(results, fixable)
+    if tail:
         lines.append(tail)
     return "\n".join(lines) + ("\n" if lines else "")
