@@ -93,6 +93,7 @@ from trainlint.rules import (
     tl638_axolotl_model_quantization_conflict,
     tl639_axolotl_muon_with_deepspeed,
     tl316_fp8_unsupported_gpu,
+    tl624_lightning_strategy_accelerator_mismatch,
 )
 
 REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
@@ -180,6 +181,7 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl638_axolotl_model_quantization_conflict,
     tl639_axolotl_muon_with_deepspeed,
     tl316_fp8_unsupported_gpu,
+    tl624_lightning_strategy_accelerator_mismatch,
 )}
 
 

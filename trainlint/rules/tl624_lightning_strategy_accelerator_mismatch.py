@@ -1,0 +1,64 @@
+"""TL624 lightning-strategy-accelerator-mismatch: a Lightning strategy that the chosen accelerator cannot run.
+
+**What**: a Lightning Trainer whose `strategy` needs CUDA GPUs while `accelerator` names something
+else: `fsdp*` or `deepspeed*` with `accelerator: cpu`/`mps`/`tpu`, or a DDP-family strategy with
+`accelerator: mps`.
+
+**Why**: `pytorch/trainer/connectors/accelerator_connector.py` and the strategies check the pair:
+"The strategy `fsdp` requires a GPU accelerator, but received `accelerator=...`", "The DeepSpeed
+strategy is only supported on CUDA GPUs but `...` is used." (`strategies/deepspeed.py`), "You set
+`strategy=...` but strategies from the DDP family are not supported on the MPS accelerator."
+The run stops at setup.
+
+**Example**: `accelerator: cpu` + `strategy: deepspeed_stage_2`.
+
+**Fix**: none automatic: use `accelerator: gpu`, or a strategy the device supports (`ddp` on CPU).
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.rules._frameworks import lightning_trainer
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL624", "lightning-strategy-accelerator-mismatch", Severity.ERROR,
+            "A strategy the chosen accelerator cannot run (FSDP/DeepSpeed off CUDA, DDP on MPS)", flavors=("lightning",))
+
+
+def _strategy_name(node) -> str | None:
+    if node is None:
+        return None
+    if node.kind == "scalar" and isinstance(node.value, str):
+        return node.value.strip().lower()
+    if node.kind == "mapping" and node.get("class_path") is not None:
+        return str(node.get("class_path").value).rsplit(".", 1)[-1].lower()
+    return None
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    base = lightning_trainer(doc)
+    if base is None:
+        return
+    accel_node = doc.find(tuple(base) + ("accelerator",))
+    strategy_node = doc.find(tuple(base) + ("strategy",))
+    strategy = _strategy_name(strategy_node)
+    if accel_node is None or accel_node.kind != "scalar" or not isinstance(accel_node.value, str) or not strategy:
+        return
+    accel = accel_node.value.strip().lower()
+    if accel in ("auto", "gpu", "cuda"):
+        return
+    shown = (strategy_node.raw if strategy_node.kind == "scalar"
+             else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
+    if "deepspeed" in strategy:
+        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only and "
+                   f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{accel}` is used.\"")
+    elif "fsdp" in strategy and accel in ("cpu", "mps"):
+        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
+                   f"requires a GPU accelerator, but received `accelerator={accel}`\".")
+    elif accel == "mps" and strategy.startswith("ddp"):
+        message = (f"`strategy: {shown}` with `accelerator: mps`: Lightning stops with \"strategies from the DDP family are "
+                   f"not supported on the MPS accelerator\".")
+    else:
+        return
+    yield RULE.at(doc, strategy_node, message + " Use `accelerator: gpu` or a strategy this device supports.")
