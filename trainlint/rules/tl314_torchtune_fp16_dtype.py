@@ -8,6 +8,8 @@ Please use bf16 or fp32 instead." (`recipes/full_finetune_*.py`), LoRA/QLoRA "fp
 supported in this recipe. Please use fp32 or bf16." (`recipes/lora_finetune_*.py`). The run stops at
 setup.
 
+Generation and evaluation configs (no `optimizer` or `loss` section) accept fp16 and are not reported.
+
 **Example**: `dtype: fp16` → `dtype: bf16` (Ampere or newer) or `dtype: fp32`.
 
 **Fix** (unsafe: bf16 needs an Ampere or newer GPU): `dtype: bf16`.
@@ -28,6 +30,8 @@ def check(ctx: LintContext):
     node = doc.find(("dtype",))
     if node is None or node.kind != "scalar" or str(node.value).lower() not in ("fp16", "float16", "half"):
         return
+    if doc.find(("optimizer",)) is None and doc.find(("loss",)) is None:
+        return  # generation / evaluation recipes run in fp16 fine
     yield RULE.at(doc, node,
                   f"`dtype: {node.raw}`: torchtune's recipes refuse fp16 (\"full fp16 training is not supported with this "
                   f"recipe. Please use bf16 or fp32 instead.\"; LoRA: \"fp16 precision is not supported in this "
