@@ -101,3 +101,23 @@ async def test_hover_inlay_and_lens_show_memory(mem_client, project):
     shown = await client.workspace_execute_command_async(t.ExecuteCommandParams(
         command="trainlint.showEstimate", arguments=[yaml_uri]))
     assert "GiB" in shown
+
+
+async def test_memory_hints_in_the_linked_json(mem_client, project):
+    client = mem_client
+    yaml_uri = project.write("mem.yaml", CONFIG)
+    json_text = '{\n  "zero_optimization": {\n    "stage": 2\n  }\n}\n'
+    json_uri = project.write("ds.json", json_text)
+    open_doc(client, yaml_uri, CONFIG)
+    await diagnostics(client, yaml_uri)
+    open_doc(client, json_uri, json_text, language="json")
+    await diagnostics(client, json_uri)
+    doc = t.TextDocumentIdentifier(uri=json_uri)
+    hints = list(await client.text_document_inlay_hint_async(t.InlayHintParams(text_document=doc, range=t.Range(
+        start=t.Position(line=0, character=0), end=t.Position(line=5, character=0)))))
+    (hint,) = [h for h in hints if h.position.line == 2]
+    assert hint.label.startswith("ZeRO-3: \u2212") and hint.label.endswith("(mem.yaml)")
+    assert hint.position.character == len('    "stage": 2')
+    hover = await client.text_document_hover_async(t.HoverParams(text_document=doc, position=t.Position(line=2, character=6)))
+    assert "Memory per GPU for `mem.yaml`" in hover.contents.value and "ZeRO-3" in hover.contents.value
+    assert "zero_optimization.stage" in hover.contents.value  # the schema's docs too

@@ -7,6 +7,7 @@ lazily and may be missing: then the feature simply has less to say.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -152,6 +153,15 @@ def _total(breakdown: Any) -> float | None:
     return None
 
 
+def _same_path(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+
+
 def memory_effects(result: Any, doc: Document, key_path: tuple | None = None) -> list[MemoryEffect]:
     """For each memory-driving setting written in this document (or just the one at key_path): what
     the alternative would change per GPU. Empty when no estimate can be made."""
@@ -165,7 +175,7 @@ def memory_effects(result: Any, doc: Document, key_path: tuple | None = None) ->
         origin = getattr(setting, "origin", None)
         if origin is None or origin.kind not in ("config", "linked") or origin.span is None:
             continue
-        if origin.path and origin.path != doc.path:
+        if origin.path and not _same_path(origin.path, doc.path):
             continue
         if key_path is not None and tuple(origin.key_path) != tuple(key_path):
             continue
@@ -183,9 +193,11 @@ def effect_text(effect: MemoryEffect) -> str:
     return f"{effect.label}: {signed_gib(effect.delta)}"
 
 
-def hover_markdown(result: Any, doc: Document, offset: int, line: int) -> str | None:
+def hover_markdown(result: Any, doc: Document, offset: int, line: int,
+                   users: tuple[tuple[str, Any], ...] = ()) -> str | None:
     """Hover text at a code-point offset of the document: the key's docs and memory effect; on the
-    first line, the memory breakdown."""
+    first line, the memory breakdown. `users`: (name, result) of open configs that link this file
+    (a DeepSpeed JSON): its keys' memory effects are shown for each of them."""
     parts: list[str] = []
     found = doc.node_at(offset) if doc.root is not None else None
     if found is not None:
@@ -203,6 +215,11 @@ def hover_markdown(result: Any, doc: Document, offset: int, line: int) -> str | 
         effects = memory_effects(result, doc, key_path)
         if effects:
             parts.append("**Memory per GPU**\n\n" + "\n".join(f"- {effect_text(e)}" for e in effects))
+        for name, user in users:
+            effects = memory_effects(user, doc, key_path)
+            if effects:
+                parts.append(f"**Memory per GPU for `{name}`**\n\n"
+                             + "\n".join(f"- {effect_text(e)}" for e in effects))
     if line == 0:
         table = breakdown_markdown(getattr(result, "estimate", None))
         if table:

@@ -258,6 +258,10 @@ class TrainlintServer(LanguageServer):
         key = _resolved(self.path_for(uri))
         return [u for u, e in list(self.entries.items()) if u != uri and key in e.linked and u in self.workspace.text_documents]
 
+    def users(self, uri: str) -> list[Entry]:
+        """Current lints of the open configs that link this document (for memory hints in a JSON)."""
+        return [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None]
+
     def index_for_path(self, path: str) -> convert.LineIndex | None:
         key = _resolved(path)
         for uri, doc in list(self.workspace.text_documents.items()):
@@ -677,7 +681,8 @@ def hover(ls: TrainlintServer, params: t.HoverParams):
         return None
     index = convert.LineIndex(entry.source, ls.encoding)
     offset = index.to_doc_offset(params.position)
-    text = features.hover_markdown(entry.result, entry.result.document, offset, params.position.line)
+    users = tuple((Path(e.path).name, e.result) for e in ls.users(entry.uri))
+    text = features.hover_markdown(entry.result, entry.result.document, offset, params.position.line, users)
     if not text:
         return None
     return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
@@ -723,12 +728,15 @@ def inlay_hints(ls: TrainlintServer, params: t.InlayHintParams):
     doc = entry.result.document
     index = convert.LineIndex(entry.source, ls.encoding)
     hints = []
-    for effect in features.memory_effects(entry.result, doc):
-        position = index.from_pos(doc.pos(effect.value_end))
-        if not (params.range.start.line <= position.line <= params.range.end.line):
-            continue
-        hints.append(t.InlayHint(position=position, label=features.effect_text(effect), padding_left=True,
-                                 tooltip=f"per GPU, if {effect.label}"))
+    sources = [("", entry.result)] + [(Path(e.path).name, e.result) for e in ls.users(entry.uri)]
+    for name, result in sources:
+        for effect in features.memory_effects(result, doc):
+            position = index.from_pos(doc.pos(effect.value_end))
+            if not (params.range.start.line <= position.line <= params.range.end.line):
+                continue
+            label = features.effect_text(effect) + (f" ({name})" if name else "")
+            hints.append(t.InlayHint(position=position, label=label, padding_left=True,
+                                     tooltip=f"per GPU{' for ' + name if name else ''}, if {effect.label}"))
     return hints
 
 
