@@ -15,7 +15,8 @@ reported for them either.
 
 **Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.
 
-**Fix** (safe): write a quoted number or boolean without quotes; other type errors have no fix.
+**Fix** (safe): write a quoted number or boolean without quotes, quote a number where a string is
+expected (`gpu_ids: 0` → `gpu_ids: "0"`); other type errors have no fix.
 """
 
 from __future__ import annotations
@@ -49,5 +50,8 @@ def check(ctx: LintContext):
                 else:
                     value = int(number) if number.is_integer() and "e" not in text.lower() and "." not in text else number
                     fixes = [fix("write the number without quotes", replace_value(doc, node, value))]
+        elif node.kind == "scalar" and isinstance(node.value, (int, float)) and not isinstance(node.value, bool) \
+                and f.expected.startswith("a string"):
+            fixes = [fix(f'quote it: "{node.raw}"', replace_value(doc, node, text=f'"{node.raw}"'))]
         yield RULE.at(doc, node, f"{f.message} The framework reads the value as written (no conversion), so the run "
                                  f"fails or misbehaves; write {f.expected}.", fixes)
