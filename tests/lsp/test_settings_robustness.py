@@ -7,7 +7,7 @@ import asyncio
 
 import pytest_lsp
 from lsprotocol import types as t
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from conftest import CLIENTS, SERVER, TRAIN_YAML, alive, change_doc, diagnostics, open_doc, pulls, start
 
@@ -147,3 +147,38 @@ async def test_rapid_changes_settle_on_the_last_text(raw_client, project):
         await asyncio.sleep(0.3)  # no stale report arrives after the last one
         assert "TL004" not in _codes(raw_client.diagnostics[uri])
     await alive(raw_client, uri)
+
+
+FAULTY = ClientServerConfig(server_command=SERVER.server_command,
+                            server_env={**SERVER.server_env, "TRAINLINT_LSP_FAULT": "hover,code_action,did_change"})
+
+
+@pytest_lsp.fixture(config=FAULTY)
+async def faulty_client(lsp_client: LanguageClient):
+    await start(lsp_client, "visual-studio-code")
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_a_failing_handler_is_logged_and_answered_empty(faulty_client, project):
+    client = faulty_client
+    uri = project.uri("train.yaml")
+    open_doc(client, uri, TRAIN_YAML)
+    items = await diagnostics(client, uri)
+    doc = t.TextDocumentIdentifier(uri=uri)
+    pos = t.Position(line=7, character=16)
+    assert await client.text_document_hover_async(t.HoverParams(text_document=doc, position=pos)) is None
+    actions = await client.text_document_code_action_async(t.CodeActionParams(
+        text_document=doc, range=t.Range(start=pos, end=pos), context=t.CodeActionContext(diagnostics=items)))
+    assert list(actions or []) == []
+    change_doc(client, uri, TRAIN_YAML + "# more\n", version=2)  # did_change raises: logged, not fatal
+    for _ in range(100):
+        if sum("injected fault" in m.message for m in client.log_messages) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    failures = [m for m in client.log_messages if "injected fault" in m.message]
+    assert len(failures) >= 3 and all(m.type == t.MessageType.Error for m in failures)
+    assert not client.messages, "no pop-ups for internal errors"
+    completion = await client.text_document_completion_async(t.CompletionParams(
+        text_document=doc, position=t.Position(line=9, character=0)))
+    assert completion is not None

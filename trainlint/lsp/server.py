@@ -397,12 +397,26 @@ class TrainlintServer(LanguageServer):
 server = TrainlintServer()
 
 
+# Names of handlers that raise on purpose (tests of the guard): TRAINLINT_LSP_FAULT=hover,code_action
+_FAULTS = set(filter(None, os.environ.get("TRAINLINT_LSP_FAULT", "").split(",")))
+
+
 def guarded(default: Callable[[], Any] | Any = None):
     """Run a handler; on any exception log it and answer `default` (a value or a factory)."""
 
     def decorate(fn):
         def fallback():
             return default() if callable(default) else default
+
+        if fn.__name__ in _FAULTS:
+            original = fn
+            if inspect.iscoroutinefunction(original):
+                async def fn(ls, params=None):  # noqa: F811
+                    raise RuntimeError(f"injected fault in {original.__name__}")
+            else:
+                def fn(ls, params=None):  # noqa: F811
+                    raise RuntimeError(f"injected fault in {original.__name__}")
+            fn.__name__ = original.__name__
 
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
