@@ -91,7 +91,7 @@ from trainlint.rules import (
     tl531_reduce_on_plateau_without_eval,
     tl637_axolotl_fsdp_prefixed_keys,
     tl638_axolotl_model_quantization_conflict,
-    tl639_axolotl_muon_with_deepspeed,
+    tl639_axolotl_muon_sharding,
     tl316_fp8_unsupported_gpu,
     tl624_lightning_strategy_accelerator_mismatch,
 )
@@ -179,7 +179,7 @@ REGISTRY: dict[str, ModuleType] = {m.RULE.code: m for m in (
     tl531_reduce_on_plateau_without_eval,
     tl637_axolotl_fsdp_prefixed_keys,
     tl638_axolotl_model_quantization_conflict,
-    tl639_axolotl_muon_with_deepspeed,
+    tl639_axolotl_muon_sharding,
     tl316_fp8_unsupported_gpu,
     tl624_lightning_strategy_accelerator_mismatch,
 )}

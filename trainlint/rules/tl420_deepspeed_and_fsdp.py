@@ -1,8 +1,7 @@
 """TL420 deepspeed-and-fsdp: DeepSpeed and FSDP enabled together.
 
 **What**: an HF TrainingArguments/TRL/LLaMA-Factory file or an Axolotl config that sets both
-`deepspeed` (a config path or an inline mapping) and `fsdp` (non-empty; Axolotl also `fsdp_config`
-with `fsdp_version`).
+`deepspeed` (a config path or an inline mapping) and `fsdp` (non-empty).
 
 **Why**: the two are alternative sharding engines; only one can wrap the model. Axolotl's config
 validation stops with "deepspeed and fsdp cannot be used together." (`utils/schemas/validation.py`);
@@ -17,7 +16,7 @@ those flags." (transformers `trainer.py`).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.rules._frameworks import is_set, number, words
+from trainlint.rules._frameworks import is_set, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL420", "deepspeed-and-fsdp", Severity.ERROR,
@@ -34,11 +33,6 @@ def check(ctx: LintContext):
         return
     fsdp = root.entry("fsdp")
     fsdp_on = fsdp is not None and bool([w for w in words(fsdp.value) if w not in ("false", "no", "none", "")])
-    if not fsdp_on and ctx.flavor == "axolotl":
-        config = root.get("fsdp_config")
-        version = number(root.get("fsdp_version")) or number(config.get("fsdp_version") if config is not None and config.kind == "mapping" else None)
-        if is_set(config) and version:
-            fsdp, fsdp_on = root.entry("fsdp_config"), True
     if not fsdp_on:
         return
     yield RULE.at(doc, fsdp.key_span,

@@ -1,6 +1,6 @@
 """TL632 axolotl-warmup-conflict: Axolotl `warmup_steps` and `warmup_ratio` both set.
 
-**What**: an Axolotl config that sets both `warmup_steps` and `warmup_ratio` (non-null).
+**What**: an Axolotl config that sets both `warmup_steps` and `warmup_ratio` to non-zero values.
 
 **Why**: Axolotl's validation stops with "warmup_steps and warmup_ratio are mutually exclusive"
 (`utils/schemas/validation.py`).
@@ -26,8 +26,8 @@ def check(ctx: LintContext):
     if root is None or root.kind != "mapping":
         return
     steps, ratio = root.entry("warmup_steps"), root.entry("warmup_ratio")
-    if steps is None or ratio is None or steps.value.value is None or ratio.value.value is None:
-        return
+    if steps is None or ratio is None or not steps.value.value or not ratio.value.value:
+        return  # Axolotl tests truthiness: a 0 does not count
     yield RULE.at(doc, ratio.key_span,
                   "`warmup_steps` and `warmup_ratio` are both set: Axolotl stops with \"warmup_steps and warmup_ratio are "
                   "mutually exclusive\". Keep one of them.",

@@ -1,0 +1,48 @@
+"""TL639 axolotl-muon-sharding: Axolotl's Muon optimizer under DeepSpeed or FSDP1.
+
+**What**: an Axolotl config with `optimizer: muon` and a `deepspeed` config, or with FSDP (`fsdp` /
+`fsdp_config`) at a version other than 2 (an `fsdp_config` without a version is FSDP1).
+
+**Why**: Muon orthogonalizes whole weight matrices, which ZeRO's flat partitions and FSDP1's flattened
+parameters do not provide; Axolotl's validation stops with "Muon optimizer is currently incompatible
+with DeepSpeed" or "Muon optimizer is only compatible with FSDP2. Set fsdp_version: 2 to use Muon with
+FSDP." (`utils/schemas/validation.py`, `check_muon_deepspeed_fsdp`).
+
+**Example**: `optimizer: muon` + `deepspeed: deepspeed_configs/zero2.json`.
+
+**Fix**: none automatic: use FSDP2 (`fsdp_version: 2`) or DDP with Muon, or another optimizer.
+"""
+
+from __future__ import annotations
+
+from trainlint.diagnostics import Severity
+from trainlint.rules._frameworks import is_set, number
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL639", "axolotl-muon-sharding", Severity.ERROR,
+            "The Muon optimizer needs DDP or FSDP2 in Axolotl (not DeepSpeed, not FSDP1)", flavors=("axolotl",))
+
+
+def check(ctx: LintContext):
+    doc = ctx.document
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return
+    opt = root.get("optimizer")
+    if opt is None or opt.kind != "scalar" or opt.value != "muon":
+        return
+    if is_set(root.get("deepspeed")):
+        yield RULE.at(doc, opt,
+                      "`optimizer: muon` with `deepspeed`: Axolotl stops with \"Muon optimizer is currently incompatible "
+                      "with DeepSpeed\". Use FSDP2 (or plain DDP) with Muon, or another optimizer under DeepSpeed.")
+        return
+    config = root.get("fsdp_config")
+    if not is_set(root.get("fsdp")) and not is_set(config):
+        return
+    version = number(root.get("fsdp_version"))
+    if version is None and config is not None and config.kind == "mapping":
+        version = number(config.get("fsdp_version"))
+    if (version or 1) != 2:
+        yield RULE.at(doc, opt,
+                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl stops with \"Muon optimizer is only compatible "
+                      f"with FSDP2. Set fsdp_version: 2 to use Muon with FSDP.\"")
