@@ -1,7 +1,7 @@
 """TL425 gradient-checkpointing-with-fsdp: TrainingArguments gradient checkpointing under FSDP full_shard.
 
-**What**: `gradient_checkpointing: true` together with `fsdp: full_shard ...` in an HF
-TrainingArguments/TRL file.
+**What**: `gradient_checkpointing: true` together with `fsdp: full_shard ...` (or `hybrid_shard`) in an
+HF TrainingArguments/TRL file.
 
 **Why**: with full_shard, the HF Trainer's model-level checkpointing re-runs forward inside FSDP's
 backward and gathers each layer's parameters again: transformers warns "When using FSDP full shard,
@@ -33,7 +33,8 @@ def check(ctx: LintContext):
     if root is None or root.kind != "mapping":
         return
     ckpt = root.entry("gradient_checkpointing")
-    if ckpt is None or flag(ckpt.value) is not True or "full_shard" not in words(root.get("fsdp")):
+    options = words(root.get("fsdp"))
+    if ckpt is None or flag(ckpt.value) is not True or not ({"full_shard", "hybrid_shard"} & set(options)):
         return
     config = root.get("fsdp_config")
     if config is not None and config.kind == "mapping":
@@ -54,6 +55,6 @@ def check(ctx: LintContext):
         fixes = [fix("use fsdp_config.activation_checkpointing instead", replace_value(doc, ckpt.value, False), edit,
                      safe=False)]
     yield RULE.at(doc, ckpt.key_span,
-                  "`gradient_checkpointing: true` with FSDP full_shard: each recomputed layer gathers its parameters "
+                  f"`gradient_checkpointing: true` with FSDP {'full_shard' if 'full_shard' in options else 'hybrid_shard'}: each recomputed layer gathers its parameters "
                   "again, \"a redundant AllGather operation in backward pass\" (transformers). Set "
                   "`fsdp_config.activation_checkpointing: true` instead and turn `gradient_checkpointing` off.", fixes)

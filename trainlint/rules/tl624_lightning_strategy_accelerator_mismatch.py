@@ -1,8 +1,8 @@
 """TL624 lightning-strategy-accelerator-mismatch: a Lightning strategy that the chosen accelerator cannot run.
 
-**What**: a Lightning Trainer whose `strategy` needs CUDA GPUs while `accelerator` names something
-else: `fsdp*` or `deepspeed*` with `accelerator: cpu`/`mps`/`tpu`, or a DDP-family strategy with
-`accelerator: mps`.
+**What**: a Lightning Trainer whose `strategy` needs GPUs while `accelerator` names something else:
+`deepspeed*` with `accelerator: cpu`/`mps`/`tpu`/`hpu`, `fsdp*` with `cpu`/`mps`, or a DDP-family
+strategy with `accelerator: mps`.
 
 **Why**: `pytorch/trainer/connectors/accelerator_connector.py` and the strategies check the pair:
 "The strategy `fsdp` requires a GPU accelerator, but received `accelerator=...`", "The DeepSpeed
@@ -23,6 +23,9 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL624", "lightning-strategy-accelerator-mismatch", Severity.ERROR,
             "A strategy the chosen accelerator cannot run (FSDP/DeepSpeed off CUDA, DDP on MPS)", flavors=("lightning",))
+
+
+CLASSES = {"cpu": "CPUAccelerator", "mps": "MPSAccelerator", "tpu": "XLAAccelerator", "hpu": "HPUAccelerator"}
 
 
 def _strategy_name(node) -> str | None:
@@ -50,9 +53,9 @@ def check(ctx: LintContext):
         return
     shown = (strategy_node.raw if strategy_node.kind == "scalar"
              else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
-    if "deepspeed" in strategy:
+    if "deepspeed" in strategy and accel in CLASSES:
         message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only and "
-                   f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{accel}` is used.\"")
+                   f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{CLASSES[accel]}` is used.\"")
     elif "fsdp" in strategy and accel in ("cpu", "mps"):
         message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
                    f"requires a GPU accelerator, but received `accelerator={accel}`\".")
