@@ -125,13 +125,13 @@ def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
         return False
     key = path[-1] if path else ""
     value = node.value
-    if isinstance(value, bool) and node.style is None and node.raw.lower() in ("yes", "no", "on", "off"):
+    if isinstance(value, bool) and not node.style and node.raw.lower() in ("yes", "no", "on", "off"):
         return True  # TL004
     if ctx.flavor == "accelerate" and key in BOOL_WORD_KEYS and isinstance(value, bool):
         return True  # TL004
     if err.kind == "type" and isinstance(value, str) and _NUMBER.fullmatch(value.strip()) and (
             "number" in err.expected or "integer" in err.expected):
-        if node.style is None:
+        if not node.style:
             return True  # TL003 (or the loader converts it)
         if dialect in ("trl", "llamafactory") or ctx.flavor == "lightning":
             return True  # argparse / OmegaConf / jsonargparse convert quoted numbers

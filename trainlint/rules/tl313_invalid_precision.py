@@ -62,7 +62,7 @@ def check(ctx: LintContext):
         text = str(int(value))
     if isinstance(value, bool) or text not in VALID:
         guess = COMMON.get(text.lower()) or suggest(text, VALID[:8], cutoff=0.7)
-        fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if node.style is None else f'"{guess}"'), safe=False)] if guess else []
+        fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if not node.style else f'"{guess}"'), safe=False)] if guess else []
         yield RULE.at(doc, node,
                       f"`precision: {node.raw}` is not a Lightning precision: the Trainer stops with \"Precision "
                       f"{text!r} is invalid. Allowed precision values: ...\"."
