@@ -24,7 +24,7 @@ from trainlint.rules._frameworks import flag, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL425", "gradient-checkpointing-with-fsdp", Severity.WARNING,
-            "gradient_checkpointing with FSDP full_shard: use fsdp_config.activation_checkpointing", flavors=("huggingface",))
+            "gradient_checkpointing with FSDP full/hybrid shard: use fsdp_config.activation_checkpointing", flavors=("huggingface",))
 
 
 def check(ctx: LintContext):

@@ -31,7 +31,7 @@ RULE = Rule("TL621", "lightning-unknown-strategy", Severity.ERROR,
 _DDP = ["ddp", "ddp_spawn", "ddp_fork", "ddp_notebook"]
 REGISTRY = (["auto", "deepspeed", "deepspeed_stage_1", "deepspeed_stage_2", "deepspeed_stage_2_offload",
              "deepspeed_stage_3", "deepspeed_stage_3_offload", "deepspeed_stage_3_offload_nvme", "fsdp",
-             "fsdp_cpu_offload", "xla", "xla_debug", "xla_fsdp", "single_xla", "single_device", "ddp_spawn_notebook",
+             "fsdp_cpu_offload", "xla", "xla_debug", "xla_fsdp", "single_xla", "single_device",
              # registered by the lightning-habana plugin
              "hpu_parallel", "hpu_deepspeed", "hpu_fsdp", "single_hpu"]
             + _DDP + [f"ddp_find_unused_parameters_{b}" for b in ("true", "false")]

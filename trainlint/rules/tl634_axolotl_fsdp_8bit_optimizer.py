@@ -23,7 +23,7 @@ from trainlint.rules._frameworks import flag, is_set, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL634", "axolotl-fsdp-8bit-optimizer", Severity.ERROR,
-            "bitsandbytes 8-bit optimizer with FSDP offload or FSDP2", flavors=("axolotl",))
+            "8-bit optimizer with FSDP offload, or bnb 8-bit AdamW with FSDP2", flavors=("axolotl",))
 
 FSDP2_REFUSED = {"adamw_bnb_8bit", "adamw_8bit"}
 
