@@ -53,10 +53,11 @@ class Node:
     def entry(self, key: str) -> "Entry | None":
         if self.kind != "mapping":
             return None
-        for e in reversed(self.entries):
-            if e.key == key:
-                return e
-        return None
+        index = self.__dict__.get("_index")
+        if index is None or len(index) > len(self.entries) or self.__dict__.get("_indexed") != len(self.entries):
+            index = {e.key: e for e in self.entries}  # later duplicates win, as in the loaders
+            self.__dict__["_index"], self.__dict__["_indexed"] = index, len(self.entries)
+        return index.get(key)
 
     def keys(self) -> list[str]:
         return [e.key for e in self.entries]
@@ -139,20 +140,8 @@ class Document:
     _line_starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        text = self.text
-        i, n = 0, len(text)
-        while i < n:
-            ch = text[i]
-            if ch == "\n":
-                starts.append(i + 1)
-            elif ch == "\r":
-                if i + 1 < n and text[i + 1] == "\n":
-                    i += 1
-                starts.append(i + 1)
-            i += 1
-        self._line_starts = starts
-        if "\r\n" in text:
+        self._line_starts = line_starts(self.text)
+        if "\r\n" in self.text:
             self.newline = "\r\n"
 
     # ---- positions ----------------------------------------------------------------------
@@ -201,6 +190,12 @@ class Document:
 
     def comments(self) -> list[tuple[int, int, str]]:
         """(line, column, text) of every comment, `#` included (JSON: the hjson comments)."""
+        cached = self.__dict__.get("_comments")
+        if cached is None:
+            cached = self.__dict__["_comments"] = self._scan_comments()
+        return cached
+
+    def _scan_comments(self) -> list[tuple[int, int, str]]:
         if self.kind == "json":
             return [(r.span.start.line, r.span.start.column, self.text[r.span.start.offset:r.span.end.offset])
                     for r in self.relaxed if r.what == "a comment"]
@@ -252,6 +247,28 @@ class Document:
                         best = (item.key_path, False)
                         stack.append(item)
         return best
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts; `\n`, `\r\n` and a lone `\r` end a line (as YAML says)."""
+    starts = [0]
+    if "\r" not in text:
+        pos = text.find("\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = text.find("\n", pos + 1)
+        return starts
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            starts.append(i + 1)
+        elif ch == "\r":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            starts.append(i + 1)
+        i += 1
+    return starts
 
 
 def _rebased(node: Node, path: KeyPath) -> Node:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from trainlint.diagnostics import Span
+from trainlint.diagnostics import Pos, Span
 from trainlint.document import (
     MAX_DEPTH,
     MAX_NODES,
@@ -77,7 +77,8 @@ def _error_message(exc: yaml.MarkedYAMLError, text: str, mark) -> str:
 
 
 def _span(doc: Document, start, end) -> Span:
-    return doc.span(start.index, end.index)
+    # The marks carry line and column already (code points, 0-based): no search needed.
+    return Span(Pos(start.line, start.column, start.index), Pos(end.line, end.column, end.index))
 
 
 class _Builder:
