@@ -10,7 +10,7 @@ strategy name: `strategy='...'`. It must be either a string or an instance of
 Names are compared lower-cased. Registry (research/config-formats.md §3.2): auto, ddp and its
 `_spawn`/`_fork`/`_notebook` and `_find_unused_parameters_{true,false}` variants, deepspeed,
 deepspeed_stage_{1,2,2_offload,3,3_offload,3_offload_nvme}, fsdp, fsdp_cpu_offload, xla, xla_debug,
-xla_fsdp, single_xla, single_device (and the HPU names the lightning-habana plugin registers).
+single_xla, single_device (and the HPU names the lightning-habana plugin registers).
 Strategies given as `class_path` objects are not checked.
 
 **Example**: `strategy: deepspeed_stage3` → `strategy: deepspeed_stage_3`.
@@ -31,7 +31,7 @@ RULE = Rule("TL621", "lightning-unknown-strategy", Severity.ERROR,
 _DDP = ["ddp", "ddp_spawn", "ddp_fork", "ddp_notebook"]
 REGISTRY = (["auto", "deepspeed", "deepspeed_stage_1", "deepspeed_stage_2", "deepspeed_stage_2_offload",
              "deepspeed_stage_3", "deepspeed_stage_3_offload", "deepspeed_stage_3_offload_nvme", "fsdp",
-             "fsdp_cpu_offload", "xla", "xla_debug", "xla_fsdp", "single_xla", "single_device",
+             "fsdp_cpu_offload", "xla", "xla_debug", "single_xla", "single_device",
              # registered by the lightning-habana plugin
              "hpu_parallel", "hpu_deepspeed", "hpu_fsdp", "single_hpu"]
             + _DDP + [f"ddp_find_unused_parameters_{b}" for b in ("true", "false")]

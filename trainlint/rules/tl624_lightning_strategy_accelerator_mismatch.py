@@ -1,11 +1,11 @@
 """TL624 lightning-strategy-accelerator-mismatch: a Lightning strategy that the chosen accelerator cannot run.
 
 **What**: a Lightning Trainer whose `strategy` needs GPUs while `accelerator` names something else:
-`deepspeed*` with `accelerator: cpu`/`mps`/`tpu`/`hpu`, `fsdp*` with `cpu`/`mps`, or a DDP-family
-strategy with `accelerator: mps`.
+`deepspeed*` with `accelerator: cpu`/`mps`/`tpu`/`hpu`, `fsdp*` with anything but `gpu`/`cuda`, or a DDP-family
+or DeepSpeed/FSDP strategy with `accelerator: mps`.
 
 **Why**: `pytorch/trainer/connectors/accelerator_connector.py` and the strategies check the pair:
-"The strategy `fsdp` requires a GPU accelerator, but received `accelerator=...`", "The DeepSpeed
+"The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`" (`accelerator_connector.py`), "The DeepSpeed
 strategy is only supported on CUDA GPUs but `...` is used." (`strategies/deepspeed.py`), "You set
 `strategy=...` but strategies from the DDP family are not supported on the MPS accelerator."
 The run stops at setup.
@@ -53,15 +53,16 @@ def check(ctx: LintContext):
         return
     shown = (strategy_node.raw if strategy_node.kind == "scalar"
              else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
-    if "deepspeed" in strategy and accel in CLASSES:
+    parallel = any(word in strategy for word in ("ddp", "deepspeed", "fsdp", "modelparallel"))
+    if accel == "mps" and parallel:
+        message = (f"`strategy: {shown}` with `accelerator: mps`: Lightning stops with \"You set `strategy=...` but "
+                   f"strategies from the DDP family are not supported on the MPS accelerator.\"")
+    elif "deepspeed" in strategy and accel in CLASSES:
         message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only and "
                    f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{CLASSES[accel]}` is used.\"")
-    elif "fsdp" in strategy and accel in ("cpu", "mps"):
+    elif "fsdp" in strategy:
         message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
-                   f"requires a GPU accelerator, but received `accelerator={accel}`\".")
-    elif accel == "mps" and strategy.startswith("ddp"):
-        message = (f"`strategy: {shown}` with `accelerator: mps`: Lightning stops with \"strategies from the DDP family are "
-                   f"not supported on the MPS accelerator\".")
+                   f"requires a GPU accelerator, but received `accelerator={accel!r}`\".")
     else:
         return
     yield RULE.at(doc, strategy_node, message + " Use `accelerator: gpu` or a strategy this device supports.")
