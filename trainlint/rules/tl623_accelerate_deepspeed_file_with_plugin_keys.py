@@ -3,14 +3,16 @@
 **What**: an Accelerate config whose `deepspeed_config` names a `deepspeed_config_file` and also sets
 `gradient_accumulation_steps`, `gradient_clipping`, `zero_stage`, `offload_optimizer_device`,
 `offload_param_device`, `offload_optimizer_nvme_path`, `offload_param_nvme_path` or
-`zero3_save_16bit_model`, or a top-level `mixed_precision` of fp16/bf16/fp8.
+`zero3_save_16bit_model`, or has a top-level `mixed_precision` (any value, "no" included).
 
 **Why**: with a DeepSpeed JSON file, those values come from the file. Accelerate's DeepSpeedPlugin
 refuses to start when the YAML sets them too (`utils/dataclasses.py`): "When using
 `deepspeed_config_file`, the following accelerate config variables will be ignored: [...]. Please
 specify them appropriately in the DeepSpeed config file." Accelerate's own template says it:
 "set the mixed precision now instead of in the deepspeed config file ... requires the `fp16` and
-`bf16` options to be set to `auto`".
+`bf16` options to be set to `auto`". `accelerate launch` passes every key of `deepspeed_config`, plus
+`mixed_precision` whenever the file sets it, to that check (`commands/launch.py`), and the
+`accelerate config` questionnaire writes no `mixed_precision` when a DeepSpeed file is chosen.
 
 **Example**: `deepspeed_config: {deepspeed_config_file: ds.json, zero_stage: 3}`.
 
@@ -47,10 +49,10 @@ def check(ctx: LintContext):
                           [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)])
     root = doc.root
     mp = root.entry("mixed_precision") if root is not None else None
-    if mp is not None and mp.value.kind == "scalar" and str(mp.value.value).lower() in ("fp16", "bf16", "fp8"):
+    if mp is not None and mp.value.kind == "scalar" and mp.value.value is not None:
         yield RULE.at(doc, mp.key_span,
                       f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate stops "
                       f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
-                      f"ignored: ['mixed_precision']\". Enable fp16/bf16 in the DeepSpeed JSON (or set them to \"auto\" "
-                      f"there) and remove it here.",
+                      f"ignored: ['mixed_precision']\" (whatever its value). Enable fp16/bf16 in the DeepSpeed JSON (or set "
+                      f"them to \"auto\" there) and remove it here.",
                       [fix("remove `mixed_precision`", delete_entry(doc, root, mp), safe=False)])
