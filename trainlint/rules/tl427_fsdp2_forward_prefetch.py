@@ -1,14 +1,17 @@
-"""TL427 fsdp2-forward-prefetch: `fsdp_forward_prefetch` with FSDP2.
+"""TL427 fsdp2-forward-prefetch: `fsdp_forward_prefetch` in an FSDP2 Accelerate config.
 
 **What**: an Accelerate config with `fsdp_config.fsdp_version: 2` and `fsdp_forward_prefetch: true`.
 
-**Why**: FSDP2 (`fully_shard`) has no forward-prefetch option; Accelerate's
-FullyShardedDataParallelPlugin refuses it (`utils/dataclasses.py`): "forward_prefetch is not yet
-implemented in FSDP2, set to None or use `fsdp_version=1`". The launch stops.
+**Why**: FSDP2 (`fully_shard`) has no forward-prefetch option. Accelerate's
+FullyShardedDataParallelPlugin reads `FSDP_FORWARD_PREFETCH` (what `accelerate launch` makes of this
+key) only for FSDP1 (`utils/dataclasses.py`: `if self.forward_prefetch is None and self.fsdp_version
+== 1`), so under FSDP2 the setting is silently dropped; passed in code it is refused: "forward_prefetch
+is not yet implemented in FSDP2, set to None or use `fsdp_version=1`". `accelerate to-fsdp2` lists it
+as NOT_YET_IMPLEMENTED. The run gets no forward prefetching, whatever the file says.
 
 **Example**: `fsdp_version: 2` with `fsdp_forward_prefetch: true` → remove the prefetch key.
 
-**Fix** (unsafe): remove `fsdp_forward_prefetch` (or go back to `fsdp_version: 1`).
+**Fix** (safe: it has no effect under FSDP2): remove `fsdp_forward_prefetch`.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from trainlint.edits import delete_entry, fix
 from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 
-RULE = Rule("TL427", "fsdp2-forward-prefetch", Severity.ERROR,
-            "forward_prefetch is not implemented in FSDP2", flavors=("accelerate",))
+RULE = Rule("TL427", "fsdp2-forward-prefetch", Severity.WARNING,
+            "forward_prefetch does nothing under FSDP2", flavors=("accelerate",))
 
 
 def check(ctx: LintContext):
@@ -34,6 +37,7 @@ def check(ctx: LintContext):
         entry = section.entry(key)
         if entry is not None and flag(entry.value):
             yield RULE.at(doc, entry.key_span,
-                          f"`{key}: {entry.value.raw}` with `fsdp_version: 2`: Accelerate stops with \"forward_prefetch "
-                          f"is not yet implemented in FSDP2, set to None or use `fsdp_version=1`\". Remove it, or use "
-                          f"FSDP1.", [fix(f"remove `{key}`", delete_entry(doc, section, entry), safe=False)])
+                          f"`{key}: {entry.value.raw}` with `fsdp_version: 2`: FSDP2 has no forward prefetch, and Accelerate "
+                          f"reads this setting only for FSDP1, so it is silently ignored (passed in code it raises "
+                          f"\"forward_prefetch is not yet implemented in FSDP2\"). Remove it, or use FSDP1 if you need it.",
+                          [fix(f"remove `{key}`", delete_entry(doc, section, entry), safe=True)])

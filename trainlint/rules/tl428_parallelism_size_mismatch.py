@@ -5,8 +5,9 @@
 
 **Why**: `ParallelismConfig` checks the device mesh against the launch (`parallelism_config.py`):
 "ParallelismConfig total_size ({t}) does not match num_processes ({n}). Please adjust
-dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size." The check is skipped for DeepSpeed
-sequence parallelism (`sp_backend: deepspeed` with `sp_size > 1`), and so is this rule.
+dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size." (`_validate_accelerator`). The check is
+skipped for DeepSpeed sequence parallelism (`sp_backend: deepspeed` with `sp_size > 1`), and when
+every size is 1 (Accelerate then sets `dp_replicate_size` to the number of processes); so is this rule.
 
 **Example**: `num_processes: 8` with `dp_shard_size: 2` and `tp_size: 2` (product 4).
 
@@ -47,7 +48,7 @@ def check(ctx: LintContext):
     total = 1
     for value in sizes.values():
         total *= value
-    if total == procs:
+    if total == procs or total == 1:
         return
     shown = " x ".join(f"{k} {v}" for k, v in sizes.items() if v != 1) or "all sizes 1"
     yield RULE.at(doc, procs_node,
