@@ -3,7 +3,7 @@
 Starts the real server over stdio (a small raw JSON-RPC client; no editor), opens
 data/train.yaml (and, with --open-linked, data/ds_zero3.json), then:
 
-* push: 50 didChange edits (an incremental one-line change each, spaced --gap-ms apart, longer than
+* push: 50 didChange edits (a one-line change each, sent as the whole text: full sync, spaced --gap-ms apart, longer than
   the debounce so each is linted at once), timing didChange -> publishDiagnostics for that version;
 * burst: --burst edits 20 ms apart as when typing, timing the last edit -> its publishDiagnostics
   (includes the debounce; informational);
@@ -129,10 +129,11 @@ def start(pull: bool, debounce_ms: float | None) -> Client:
     return client
 
 
-def edit_params(uri: str, version: int, line: int, old: str, new: str) -> dict:
+def edit_params(uri: str, version: int, lines: list[str], line: int, new: str) -> dict:
+    """One edited line; the whole text is sent, as the server asks for full document sync."""
+    lines[line] = new
     return {"textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": {"line": line, "character": 0},
-                                          "end": {"line": line, "character": len(old)}}, "text": new}]}
+            "contentChanges": [{"text": "\n".join(lines) + "\n"}]}
 
 
 def variants(lines: list[str], n: int) -> tuple[int, list[str]]:
@@ -166,14 +167,12 @@ def bench_push(text: str, edits: int, gap: float, burst: int, open_linked: bool,
         client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri, 60)
         lines = text.splitlines()
         line, values = variants(lines, edits + burst)
-        old = lines[line]
         version = 1
         samples = []
         for value in values[:edits]:
             time.sleep(gap)
             version += 1
-            sent = client.notify("textDocument/didChange", edit_params(uri, version, line, old, value))
-            old = value
+            sent = client.notify("textDocument/didChange", edit_params(uri, version, lines, line, value))
             want = version
             got, _ = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                                  and m["params"]["uri"] == uri and m["params"].get("version") == want)
@@ -183,8 +182,7 @@ def bench_push(text: str, edits: int, gap: float, burst: int, open_linked: bool,
         last_sent = 0.0
         for value in values[edits:]:
             version += 1
-            last_sent = client.notify("textDocument/didChange", edit_params(uri, version, line, old, value))
-            old = value
+            last_sent = client.notify("textDocument/didChange", edit_params(uri, version, lines, line, value))
             time.sleep(0.02)
         want = version
         got, _ = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
@@ -203,11 +201,9 @@ def bench_pull(text: str, edits: int, open_linked: bool) -> dict:
         client.wait(lambda m: m.get("id") == rid, 60)
         lines = text.splitlines()
         line, values = variants(lines, edits)
-        old = lines[line]
         samples = []
         for version, value in enumerate(values, start=2):
-            client.notify("textDocument/didChange", edit_params(uri, version, line, old, value))
-            old = value
+            client.notify("textDocument/didChange", edit_params(uri, version, lines, line, value))
             sent = time.perf_counter()
             rid = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
             got, message = client.wait(lambda m, rid=rid: m.get("id") == rid)

@@ -125,3 +125,18 @@ async def test_unchanged_pull_report(client, project):
     again = await client.text_document_diagnostic_async(t.DocumentDiagnosticParams(
         text_document=t.TextDocumentIdentifier(uri=uri), previous_result_id=first.result_id))
     assert isinstance(again, t.UnchangedDocumentDiagnosticReport) or again.kind == "unchanged"
+
+
+async def test_unicode_line_separator_is_not_a_line_break(client, project):
+    """LSP breaks lines at \\n, \\r\\n and \\r only; U+2028 inside a string must not shift positions,
+    before or after an edit."""
+    uri = project.uri("sep.yaml")
+    text = 'model_name_or_path: meta-llama/Llama-3.1-8B\nrun_name: "a\u2028b"\nsave_strategy: no\n'
+    open_doc(client, uri, text)
+    (d,) = [x for x in await diagnostics(client, uri) if x.code == "TL004"]
+    assert (d.range.start.line, d.range.start.character) == (2, 15)
+    edited = text.replace("run_name", "run_name_x")
+    change_doc(client, uri, edited, version=2)
+    items = await diagnostics(client, uri, predicate=lambda xs: any(x.code == "TL004" and x.range.start.line == 2 for x in xs))
+    (d,) = [x for x in items if x.code == "TL004"]
+    assert (d.range.start.line, d.range.start.character) == (2, 15)

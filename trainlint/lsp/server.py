@@ -10,7 +10,26 @@ both. Publishing is debounced per document (leading edge: a change after a quiet
 once; changes during typing wait until `DEBOUNCE_MS` pass without one). Pull requests are answered
 from the current text at once. A DeepSpeed JSON linked from an open config gets the config's
 findings about it while it is open; when it changes, the configs that link it are linted again (and
-pull clients are asked to refresh).
+pull clients are asked to refresh). Linked files open in the editor are read from their buffers.
+
+Features:
+- diagnostics with code, severity, source "trainlint" and `codeDescription.href` (the rule's page);
+  positions in the negotiated encoding (UTF-16 by default, UTF-8 when the client prefers it);
+- code actions: every fix as a `quickfix` (the first fix of the first diagnostic preferred), computed
+  from the current text (no `Diagnostic.data` needed); for YAML, "disable CODE on this line / in this
+  file" comments; `source.fixAll.trainlint` (all safe fixes, iterated as `trainlint check --fix`);
+- hover: schema docs of the key (description, type, default, allowed values, deprecation), its memory
+  effect (what the alternative would change per GPU), and the memory breakdown on the first line;
+- inlay hints after memory-driving values (in a linked DeepSpeed JSON too, for each open config);
+- a code lens at the top: the estimate and the number of findings at or above `failLevel`;
+- completion of keys not yet present at the mapping level and of enum values (from the schemas);
+- settings: `gpu`, `numGpus`, `model`, `seqLen`, `select`, `ignore`, `failLevel` from
+  initializationOptions, the `trainlint` section of workspace/configuration and
+  workspace/didChangeConfiguration, over the project's [tool.trainlint]; bad values are reported with
+  window/showMessage and ignored.
+
+Environment: TRAINLINT_LSP_DEBOUNCE_MS (default 150); TRAINLINT_LSP_FAULT (tests: handler names that
+raise on purpose).
 """
 
 from __future__ import annotations
@@ -79,7 +98,10 @@ class Report:
 
 class TrainlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("trainlint", __version__)
+        # Full sync: configs are small, and pygls applies incremental changes with str.splitlines(),
+        # which also breaks lines at \u2028, \x0c, \x85, ... where LSP does not (a config with such a
+        # character in a string would be corrupted by the next edit).
+        super().__init__("trainlint", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Full)
         self.init_raw: Any = None
         self.config_raw: Any = None
         self.options = opts.ClientOptions()
