@@ -51,7 +51,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__, engine
 from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document import Document, SyntaxProblem, overlay, read_document
+from trainlint.document import MAX_FILE_BYTES, Document, SyntaxProblem, overlay, read_document
 from trainlint.lsp import convert, features, options as opts
 from trainlint.settings import Settings
 
@@ -250,6 +250,12 @@ class TrainlintServer(LanguageServer):
 
     def check(self, source: str, path: str) -> engine.FileResult:
         """engine.check_text with open buffers standing in for linked files; never raises."""
+        if len(source) > MAX_FILE_BYTES:  # what `trainlint check` refuses to read, the editor too
+            doc = Document(path=path, text="", kind="unreadable")
+            doc.syntax_error = SyntaxProblem(
+                f"the text is {len(source) / 2**20:.1f} MiB; training configs over {MAX_FILE_BYTES // 2**20} MiB "
+                "are not checked", doc.span(0, 0))
+            return engine.check_document(doc, self.settings)
         try:
             with overlay(self.open_texts()):
                 return engine.check_text(source, path, self.settings)
