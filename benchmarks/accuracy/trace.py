@@ -74,6 +74,7 @@ def _run_once(case: dict, snapshot_at: int | None):
         tracker = StorageTracker(snapshot_at=snapshot_at, snapshot_fn=snapshot)
         for p in model.parameters():
             tracker.track(p)
+            tracker.param_keys.add(tracker.storage_key(p))
         for b in model.buffers():
             tracker.track(b)
         tracker.track(ids)
@@ -116,14 +117,11 @@ def _opt_state_bytes(opt, tracker) -> int:
 
 
 def _categorise(tracker, model, opt, inputs, case) -> dict:
-    amp = {"amp_bf16": torch.bfloat16, "amp_fp16": torch.float16}.get(case["precision"])
     live = tracker.live_device_entries()
     key = tracker.storage_key
     train_p, frozen_p, grads = set(), set(), set()
-    param_shapes = set()
     for p in model.parameters():
         (train_p if p.requires_grad else frozen_p).add(key(p))
-        param_shapes.add(tuple(p.shape))
         if p.grad is not None:
             grads.add(key(p.grad))
     bufs = {key(b) for b in model.buffers()}
@@ -147,11 +145,10 @@ def _categorise(tracker, model, opt, inputs, case) -> dict:
             c = "optimizer_state"
         elif k in inp:
             c = "inputs"
+        elif e.weight_cast:
+            c = "weight_casts"
         elif e.phase == "forward":
-            if amp is not None and e.dtype == amp and e.shape in param_shapes:
-                c = "autocast_weight_copies"
-            else:
-                c = "activations_forward"
+            c = "activations_forward"
         elif e.phase == "loss":
             c = "logits_and_loss"
         elif e.phase == "backward":

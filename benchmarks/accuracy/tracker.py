@@ -31,7 +31,7 @@ def rounded(nbytes: int, block: int = BLOCK) -> int:
 
 
 class _Entry:
-    __slots__ = ("size", "phase", "host", "dtype", "shape")
+    __slots__ = ("size", "phase", "host", "dtype", "shape", "weight_cast")
 
     def __init__(self, size, phase, host, dtype, shape):
         self.size = size
@@ -39,6 +39,7 @@ class _Entry:
         self.host = host
         self.dtype = dtype
         self.shape = shape
+        self.weight_cast = False  # output of a dtype cast (_to_copy) of a parameter (autocast / LoRA casts)
 
 
 class StorageTracker(TorchDispatchMode):
@@ -67,6 +68,7 @@ class StorageTracker(TorchDispatchMode):
         self.snapshot_fn = snapshot_fn
         self.snapshot = None
         self.op_counts: dict[str, int] = defaultdict(int)
+        self.param_keys: set = set()  # storage ids of parameters, to flag casts of weights
 
     # -- registration ---------------------------------------------------------
     def _free(self, key: int):
@@ -123,6 +125,13 @@ class StorageTracker(TorchDispatchMode):
             if isinstance(t, torch.Tensor):
                 host = self.host_scalar_rule and t.dim() == 0
                 self.track(t, host=host, update=False)
+        if (func is torch.ops.aten._to_copy.default and self.param_keys and isinstance(out, torch.Tensor)
+                and self.phase in ("forward", "loss", "backward")):
+            src = args[0] if args else None
+            if isinstance(src, torch.Tensor) and self.storage_key(src) in self.param_keys:
+                e = self.live.get(self.storage_key(out))
+                if e is not None and e.phase == self.phase:
+                    e.weight_cast = True
         self.op_index += 1
         self._update_peak()
         if self.snapshot_at is not None and self.op_index == self.snapshot_at and self.snapshot_fn:
