@@ -61,7 +61,7 @@ def check(ctx: LintContext):
         return
     per_device = number(root.get("per_device_train_batch_size")) or 8
     world_known = not plan.num_gpus.is_default
-    world = plan.data_parallel if world_known else 1
+    world = plan.num_gpus.value if world_known else 1  # TRL uses world_size, all processes
     global_batch = per_device * world
     gas = number(root.get("gradient_accumulation_steps")) or 1
     if gen_node is not None and number(gen_node) is not None:
