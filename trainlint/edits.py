@@ -63,12 +63,22 @@ def _end_of_line(doc: Document, offset: int) -> int:
     return doc.line_start(line + 1) if line + 1 < doc.line_count else len(doc.text)
 
 
+def _content_end(node: Node) -> int:
+    """Where a value's own text ends. A block mapping or sequence's end mark lies at the next
+    sibling (or the next line's start), so use its last item's end instead."""
+    while not node.flow and node.alias_of is None and (node.entries or node.items):
+        node = node.entries[-1].value if node.kind == "mapping" else node.items[-1]
+    return node.span.end.offset
+
+
 def _entry_end(doc: Document, entry: Entry) -> int:
-    end = entry.value.span.end.offset
-    # Block scalars and block collections end at the start of the next line already.
-    if end > 0 and doc.pos(end).column == 0 and end > entry.key_span.end.offset:
-        return end
-    return _end_of_line(doc, end)
+    """Offset just past the entry's last line (its line break included)."""
+    value = entry.value
+    if value.kind == "scalar" and value.style in ("|", ">"):
+        end = value.span.end.offset  # block scalars end at the start of the next line already
+        if end > entry.key_span.end.offset and doc.pos(end).column == 0:
+            return end
+    return _end_of_line(doc, max(_content_end(value), entry.key_span.end.offset))
 
 
 def delete_entry(doc: Document, mapping: Node, entry: Entry) -> Edit:

@@ -38,7 +38,7 @@ def read(doc: Document) -> ReadResult:
         changes["precision"] = default(FP32, "precision not set")
     devices = view.int("devices")
     nodes = view.int("num_nodes")
-    world = (devices.value if devices else 1) * (nodes.value if nodes else 1)
+    world = max(1, (devices.value if devices else 1)) * max(1, (nodes.value if nodes else 1))
     if devices is not None:
         changes["num_gpus"] = devices if world == devices.value else inferred(world, "devices x num_nodes")
     micro = view.int("train", "micro_batch_size")
