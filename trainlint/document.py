@@ -292,6 +292,9 @@ def kind_for_path(path: str, text: str) -> str:
 # Texts that stand in for files on disk: unsaved editor buffers, or files being fixed in memory.
 # Keyed by resolved path.
 _overlay: dict[str, str] = {}
+# Parsed files, by (path, shown name, mtime, size): a linked DeepSpeed file is read once, not on every
+# keystroke in the config that links it. Documents are not modified after parsing.
+_parsed: dict[tuple, "Document"] = {}
 
 
 @contextlib.contextmanager
@@ -306,6 +309,11 @@ def overlay(texts: dict[str, str]):
         _overlay.update(saved)
 
 
+def in_overlay(path: str | Path) -> bool:
+    """True when an unsaved buffer stands in for this path (it may not exist on disk yet)."""
+    return bool(_overlay) and str(Path(path).resolve()) in _overlay
+
+
 def read_document(path: str | Path, display_path: str | None = None) -> Document:
     """Read and parse a file. Never raises for bad content: unreadable files become documents
     whose `syntax_error` says why."""
@@ -315,6 +323,11 @@ def read_document(path: str | Path, display_path: str | None = None) -> Document
         if text is not None:
             return parse_document(text, shown)
     try:
+        stat = Path(path).stat()
+        key = (str(Path(path).resolve()), shown, stat.st_mtime_ns, stat.st_size)
+        cached = _parsed.get(key)
+        if cached is not None:
+            return cached
         data = Path(path).read_bytes()
     except OSError as exc:
         return _unreadable(shown, f"cannot read the file: {exc.strerror or exc}")
@@ -327,7 +340,11 @@ def read_document(path: str | Path, display_path: str | None = None) -> Document
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _unreadable(shown, f"the file is not valid UTF-8 (byte {exc.start}); YAML and JSON configs must be UTF-8")
-    return parse_document(text, shown)
+    doc = parse_document(text, shown)
+    if len(_parsed) >= 64:
+        _parsed.pop(next(iter(_parsed)))
+    _parsed[key] = doc
+    return doc
 
 
 def _unreadable(path: str, message: str) -> Document:

@@ -118,9 +118,11 @@ def resolve_link(doc_path: str, target: str) -> Path | None:
         return None
     candidate = Path(target).expanduser()
     tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate]
+    from trainlint.document import in_overlay
+
     for path in tries:
         try:
-            if path.is_file():
+            if in_overlay(path) or path.is_file():
                 return path
         except OSError:
             continue
