@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import copy
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -292,7 +293,7 @@ def kind_for_path(path: str, text: str) -> str:
 # Texts that stand in for files on disk: unsaved editor buffers, or files being fixed in memory.
 # Keyed by resolved path.
 _overlay: dict[str, str] = {}
-# Parsed files, by (path, shown name, mtime, size): a linked DeepSpeed file is read once, not on every
+# Parsed files, by (shown name, content hash): a linked DeepSpeed file is parsed once, not on every
 # keystroke in the config that links it. Documents are not modified after parsing.
 _parsed: dict[tuple, "Document"] = {}
 
@@ -323,14 +324,13 @@ def read_document(path: str | Path, display_path: str | None = None) -> Document
         if text is not None:
             return parse_document(text, shown)
     try:
-        stat = Path(path).stat()
-        key = (str(Path(path).resolve()), shown, stat.st_mtime_ns, stat.st_size)
-        cached = _parsed.get(key)
-        if cached is not None:
-            return cached
         data = Path(path).read_bytes()
     except OSError as exc:
         return _unreadable(shown, f"cannot read the file: {exc.strerror or exc}")
+    key = (shown, len(data), hashlib.blake2b(data, digest_size=16).digest())
+    cached = _parsed.get(key)
+    if cached is not None:
+        return cached
     if len(data) > MAX_FILE_BYTES:
         return _unreadable(shown, f"the file is {len(data) / 2**20:.1f} MiB; training configs over "
                                   f"{MAX_FILE_BYTES // 2**20} MiB are not read")
