@@ -224,3 +224,22 @@ def test_unknown_model_gets_a_reason(tmp_path):
     _, result = lint(tmp_path, CONFIG.replace("meta-llama/Llama-3.2-1B", "acme/secret-model-9b"))
     (info,) = [d for d in result.diagnostics if d.code == "TL102"]
     assert "acme/secret-model-9b" in info.message and info.span.start.line == 1
+
+
+def test_full_offload_config_gets_the_host_ram_finding():
+    """stanford_alpaca's ZeRO-3 full-offload config (DeepSpeed#3448: host RAM ran out fine-tuning
+    LLaMA-33B): the host RAM finding, with a figure once the model is named."""
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issues"
+    path = corpus / "tatsu-lab__stanford_alpaca__configs__default_offload_opt_param.json"
+    if not path.exists():
+        pytest.skip("the shared corpus is not next to this checkout")
+    plain = engine.check_path(path, Settings(use_project_config=False))
+    (info,) = [d for d in plain.diagnostics if d.code == "TL103"]
+    assert "18 bytes per parameter" in info.message
+    named = engine.check_path(path, Settings(use_project_config=False, cli=Overrides(
+        {"model": "meta-llama/Llama-2-70b-hf", "num_gpus": 8, "seq_len": 2048}, Origin("cli"))))
+    (info,) = [d for d in named.diagnostics if d.code == "TL103"]
+    host = int(re.search(r"about (\d+) GiB of pinned host RAM", info.message).group(1))
+    assert 900 < host < 2500  # ~18 B/param x 69B x 1.5 over the node's 8 GPUs
