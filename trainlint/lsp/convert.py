@@ -14,7 +14,9 @@ from typing import Any, Iterable
 
 from lsprotocol import types as t
 
+
 from trainlint.diagnostics import Diagnostic, Edit, Pos, Severity
+from trainlint.document import line_starts
 
 SOURCE = "trainlint"
 GIB = 2**30
@@ -43,25 +45,8 @@ class LineIndex:
         self.source = source
         self.encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         self.bom = 1 if source.startswith("\ufeff") else 0
-        starts = [0]
-        i, n = 0, len(source)
-        # Fast path for \n-only texts; fall back to a scan when \r is present.
-        if "\r" not in source:
-            pos = source.find("\n")
-            while pos >= 0:
-                starts.append(pos + 1)
-                pos = source.find("\n", pos + 1)
-        else:
-            while i < n:
-                ch = source[i]
-                if ch == "\n":
-                    starts.append(i + 1)
-                elif ch == "\r":
-                    if i + 1 < n and source[i + 1] == "\n":
-                        i += 1
-                    starts.append(i + 1)
-                i += 1
-        self.starts = starts
+        # LSP lines end at \n, \r\n and \r only (not U+2028), as the document layer counts them.
+        self.starts = line_starts(source)
 
     @property
     def line_count(self) -> int:
