@@ -14,7 +14,6 @@ from typing import Any, Iterable
 
 from lsprotocol import types as t
 
-
 from trainlint.diagnostics import Diagnostic, Edit, Pos, Severity
 from trainlint.document import line_starts
 
