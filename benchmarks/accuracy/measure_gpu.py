@@ -142,6 +142,7 @@ def measure_case(case: dict, steps: int = 2) -> dict:
             "peak_allocated_mib": round((ph.peak - base) / 2**20, 2),
             "peak_phase": ph.peak_phase,
             "peak_step": ph.peak_step,
+            "peak_reserved_bytes": int(max(ph.phase_reserved.values()) - base_reserved),
             "max_memory_allocated_raw": int(ph.peak),
             "max_memory_reserved_raw": int(max(ph.phase_reserved.values())),
             "memory_allocated_before": int(base),

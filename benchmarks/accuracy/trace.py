@@ -30,6 +30,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 import cases as cases_mod  # noqa: E402
 import emulation  # noqa: E402
 import harness  # noqa: E402
+from allocator_sim import CachingAllocatorSim  # noqa: E402
 from tracker import StorageTracker  # noqa: E402
 
 MiB = 1 << 20
@@ -71,10 +72,19 @@ def _run_once(case: dict, snapshot_at: int | None):
             tracker.snapshot_total = tracker.total
             raise _StopAtPeak()
 
-        tracker = StorageTracker(snapshot_at=snapshot_at, snapshot_fn=snapshot)
-        for p in model.parameters():
+        sim = CachingAllocatorSim() if snapshot_at is None else None
+        tracker = StorageTracker(snapshot_at=snapshot_at, snapshot_fn=snapshot, sim=sim)
+        named = list(model.named_parameters())
+        fp32_history = {}
+        if sim is not None and case["precision"] == "bf16":
+            # history of the real run: built in fp32, then model.to(bfloat16) converts param by param
+            # (LoRA adapters are created afterwards)
+            fp32_history = {i: sim.malloc(p.numel() * 4) for i, (n, p) in enumerate(named) if "lora_" not in n}
+        for i, (_, p) in enumerate(named):
             tracker.track(p)
             tracker.param_keys.add(tracker.storage_key(p))
+            if i in fp32_history:
+                sim.free(fp32_history.pop(i))
         for b in model.buffers():
             tracker.track(b)
         tracker.track(ids)
@@ -98,6 +108,9 @@ def _run_once(case: dict, snapshot_at: int | None):
             if tracker.snapshot is None:
                 raise
         state["summary"] = harness.model_summary(model)
+        if sim is not None:
+            state["sim"] = {"peak_allocated_bytes": int(tracker.sim_peak), "peak_phase": tracker.sim_peak_phase,
+                            "peak_reserved_bytes": int(tracker.sim_peak_reserved)}
         state["opt_state_bytes"] = _opt_state_bytes(opt, tracker)
         del model, opt
     return tracker, state
@@ -194,6 +207,7 @@ def trace_case(case: dict) -> dict:
         "breakdown_at_peak": breakdown,
         "phase_peaks": phase_peaks,
         "setup_bytes": state["setup_bytes"],
+        "allocator_sim": state.get("sim"),
         "optimizer_state_bytes": state["opt_state_bytes"],
         "params": state["summary"]["params"],
         "trainable_params": state["summary"]["trainable_params"],

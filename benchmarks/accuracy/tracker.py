@@ -49,9 +49,15 @@ class StorageTracker(TorchDispatchMode):
     second, identical run to categorise what is live at the peak).
     """
 
-    def __init__(self, snapshot_at: int | None = None, snapshot_fn=None, block: int = BLOCK):
+    def __init__(self, snapshot_at: int | None = None, snapshot_fn=None, block: int = BLOCK, sim=None):
         super().__init__()
         self.block = block
+        # optional allocator_sim.CachingAllocatorSim fed with the same alloc/free sequence
+        self.sim = sim
+        self._blocks: dict[int, object] = {}
+        self.sim_peak = 0
+        self.sim_peak_phase = None
+        self.sim_peak_reserved = 0
         self.live: dict[int, _Entry] = {}  # id(storage) -> entry
         self._refs: dict[int, weakref.ref] = {}
         self.total = 0
@@ -76,6 +82,8 @@ class StorageTracker(TorchDispatchMode):
         self._refs.pop(key, None)
         if e is not None and not e.host:
             self.total -= e.size
+        if self.sim is not None and key in self._blocks:
+            self.sim.free(self._blocks.pop(key))
 
     def track(self, t: torch.Tensor, host: bool = False, update: bool = True) -> None:
         if not isinstance(t, torch.Tensor):
@@ -92,6 +100,8 @@ class StorageTracker(TorchDispatchMode):
         self._refs[key] = weakref.ref(st, lambda _r, k=key: self._free(k))
         if not host:
             self.total += size
+            if self.sim is not None and size:
+                self._blocks[key] = self.sim.malloc(st.nbytes())
             if update:
                 self._update_peak()
 
@@ -108,6 +118,12 @@ class StorageTracker(TorchDispatchMode):
         self._update_peak()
 
     def _update_peak(self):
+        if self.sim is not None:
+            if self.sim.allocated > self.sim_peak:
+                self.sim_peak = self.sim.allocated
+                self.sim_peak_phase = self.phase
+            if self.sim.reserved > self.sim_peak_reserved:
+                self.sim_peak_reserved = self.sim.reserved
         if self.total > self.phase_peaks[self.phase]:
             self.phase_peaks[self.phase] = self.total
         if self.total > self.peak:
