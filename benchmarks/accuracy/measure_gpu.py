@@ -111,6 +111,43 @@ def _warmup():
     _cleanup()
 
 
+class SdpaSpy:
+    """Counts which SDPA backend torch picks on this GPU (torch._fused_sdp_choice on the inputs the
+    kernel will see, i.e. after autocast's cast); the call itself is passed through unchanged."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+        self.orig = None
+
+    def __enter__(self):
+        self.orig = torch.nn.functional.scaled_dot_product_attention
+        orig, counts = self.orig, self.counts
+
+        def spy(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+            try:
+                q, k, v = query, key, value
+                if torch.is_autocast_enabled("cuda"):
+                    dt = torch.get_autocast_dtype("cuda")
+                    q, k, v = (t.to(dt) for t in (q, k, v))
+                choice = torch._fused_sdp_choice(q, k, v, attn_mask, dropout_p, is_causal, scale=scale,
+                                                 enable_gqa=enable_gqa)
+                from torch.nn.attention import SDPBackend
+
+                name = SDPBackend(choice).name.lower()
+            except Exception as e:  # never break the measurement
+                name = f"unknown ({type(e).__name__})"
+            counts[name] = counts.get(name, 0) + 1
+            return orig(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                        scale=scale, enable_gqa=enable_gqa)
+
+        torch.nn.functional.scaled_dot_product_attention = spy
+        return self
+
+    def __exit__(self, *exc):
+        torch.nn.functional.scaled_dot_product_attention = self.orig
+        return False
+
+
 def measure_case(case: dict, steps: int = 2) -> dict:
     t0 = time.time()
     _cleanup()
@@ -128,8 +165,9 @@ def measure_case(case: dict, steps: int = 2) -> dict:
         setup = torch.cuda.memory_allocated()
         build_peak = torch.cuda.max_memory_allocated()
         ph = CudaPhases()
-        harness.training_steps(case, model, opt, ids, labels, tracker=ph, steps=steps,
-                               autocast_device="cuda", real_scaler=True)
+        with SdpaSpy() as spy:
+            harness.training_steps(case, model, opt, ids, labels, tracker=ph, steps=steps,
+                                   autocast_device="cuda", real_scaler=True)
         torch.cuda.synchronize()
         ph.set_phase("done")
         ph._close()
@@ -153,6 +191,7 @@ def measure_case(case: dict, steps: int = 2) -> dict:
             "phase_reserved_raw": {k: int(v) for k, v in ph.phase_reserved.items() if k != "done"},
             "params": summary["params"],
             "trainable_params": summary["trainable_params"],
+            "sdpa_backends": spy.counts,
             "seconds": round(time.time() - t0, 1),
         }
     except torch.cuda.OutOfMemoryError as e:
