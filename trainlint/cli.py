@@ -172,7 +172,7 @@ def _what_if_values(args) -> dict:
     return values
 
 
-def _cli_overrides(args) -> "Overrides":
+def _cli_overrides(args):
     from trainlint.plan import Origin
     from trainlint.settings import Overrides
 

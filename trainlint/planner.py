@@ -111,7 +111,7 @@ def plan_fixes(ctx, limit: int = 4) -> tuple[list[Offer], str | None]:
     """Offers that bring the run under TARGET of the card, cheapest first; or, when none, what would."""
     from trainlint.estimate import estimate_plan
 
-    estimate, gpu, arch, plan = ctx.estimate, ctx.gpu, ctx.architecture, ctx.plan
+    gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     capacity = gpu.memory_bytes
     budget = capacity * TARGET
     cands = candidates(ctx)

@@ -194,8 +194,4 @@ def ds_int(doc: Document, *path: str) -> int | None:
     return as_int(node.value) if node is not None and node.kind == "scalar" else None
 
 
-def is_deepspeed_auto(doc: Document, *path: str) -> bool:
-    return is_auto(doc.find(path))
-
-
-__all__ = ["NAME", "detect", "read", "overlay", "ds_int", "is_deepspeed_auto", "as_str"]
+__all__ = ["NAME", "detect", "read", "overlay", "open_link", "ds_int"]

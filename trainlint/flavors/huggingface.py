@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from trainlint.document import Document
 from trainlint.flavors import deepspeed as ds
-from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, resolve_link, top_keys
+from trainlint.flavors.base import ConfigView, as_bool, as_str, top_keys
 from trainlint.plan import (
     AMP_BF16,
     AMP_FP16,
@@ -258,4 +258,4 @@ def _task(view: ConfigView, kind: str) -> Setting | None:
     return None
 
 
-__all__ = ["NAME", "detect", "read", "dialect", "link_deepspeed", "as_int"]
+__all__ = ["NAME", "detect", "read", "dialect", "link_deepspeed"]

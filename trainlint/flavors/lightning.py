@@ -7,7 +7,7 @@ Precision strings and strategy names follow lightning/fabric/connector.py and th
 
 from __future__ import annotations
 
-from trainlint.document import Document, Node
+from trainlint.document import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, top_keys
 from trainlint.plan import (
     AMP_BF16,
@@ -219,8 +219,3 @@ def _strategy(view: ConfigView, trainer: tuple, precision: Setting | None) -> tu
     return out, linked
 
 
-def is_deepspeed_strategy(plan: TrainingPlan) -> bool:
-    return plan.zero_stage.origin.kind != "default" or bool(plan.linked_paths)
-
-
-__all__ = ["NAME", "detect", "read", "Node"]

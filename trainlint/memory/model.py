@@ -199,7 +199,6 @@ def model_states(run: Run) -> States:
     wb = BYTES[prec.param_dtype]
     total = arch.total_params
     s = States()
-    shard = 1  # divisor for sharded model states
     model_split = run.tp * run.pp
 
     if run.peft is not None:
@@ -646,7 +645,6 @@ def estimate_run(run: Run) -> Estimate:
     step = resident + opt_states + st.grads + st.buffers + st.step_temp
     phases = {"forward": forward, "backward": max(backward_start, backward_layer), "optimizer step": step}
     phase = max(phases, key=phases.get)
-    peak = phases[phase]
     late_backward = phase == "backward" and backward_layer > backward_start
 
     terms = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 FORMATS = {
     "text": "trainlint.output.text",
@@ -21,12 +22,4 @@ def render(name: str, results: list, **options) -> str:
 
 
 def available() -> list[str]:
-    out = []
-    for name, module in FORMATS.items():
-        try:
-            importlib.util.find_spec(module)
-        except ModuleNotFoundError:
-            continue
-        if importlib.util.find_spec(module) is not None:
-            out.append(name)
-    return out
+    return [name for name, module in FORMATS.items() if importlib.util.find_spec(module) is not None]

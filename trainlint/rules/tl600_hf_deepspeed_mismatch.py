@@ -134,9 +134,6 @@ def _train_batch(cfg, ctx):
     expected = world * micro.value * gas.value
     if tb == expected:
         return
-    hf = ds.HostValue(expected, None, "train_batch_size (calculated)",
-                      f"world size {world} × per_device_train_batch_size {micro.value} × gradient_accumulation_steps "
-                      f"{gas.value}")
     yield RULE.at(cfg.doc, node,
                   f"`train_batch_size` is {tb} but HF computes world size {world} × per_device_train_batch_size "
                   f"{micro.value} × gradient_accumulation_steps {gas.value} = {expected}: HF Trainer stops with \"Please "
