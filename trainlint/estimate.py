@@ -74,12 +74,13 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     deepspeed = plan.zero_stage.origin.kind != "default" or plan.precision.value.master_weights
     attn = (plan.attn_impl.value or "sdpa").lower()
     attn = "eager" if attn == "eager" else "sdpa"
+    # Values a framework would reject (the schema rules report them) are clamped to something sane.
     return Run(
-        arch=arch, micro_batch=plan.micro_batch.value, seq_len=seq, precision=plan.precision.value,
-        optimizer=optimizer, zero_stage=plan.zero_stage.value or 0, fsdp=plan.fsdp.value,
+        arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=plan.precision.value,
+        optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=plan.fsdp.value,
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
-        world=plan.num_gpus.value, tp=plan.tensor_parallel.value, pp=plan.pipeline_parallel.value,
-        cp=plan.context_parallel.value, grad_ckpt=plan.grad_ckpt.value, attn=attn, peft=plan.peft.value,
+        world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
+        pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value, attn=attn, peft=plan.peft.value,
         fused_loss=bool(plan.fused_loss.value), task=plan.task.value, deepspeed=deepspeed,
         activation_offload=bool(plan.activation_offload.value))
 

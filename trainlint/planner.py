@@ -81,13 +81,14 @@ def candidates(ctx) -> list[Candidate]:
                 edits=edits_micro + edits_gas)
         factor *= 2
     deepspeed_in_play = plan.zero_stage.origin.kind != "default" or ctx.linked or ctx.flavor == "deepspeed"
+    current_stage = min(3, max(0, plan.zero_stage.value or 0))
     if deepspeed_in_play and plan.data_parallel > 1:
-        for stage in range(plan.zero_stage.value + 1, 4):
+        for stage in range(current_stage + 1, 4):
             cost = {1: 0.01, 2: 0.03, 3: 0.15}[stage]
-            add(f"ZeRO stage {plan.zero_stage.value} -> {stage}", {"zero_stage": stage}, cost,
+            add(f"ZeRO stage {current_stage} -> {stage}", {"zero_stage": stage}, cost,
                 f"about +{cost:.0%} time" + (" for parameter all-gathers" if stage == 3 else ""),
                 edits=knobs.setting_edits(ctx, "zero_stage", stage))
-    if deepspeed_in_play and plan.offload_optimizer.value is None and plan.zero_stage.value >= 1:
+    if deepspeed_in_play and plan.offload_optimizer.value is None and current_stage >= 1:
         add("offload the optimizer to CPU (DeepSpeed)", {"offload_optimizer": "cpu"}, 0.5,
             "about +50% time (PCIe transfers, CPU Adam)", edits=knobs.zero_offload_edits(ctx))
     from trainlint.memory.model import optimizer_spec

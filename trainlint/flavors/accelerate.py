@@ -48,6 +48,8 @@ def read(doc: Document) -> ReadResult:
     linked: list = []
     if dist == "DEEPSPEED":
         stage = view.int("deepspeed_config", "zero_stage")
+        if stage is not None and not 0 <= stage.value <= 3:
+            stage = None
         changes["zero_stage"] = stage or inferred(2, "Accelerate's DeepSpeed plugin defaults to ZeRO stage 2")
         for field, key in (("offload_optimizer", "offload_optimizer_device"), ("offload_params", "offload_param_device")):
             device = view.str("deepspeed_config", key)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from trainlint.document import Document
-from trainlint.flavors.base import ConfigView, as_bool, as_str, top_keys
+from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 
 NAME = "axolotl"
@@ -74,7 +74,7 @@ def read(doc: Document) -> ReadResult:
         bits = 4 if adapter.value == "qlora" or as_bool(view.value("load_in_4bit")) else (
             8 if as_bool(view.value("load_in_8bit")) else None)
         rank = view.int("lora_r")
-        targets = "all-linear" if as_bool(view.value("lora_target_linear")) else view.value("lora_target_modules")
+        targets = "all-linear" if as_bool(view.value("lora_target_linear")) else as_targets(view.value("lora_target_modules"))
         saved = view.value("lora_modules_to_save")
         changes["peft"] = Setting(Peft("dora" if as_bool(view.value("peft_use_dora")) else "lora",
                                        rank.value if rank else 8, targets, bits,

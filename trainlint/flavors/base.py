@@ -46,6 +46,16 @@ def as_bool(value: Any) -> bool | None:
     return None
 
 
+def as_targets(value: Any) -> Any:
+    """LoRA target modules as PEFT takes them: a name/regex string, a list of names, or None."""
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, list):
+        names = [v.strip() for v in value if isinstance(v, str) and v.strip()]
+        return names or None
+    return None
+
+
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 

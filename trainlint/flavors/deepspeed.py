@@ -84,6 +84,8 @@ def overlay(plan: TrainingPlan, doc: Document, host: str | None) -> TrainingPlan
     changes: dict = {}
 
     stage = view.int("zero_optimization", "stage")
+    if stage is not None and not 0 <= stage.value <= 3:
+        stage = None  # DeepSpeed rejects it (the schema rules say so); the estimate keeps its default
     zero_node = view.node("zero_optimization")
     if stage is not None:
         changes["zero_stage"] = stage

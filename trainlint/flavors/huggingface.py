@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from trainlint.document import Document
 from trainlint.flavors import deepspeed as ds
-from trainlint.flavors.base import ConfigView, as_bool, as_str, top_keys
+from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
 from trainlint.plan import (
     AMP_BF16,
     AMP_FP16,
@@ -218,7 +218,7 @@ def _peft(view: ConfigView, kind: str) -> Setting | None:
             return Setting(Peft("lora", 16, None, base_bits), view.origin(("load_in_4bit",) if bits_4 else ("load_in_8bit",)))
         return None
     rank = view.int("lora_r")
-    targets = view.value("lora_target_modules")
+    targets = as_targets(view.value("lora_target_modules"))
     dora = as_bool(view.value("use_dora"))
     return Setting(Peft("dora" if dora else "lora", rank.value if rank else 16, targets, base_bits), use_peft.origin)
 

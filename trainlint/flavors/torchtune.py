@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from trainlint.document import Document
-from trainlint.flavors.base import ConfigView, as_bool, top_keys
+from trainlint.flavors.base import ConfigView, as_bool, as_targets, top_keys
 from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 
 NAME = "torchtune"
@@ -36,8 +36,9 @@ def read(doc: Document) -> ReadResult:
         match = _BUILDER.match(builder)
         changes["model"] = Setting(match.group("model"), component.origin)
         if match.group("kind"):
-            modules = view.value("model", "lora_attn_modules") or ["q_proj", "v_proj"]
-            targets = [LORA_MODULE_NAMES.get(m, m) for m in modules if isinstance(m, str)]
+            modules = as_targets(view.value("model", "lora_attn_modules")) or ["q_proj", "v_proj"]
+            modules = [modules] if isinstance(modules, str) else modules
+            targets = [LORA_MODULE_NAMES.get(m, m) for m in modules]
             if as_bool(view.value("model", "apply_lora_to_mlp")):
                 targets += ["gate_proj", "up_proj", "down_proj"]
             if as_bool(view.value("model", "apply_lora_to_output")):
