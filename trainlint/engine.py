@@ -97,16 +97,15 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     result.plan, result.linked = plan, linked
 
     ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked)
+    if project_error:
+        ctx.settings_problems.append((None, project_error))
+    if directive is not None:
+        for line, message in directive.problems:
+            ctx.settings_problems.append((doc.span(doc.line_start(line), doc.line_start(line) + len(doc.line_text(line))),
+                                          message))
     _estimate(ctx, result)
 
     diagnostics: list[Diagnostic] = []
-    if project_error:
-        diagnostics.append(Diagnostic("TL010", Severity.ERROR, project_error, doc.path, doc.file_span,
-                                      name="invalid-settings"))
-    if directive is not None:
-        for line, message in directive.problems:
-            span = doc.span(doc.line_start(line), doc.line_start(line) + len(doc.line_text(line)))
-            diagnostics.append(Diagnostic("TL010", Severity.ERROR, message, doc.path, span, name="invalid-settings"))
     for rule in all_rules():
         identity = rule.RULE
         if identity.flavors and flavor not in identity.flavors:

@@ -19,6 +19,7 @@ RULE_MODULES = (
     "tl006_relaxed_json",
     "tl007_missing_linked_file",
     "tl009_unused_suppression",
+    "tl010_invalid_settings",
     "tl100_out_of_memory",
     "tl101_near_capacity",
     "tl102_memory_not_checked",

@@ -56,6 +56,7 @@ class LintContext:
     architecture: Any = None  # trainlint.architecture.Architecture, when known
     replan: Callable[[dict], Any] | None = None  # re-estimate with plan field changes (the fix planner)
     unestimable: Any = None  # trainlint.estimate.Unestimable: why there is no estimate
+    settings_problems: list = field(default_factory=list)  # (Span | None, message) from settings sources
 
     def linked_document(self, path: str) -> Document | None:
         return next((d for d in self.linked if d.path == path), None)
