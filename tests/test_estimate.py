@@ -243,3 +243,11 @@ def test_full_offload_config_gets_the_host_ram_finding():
     (info,) = [d for d in named.diagnostics if d.code == "TL103"]
     host = int(re.search(r"about (\d+) GiB of pinned host RAM", info.message).group(1))
     assert 900 < host < 2500  # ~18 B/param x 69B x 1.5 over the node's 8 GPUs
+
+
+def test_gradient_accumulation_keeps_gradients_through_later_micro_batches():
+    one = estimate_run(run(seq_len=2048, micro_batch=4))
+    many = estimate_run(run(seq_len=2048, micro_batch=4, grad_accum=8))
+    grads = model_states(run()).grads
+    assert one.phases["backward"] + grads == many.phases["backward"]
+    assert one.phases["optimizer step"] == many.phases["optimizer step"]

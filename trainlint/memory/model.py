@@ -120,6 +120,7 @@ class Run:
     reduce_bucket: int | None = None  # DeepSpeed reduce_bucket_size (elements)
     overlap_comm: bool | None = None
     activation_offload: bool = False
+    grad_accum: int = 1
 
     @property
     def dp(self) -> int:
@@ -633,11 +634,15 @@ def estimate_run(run: Run) -> Estimate:
     head_cast = st.amp_weight_cache and run.arch.vocab_size * run.arch.hidden_size * 2 / run.tp
     cache_at_backward = head_cast if ckpt else st.amp_weight_cache
     layer_cast = (st.amp_weight_cache - head_cast) / max(1, run.arch.num_layers) if st.amp_weight_cache else 0.0
+    # With gradient accumulation the gradients of the earlier micro-batches stay allocated through
+    # every later micro-batch's forward and backward (zero_grad runs after the optimizer step).
+    accumulated = st.grads if run.grad_accum > 1 else 0.0
     # Forward end / loss: states from the previous step, all saved activations, the autocast cache
     # (all weight copies until autocast exits), and the logits at their forward peak.
-    forward = resident + opt_states + st.buffers + acts + st.amp_weight_cache + act.kv_cache + act.logits_forward
+    forward = (resident + opt_states + accumulated + st.buffers + acts + st.amp_weight_cache + act.kv_cache
+               + act.logits_forward)
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
-    backward_start = resident + opt_states + st.buffers + acts + cache_at_backward + act.logits_backward
+    backward_start = resident + opt_states + accumulated + st.buffers + acts + cache_at_backward + act.logits_backward
     # Late in backward with checkpointing: one layer recomputed (with its weight copies) while
     # nearly all gradients already exist.
     backward_layer = (resident + opt_states + st.buffers + st.grads + act.outside + act.layer_input
@@ -649,7 +654,8 @@ def estimate_run(run: Run) -> Estimate:
 
     terms = [
         Term("weights", "weights", st.weights + ref_model, st.weights_note),
-        Term("gradients", "gradients", st.grads if phase == "optimizer step" or late_backward else 0.0, st.grads_note),
+        Term("gradients", "gradients", st.grads if phase == "optimizer step" or late_backward else accumulated,
+             st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")),
         Term("optimizer_states", "optimizer states", opt_states + st.master,
              st.optimizer_note + (" + fp32 master weights" if st.master else "")),
     ]
