@@ -106,9 +106,12 @@ def test_yaml_bomb_is_stopped():
 
 
 def test_yaml_python_tags_are_not_constructed():
-    doc = parse_document("x: !!python/object/apply:os.system ['echo hi']\n", "a.yaml")
-    # Safe composition: the tag is reported, never executed.
-    assert doc.syntax_error is None or "tag" in doc.syntax_error.message or doc.notes
+    doc = parse_document("x: !!python/object/apply:os.system ['echo hi']\ny: !!python/name:os.system ''\n", "a.yaml")
+    # Safe composition: collections are never constructed from tags; a tagged scalar is read as text.
+    assert doc.syntax_error is None
+    assert doc.data() == {"x": ["echo hi"], "y": ""}
+    (note,) = doc.notes
+    assert "unsupported YAML tag" in note.message and note.span.start.line == 1
 
 
 def test_yaml_multiple_documents_note():
