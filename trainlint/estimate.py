@@ -82,7 +82,8 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
         pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value, attn=attn, peft=plan.peft.value,
         fused_loss=bool(plan.fused_loss.value), task=plan.task.value, deepspeed=deepspeed,
-        activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value))
+        activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value),
+        kbit_fp32_upcast=plan.flavor in ("huggingface", "axolotl"))
 
 
 def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:

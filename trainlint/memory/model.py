@@ -121,6 +121,7 @@ class Run:
     overlap_comm: bool | None = None
     activation_offload: bool = False
     grad_accum: int = 1
+    kbit_fp32_upcast: bool = False  # PEFT's prepare_model_for_kbit_training (HF/TRL/Axolotl) upcasts the rest to fp32
 
     @property
     def dp(self) -> int:
@@ -218,8 +219,9 @@ def model_states(run: Run) -> States:
         if run.peft.base_bits:
             linear = arch.linear_params(None)
             qb = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
-            # Embeddings, norms and the head stay in the compute dtype (bf16 unless fp32 was asked for).
-            other_bytes = 2 if prec.param_dtype == "fp32" and prec.autocast else wb
+            # Embeddings, norms and the head are not quantized: PEFT's prepare_model_for_kbit_training
+            # (called by TRL, Axolotl and HF examples) upcasts them to fp32; elsewhere they stay 16-bit.
+            other_bytes = 4 if run.kbit_fp32_upcast else (2 if prec.param_dtype == "fp32" and prec.autocast else wb)
             base = linear * qb + (total - linear) * other_bytes
             s.weights_note = (f"{run.peft.base_bits}-bit base ({qb:.3f} B/param, bitsandbytes) + "
                               f"{other_bytes} B/param for embeddings and norms + fp32 adapters")
