@@ -97,22 +97,6 @@ def test_sdpa_autocast_casts_inputs():
 
 
 if __name__ == "__main__":
-    passed = failed = skipped = 0
-    for name, fn in list(globals().items()):
-        if not name.startswith("test_"):
-            continue
-        try:
-            fn()
-        except AssertionError as e:
-            failed += 1
-            print("FAIL", name, repr(e))
-        except BaseException as e:  # pytest.skip() outside a pytest run (Skipped is a BaseException)
-            if type(e).__name__ != "Skipped":
-                raise
-            skipped += 1
-            print("SKIP", name, e)
-        else:
-            passed += 1
-            print("PASS", name)
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    sys.exit(1 if failed else 0)
+    from selftest import run_tests
+
+    run_tests(globals())

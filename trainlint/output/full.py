@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from trainlint.output.summary import estimate_line, findings_footer
+from trainlint.output.summary import estimate_line, finding_line, findings_footer, has_safe_fix
 
 TAB = "    "
 
@@ -71,10 +71,8 @@ def render(results: list, **_: object) -> str:
     fixable = 0
     for result in results:
         for d in result.diagnostics:
-            marker = " [*]" if any(f.safe for f in d.fixes) else ""
-            fixable += bool(marker)
-            lines.append(f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} "
-                         f"{d.message}")
+            fixable += has_safe_fix(d)
+            lines.append(finding_line(d))
             doc = document_for(result, d)
             whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
             if doc is not None and doc.text and not whole_file:

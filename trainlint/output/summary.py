@@ -12,6 +12,16 @@ def estimate_line(result) -> str:
     return estimate.summary()
 
 
+def finding_line(d) -> str:
+    """`path:line:col: CODE severity [*] message` (1-based; `[*]` when a safe fix exists)."""
+    marker = " [*]" if has_safe_fix(d) else ""
+    return f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} {d.message}"
+
+
+def has_safe_fix(d) -> bool:
+    return any(f.safe for f in d.fixes)
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 

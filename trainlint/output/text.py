@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainlint.output.summary import estimate_line, findings_footer
+from trainlint.output.summary import estimate_line, finding_line, findings_footer, has_safe_fix
 
 
 def render(results: list, show_fixes: bool = False, **_: object) -> str:
@@ -10,10 +10,8 @@ def render(results: list, show_fixes: bool = False, **_: object) -> str:
     fixable = 0
     for result in results:
         for d in result.diagnostics:
-            marker = " [*]" if any(f.safe for f in d.fixes) else ""
-            fixable += bool(marker)
-            lines.append(f"{d.path}:{d.span.start.line + 1}:{d.span.start.column + 1}: {d.code} {d.severity.value}{marker} "
-                         f"{d.message}")
+            fixable += has_safe_fix(d)
+            lines.append(finding_line(d))
             if show_fixes:
                 for fix in d.fixes:
                     lines.append(f"    fix ({fix.applicability}): {fix.title}")
