@@ -1286,7 +1286,7 @@ def gen_accelerate() -> dict:
 
 def gen_trainlint() -> dict:
     """trainlint's own settings ([tool.trainlint] in pyproject.toml, or trainlint.toml); written by hand
-    to match trainlint/settings.py. Keys may be spelled with `-` or `_`."""
+    to match trainlint/context/settings.py. Keys may be spelled with `-` or `_`."""
     positive_int = {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^\\s*[0-9]+\\s*$"}]}
     codes = {
         "anyOf": [

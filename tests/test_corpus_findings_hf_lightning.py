@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from trainlint import engine
-from trainlint.document import parse_document
-from trainlint.fixing import compute_fixes
-from trainlint.settings import Settings
+from trainlint.document.reading import parse_document
+from trainlint.fixes.apply import compute_fixes
+from trainlint.context.settings import Settings
 
 CORPUS = next((p for p in (Path(__file__).resolve().parents[1] / "shared" / "corpus",
                            Path("/work/shared/corpus")) if p.is_dir()), None)

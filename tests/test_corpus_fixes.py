@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from trainlint import engine
-from trainlint.document import parse_document
-from trainlint.fixing import compute_fixes
-from trainlint.settings import Settings
+from trainlint.document.reading import parse_document
+from trainlint.fixes.apply import compute_fixes
+from trainlint.context.settings import Settings
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trainlint import engine
-from trainlint.settings import Overrides, Settings
+from trainlint.context.settings import Overrides, Settings
 
 CORPUS = Path(os.environ.get("TRAINLINT_CORPUS", "/work/shared/corpus")) / "issues"
 

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 from trainlint import engine
-from trainlint.document import parse_document
-from trainlint.fixing import compute_fixes
+from trainlint.document.reading import parse_document
+from trainlint.fixes.apply import compute_fixes
 from trainlint.rules import dscommon as ds
-from trainlint.settings import Overrides, Settings
+from trainlint.context.settings import Overrides, Settings
 
 PLAIN = Settings(use_project_config=False)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainlint.document import parse_document, read_document
+from trainlint.document.reading import parse_document, read_document
 
 
 def text_at(doc, span):

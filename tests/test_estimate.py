@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from trainlint import engine
-from trainlint.estimate import estimate_plan
-from trainlint.fixing import compute_fixes
-from trainlint.gpus import find_gpu
+from trainlint.memory.estimate import estimate_plan
+from trainlint.fixes.apply import compute_fixes
+from trainlint.catalog.gpus import find_gpu
 from trainlint.memory.model import Run, estimate_run, model_states, optimizer_spec
-from trainlint.models import find_model
+from trainlint.catalog.models import find_model
 from trainlint.plan import AMP_BF16, FP32, MASTER_BF16, PURE_BF16, Origin, Peft, Setting, TrainingPlan
-from trainlint.settings import Overrides, Settings
+from trainlint.context.settings import Overrides, Settings
 
 GIB = 2**30
 LLAMA2_7B = find_model("meta-llama/Llama-2-7b-hf")
@@ -136,7 +136,7 @@ def test_planner_titles_match_re_estimating_the_fixed_file(tmp_path):
     path, result = lint(tmp_path)
     (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
     for fix in oom.fixes:
-        from trainlint.edits import apply_edits
+        from trainlint.fixes.edits import apply_edits
 
         fixed_text, skipped = apply_edits(path.read_text(), list(fix.edits))
         assert not skipped

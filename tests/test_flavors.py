@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from trainlint import flavors
-from trainlint.document import parse_document, read_document
+from trainlint.document.reading import parse_document, read_document
 from trainlint.plan import AMP_BF16, FP32, MASTER_BF16, PURE_BF16
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"

@@ -1,4 +1,4 @@
-"""The GPU catalog (trainlint/data/gpus.json) and name/capacity resolution (trainlint/gpus.py)."""
+"""The GPU catalog (trainlint/catalog/data/gpus.json) and name/capacity resolution (trainlint/catalog/gpus.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from importlib import resources
 
 import pytest
 
-from trainlint import gpus
-from trainlint.gpus import GPU, UnknownGPUError, catalog, closest_gpus, find_gpu, parse_capacity, resolve_gpu
-from trainlint.naming import normalize
+from trainlint.catalog import gpus
+from trainlint.catalog.gpus import GPU, UnknownGPUError, catalog, closest_gpus, find_gpu, parse_capacity, resolve_gpu
+from trainlint.catalog.naming import normalize
 
 GIB = 2**30
 MIB = 2**20
 
 
 def _raw_entries() -> list[dict]:
-    text = resources.files("trainlint").joinpath("data").joinpath("gpus.json").read_text(encoding="utf-8")
+    text = resources.files("trainlint.catalog").joinpath("data").joinpath("gpus.json").read_text(encoding="utf-8")
     return json.loads(text)["gpus"]
 
 
@@ -366,7 +366,7 @@ def test_a_capacity_that_equals_a_catalog_gpu_is_still_custom():
 
 def test_importing_does_not_read_the_catalog():
     code = (
-        "import trainlint.gpus as g\n"
+        "import trainlint.catalog.gpus as g\n"
         "assert g._load.cache_info().currsize == 0\n"
         "g.find_gpu('a100'); g.find_gpu('h100'); g.catalog()\n"
         "info = g._load.cache_info()\n"

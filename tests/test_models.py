@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from trainlint.architecture import UnsupportedArchitecture, from_hf_config, supported_model_types
-from trainlint.models import ModelLookupError, catalog, closest_models, find_model
+from trainlint.catalog.architecture import UnsupportedArchitecture
+from trainlint.catalog.hf_config import from_hf_config, supported_model_types
+from trainlint.catalog.models import ModelLookupError, catalog, closest_models, find_model
 
 CATALOG = catalog()
 
@@ -38,7 +39,7 @@ def test_catalog_is_large_and_consistent():
 
 
 def test_catalog_names_do_not_collide():
-    from trainlint.naming import normalize
+    from trainlint.catalog.naming import normalize
 
     owner: dict[str, str] = {}
     short_owner: dict[str, str] = {}
@@ -303,7 +304,7 @@ def test_importing_does_not_load_the_catalog():
     import subprocess
     import sys
 
-    code = ("import trainlint.models as m, trainlint.architecture; "
+    code = ("import trainlint.catalog.models as m, trainlint.catalog.hf_config; "
             "print(m._load_catalog.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])

@@ -13,11 +13,11 @@ import pytest
 
 from trainlint import engine, output
 from trainlint.diagnostics import Diagnostic, Edit, Fix, Severity
-from trainlint.document import parse_document
+from trainlint.document.reading import parse_document
 from trainlint.engine import FileResult
 from trainlint.output import full, github, gitlab, sarif
 from trainlint.rules import all_rules
-from trainlint.settings import RuleSelection, Settings
+from trainlint.context.settings import RuleSelection, Settings
 
 HF_BAD = "model_name_or_path: meta-llama/Llama-3.2-1B\noutput_dir: out\nlearning_rate: 2e-5\nsave_strategy: no\n"
 DS_DUP = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "train_micro_batch_size_per_gpu": 8\n}\n'

@@ -12,7 +12,7 @@ import yaml
 
 from trainlint import engine
 from trainlint.plan import Origin
-from trainlint.settings import Overrides, Settings
+from trainlint.context.settings import Overrides, Settings
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 FILES = sorted(p for p in CORPUS.glob("*/*") if p.suffix != ".md") if CORPUS.is_dir() else []

@@ -10,9 +10,9 @@ import pytest
 
 from trainlint import engine
 from trainlint.cli import _cli_overrides, build_parser
-from trainlint.fixing import compute_fixes
+from trainlint.fixes.apply import compute_fixes
 from trainlint.rules import REGISTRY
-from trainlint.settings import Settings
+from trainlint.context.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -9,8 +9,8 @@ import json
 from trainlint import engine
 from trainlint.cli import _cli_overrides, build_parser
 from trainlint.rules._frameworks import suggest, words
-from trainlint.settings import Settings
-from trainlint.document import parse_document
+from trainlint.context.settings import Settings
+from trainlint.document.reading import parse_document
 
 
 def settings(*flags: str) -> Settings:

@@ -1,4 +1,4 @@
-"""The committed JSON Schemas and the loader in trainlint/schemas.py."""
+"""The committed JSON Schemas and the loader in trainlint/catalog/schemas.py."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from trainlint import schemas
-from trainlint.schemas import KeyInfo, SchemaError, describe, known_keys, load_schema, property_schema, validation_errors
+from trainlint.catalog import schemas
+from trainlint.catalog.schemas import KeyInfo, SchemaError, describe, known_keys, load_schema, property_schema, validation_errors
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "schemas"
@@ -416,7 +416,7 @@ def test_generator_imports_without_frameworks_and_reproduces_trainlint_schema():
 
 
 def test_trainlint_schema_matches_the_settings_module():
-    from trainlint import settings
+    from trainlint.context import settings
 
     keys = known_keys("trainlint")
     for key in settings.OVERRIDABLE:

@@ -6,7 +6,7 @@ import pytest
 
 from trainlint import engine
 from trainlint.plan import Origin
-from trainlint.settings import Overrides, Settings, SettingsError, find_project_config, parse_project_table
+from trainlint.context.settings import Overrides, Settings, SettingsError, find_project_config, parse_project_table
 
 CONFIG = "model_name_or_path: meta-llama/Llama-3.2-1B\noutput_dir: out\nper_device_train_batch_size: 4\n"
 

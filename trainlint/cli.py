@@ -174,7 +174,7 @@ def _what_if_values(args) -> dict:
 
 def _cli_overrides(args):
     from trainlint.plan import Origin
-    from trainlint.settings import Overrides
+    from trainlint.context.settings import Overrides
 
     values = _what_if_values(args)
     for flag, field in (("gpu", "gpu"), ("num_gpus", "num_gpus"), ("model", "model"), ("seq_len", "seq_len"),
@@ -188,7 +188,7 @@ def _cli_overrides(args):
 def cmd_check(args) -> int:
     from trainlint import engine, output
     from trainlint.diagnostics import Severity
-    from trainlint.settings import Settings
+    from trainlint.context.settings import Settings
 
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes goes with --fix or --diff")
@@ -206,7 +206,7 @@ def cmd_check(args) -> int:
         return engine.check_path(path, settings)
 
     if args.fix or args.diff:
-        from trainlint.fixing import compute_fixes, write_atomically
+        from trainlint.fixes.apply import compute_fixes, write_atomically
 
         targets = [p for p in paths if p != "-"]
         outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes)
@@ -237,11 +237,11 @@ def cmd_estimate(args) -> int:
     import json
 
     from trainlint import engine
-    from trainlint.estimate import attach
+    from trainlint.memory.estimate import attach
     from trainlint.memory.render import render_table
     from trainlint.plan import TrainingPlan
     from trainlint.rules.base import LintContext
-    from trainlint.settings import Settings
+    from trainlint.context.settings import Settings
 
     if args.gpu is not None:
         _check_gpu_name(args.gpu)
@@ -272,7 +272,7 @@ def cmd_estimate(args) -> int:
 
 
 def _project_output_format(paths: list[str]) -> str | None:
-    from trainlint.settings import SettingsError, find_project_config
+    from trainlint.context.settings import SettingsError, find_project_config
 
     try:
         return find_project_config(str(Path(paths[0]).resolve().parent)).output_format
@@ -281,7 +281,7 @@ def _project_output_format(paths: list[str]) -> str | None:
 
 
 def _check_gpu_name(name: str) -> None:
-    from trainlint.gpus import closest_gpus, find_gpu
+    from trainlint.catalog.gpus import closest_gpus, find_gpu
 
     if find_gpu(name) is None:
         hint = closest_gpus(name)
@@ -311,7 +311,7 @@ def cmd_rule(args) -> int:
 
 
 def cmd_gpus(args) -> int:
-    from trainlint.gpus import catalog
+    from trainlint.catalog.gpus import catalog
 
     for gpu in catalog():
         bf16 = "bf16" if gpu.bf16 else "no bf16"
@@ -321,7 +321,7 @@ def cmd_gpus(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from trainlint.models import catalog
+    from trainlint.catalog.models import catalog
 
     for model in catalog():
         print(f"{model.name:<28} {model.published_params / 1e9:8.2f} B  {', '.join(model.hf_ids[:2])}")

@@ -13,12 +13,14 @@ from typing import Any
 
 from trainlint import flavors
 from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document import Document, parse_document, read_document
+from trainlint.document.tree import Document
+from trainlint.document.reading import parse_document, read_document
 from trainlint.plan import TrainingPlan
-from trainlint.rules import all_rules
+from trainlint.rules import all_rules, tl009_unused_suppression
 from trainlint.rules.base import LintContext
-from trainlint.settings import Overrides, ProjectConfig, RuleSelection, Settings, SettingsError, find_project_config, parse_directives
-from trainlint.suppressions import Suppressions
+from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings, SettingsError,
+                                        find_project_config, parse_directives)
+from trainlint.context.suppressions import Suppressions
 
 INTERNAL = "TL000"
 
@@ -122,14 +124,14 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     suppressions = Suppressions.from_document(doc)
     kept = suppressions.filter(diagnostics)
     if selection.enabled("TL009", True):
-        kept.extend(suppressions.unused_diagnostics(doc))
+        kept.extend(tl009_unused_suppression.report(suppressions, doc))
     result.diagnostics = _dedupe(kept)
 
 
 def _estimate(ctx: LintContext, result: FileResult) -> None:
     """Fill ctx.estimate when a memory model is available (the estimator module)."""
     try:
-        from trainlint import estimate as estimator
+        from trainlint.memory import estimate as estimator
     except ImportError:
         return
     if ctx.plan is None:

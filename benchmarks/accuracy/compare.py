@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainlint.architecture import from_hf_config  # noqa: E402
+from trainlint.catalog.hf_config import from_hf_config  # noqa: E402
 from trainlint.memory.model import Run, estimate_run, optimizer_spec  # noqa: E402
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, Peft  # noqa: E402
 
@@ -87,7 +87,7 @@ MEASURES = {"allocated": ("peak_allocated", "max_memory_allocated"),
 def estimate_flags(flags: list[str]):
     """The estimate `trainlint estimate FLAGS` prints (flags only, no config file, no project settings)."""
     from trainlint.cli import _cli_overrides, build_parser
-    from trainlint.estimate import attach
+    from trainlint.memory.estimate import attach
     from trainlint.plan import TrainingPlan
     from trainlint.rules.base import LintContext
 
@@ -154,7 +154,7 @@ def table(rows: list[dict]) -> list[str]:
 
 def compare_reserved(cases: list[dict], traced_path: Path) -> list[dict]:
     """trainlint's peak_reserved against the allocator simulation's reserved peak of each traced case."""
-    from trainlint.estimate import FRAGMENTATION
+    from trainlint.memory.estimate import FRAGMENTATION
 
     if not traced_path.exists():
         return []

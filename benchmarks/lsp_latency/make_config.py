@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainlint import schemas
-from trainlint.document import parse_document
-from trainlint.edits import scalar_text
+from trainlint.catalog import schemas
+from trainlint.document.reading import parse_document
+from trainlint.fixes.edits import scalar_text
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"

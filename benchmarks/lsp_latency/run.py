@@ -216,7 +216,7 @@ def bench_pull(text: str, edits: int, open_linked: bool) -> dict:
 
 def bench_baseline(text: str, edits: int) -> dict:
     from trainlint import engine
-    from trainlint.settings import Settings
+    from trainlint.context.settings import Settings
 
     path = str(DATA / "train.yaml")
     lines = text.splitlines(keepends=True)

@@ -8,8 +8,8 @@ from lsprotocol import types as t
 
 from conftest import REPO, TRAIN_YAML, apply_edits, diagnostics, open_doc
 from trainlint import engine
-from trainlint.fixing import compute_fixes
-from trainlint.settings import Settings
+from trainlint.fixes.apply import compute_fixes
+from trainlint.context.settings import Settings
 
 
 def _cli_fix(path: str) -> str:

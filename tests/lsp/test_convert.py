@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from lsprotocol import types as t
 
 from trainlint.diagnostics import Edit, Pos, Span
-from trainlint.document import parse_document
+from trainlint.document.reading import parse_document
 from trainlint.lsp import convert, features, options
 
 

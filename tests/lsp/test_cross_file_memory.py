@@ -29,13 +29,13 @@ OPTIONS = {"gpu": "A100-80GB", "numGpus": 8}
 
 def _estimator() -> bool:
     try:
-        from trainlint import estimate  # noqa: F401
+        from trainlint.memory import estimate  # noqa: F401
     except ImportError:
         return False
     return True
 
 
-pytestmark = pytest.mark.skipif(not _estimator(), reason="trainlint.estimate (the memory model) is not available")
+pytestmark = pytest.mark.skipif(not _estimator(), reason="trainlint.memory.estimate (the memory model) is not available")
 
 
 @pytest_lsp.fixture(params=CLIENTS, config=SERVER)

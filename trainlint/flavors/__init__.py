@@ -1,9 +1,11 @@
-"""Flavor readers, one module per config family: `detect(document) -> confidence` and
-`read(document) -> ReadResult`. Detection picks the most confident reader."""
+"""Stage 2, flavors: one reader per config family, `detect(document) -> confidence` and
+`read(document) -> ReadResult` (a `TrainingPlan` whose every value knows where it came from, plus the
+linked documents). Detection picks the most confident reader. May import: `document`, `plan`, `catalog`.
+"""
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors import accelerate, axolotl, deepspeed, huggingface, lightning, litgpt, torchtune
 
 READERS = {module.NAME: module for module in (deepspeed, huggingface, lightning, accelerate, axolotl, torchtune, litgpt)}

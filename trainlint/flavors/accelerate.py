@@ -7,7 +7,7 @@ HF config is launched with.
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors import deepspeed as ds
 from trainlint.flavors.base import ConfigView, as_bool, top_keys
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, MASTER_BF16, MASTER_FP16, Precision, ReadResult, Setting, TrainingPlan, inferred

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from trainlint.document import Document, Node
+from trainlint.document.tree import Document, Node
 from trainlint.plan import Origin, Setting
 
 _FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -128,7 +128,7 @@ def resolve_link(doc_path: str, target: str) -> Path | None:
         return None
     candidate = Path(target).expanduser()
     tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate]
-    from trainlint.document import in_overlay
+    from trainlint.document.reading import in_overlay
 
     for path in tries:
         try:

@@ -7,7 +7,7 @@ ZeRO optimizer; `offload_param` works at stage 3 only.
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, is_auto, top_keys
 from trainlint.plan import (
     FP32,
@@ -176,7 +176,7 @@ def _batch(view: ConfigView, plan: TrainingPlan) -> dict:
 def open_link(doc: Document, node) -> tuple[Document | None, str | None]:
     """The DeepSpeed config a key names: an inline mapping, or a path relative to the config's folder
     (then the working directory). Returns (document, None) or (None, why not)."""
-    from trainlint.document import read_document
+    from trainlint.document.reading import read_document
     from trainlint.flavors.base import resolve_link
 
     if node.kind == "mapping":

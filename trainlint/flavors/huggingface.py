@@ -8,7 +8,7 @@ holds trainable weights in fp32 unless `pure_bf16`.
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors import deepspeed as ds
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
 from trainlint.plan import (

@@ -7,7 +7,7 @@ Precision strings and strategy names follow lightning/fabric/connector.py and th
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, top_keys
 from trainlint.plan import (
     AMP_BF16,

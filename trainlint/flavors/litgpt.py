@@ -4,7 +4,7 @@ precision is a Lightning precision string, train.{global,micro}_batch_size give 
 
 from __future__ import annotations
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, top_keys
 from trainlint.flavors.lightning import PRECISIONS
 from trainlint.plan import FP32, Peft, ReadResult, Setting, TrainingPlan, default, inferred

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_targets, top_keys
 from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 

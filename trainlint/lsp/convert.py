@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from lsprotocol import types as t
 
 from trainlint.diagnostics import Diagnostic, Edit, Pos, Severity
-from trainlint.document import line_starts
+from trainlint.document.tree import line_starts
 
 SOURCE = "trainlint"
 GIB = 2**30

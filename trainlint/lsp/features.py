@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.document import Document
+from trainlint.document.tree import Document
 from trainlint.lsp.convert import GIB, breakdown_markdown, signed_gib
 
 SCHEMA_FOR_FLAVOR = {
@@ -36,7 +36,7 @@ def schema_name(flavor: str, kind: str) -> str | None:
 
 def _schemas():
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
     except ImportError:
         return None
     return schemas
@@ -133,7 +133,7 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
 
 def _what_if(result: Any, changes: dict) -> Any:
     try:
-        from trainlint import estimate
+        from trainlint.memory import estimate
     except ImportError:
         return None
     what_if = getattr(estimate, "what_if", None)
@@ -345,7 +345,7 @@ def guess_flavor(text: str, path: str, line: int) -> str:
     """The flavor of a half-typed file: detect it with the line being typed left out."""
     try:
         from trainlint import flavors
-        from trainlint.document import parse_document
+        from trainlint.document.reading import parse_document
 
         lines = text.splitlines(keepends=True)
         if 0 <= line < len(lines):

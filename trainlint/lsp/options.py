@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainlint.plan import Origin
-from trainlint.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
+from trainlint.context.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
 
 PLAN_KEYS = {"gpu": "gpu", "numGpus": "num_gpus", "model": "model", "seqLen": "seq_len"}
 ALIASES = {  # spellings people write in init options by hand
@@ -93,7 +93,7 @@ def _positive_int(value: Any) -> int | None:
 
 def _gpu_problem(name: str) -> str | None:
     try:
-        from trainlint.gpus import closest_gpus, find_gpu
+        from trainlint.catalog.gpus import closest_gpus, find_gpu
     except ImportError:
         return None
     try:

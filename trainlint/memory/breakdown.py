@@ -29,7 +29,7 @@ class Component:
 @dataclass(frozen=True)
 class Breakdown:
     model: str
-    gpu: Any  # trainlint.gpus.GPU or None
+    gpu: Any  # trainlint.catalog.gpus.GPU or None
     gpu_count: int
     components: tuple[Component, ...]
     peak_allocated: int  # what torch.cuda.max_memory_allocated() would report

@@ -42,7 +42,7 @@ class OptimizerSpec:
 
 @lru_cache(maxsize=1)
 def _optimizer_table() -> dict[str, OptimizerSpec]:
-    data = json.loads(resources.files("trainlint.data").joinpath("optimizers.json").read_text())
+    data = json.loads(resources.files("trainlint.catalog.data").joinpath("optimizers.json").read_text())
     table: dict[str, OptimizerSpec] = {}
     for entry in data["optimizers"]:
         spec = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
@@ -81,7 +81,7 @@ class Family:
 
 @lru_cache(maxsize=None)
 def family(model_type: str) -> Family:
-    data = json.loads(resources.files("trainlint.data").joinpath("families.json").read_text())
+    data = json.loads(resources.files("trainlint.catalog.data").joinpath("families.json").read_text())
     merged = dict(data["default"])
     merged.update(data["families"].get(model_type, {}))
     dropout = merged.pop("dropout", {}) or {}
@@ -97,7 +97,7 @@ def family(model_type: str) -> Family:
 
 @dataclass(frozen=True)
 class Run:
-    arch: object  # trainlint.architecture.Architecture
+    arch: object  # trainlint.catalog.architecture.Architecture
     micro_batch: int
     seq_len: int
     precision: Precision

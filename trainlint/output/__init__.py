@@ -1,4 +1,5 @@
-"""Output formats: small modules that turn FileResults into text. They never compute anything."""
+"""Shell, output: small modules that turn FileResults into text (text, full, json, sarif, github, gitlab).
+They never compute anything. May import the core; nothing in the core imports them."""
 
 from __future__ import annotations
 

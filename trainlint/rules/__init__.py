@@ -1,4 +1,5 @@
-"""The rule registry: one module per rule, registered here by name. Codes are stable forever.
+"""Stage 6, rules: one module per rule, registered here by name. Codes are stable forever.
+May import: `document`, `flavors`, `plan`, `context`, `catalog`, `memory`, `fixes`, `diagnostics`.
 
 Families: TL0xx files and syntax · TL1xx memory · TL2xx batch consistency · TL3xx precision and
 hardware · TL4xx sharding and offload · TL5xx keys and values · TL6xx format-specific.

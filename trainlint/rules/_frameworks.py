@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Iterable
 
-from trainlint.document import Document, Entry, Node
+from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
 
 # Keys that scripts built on TRL / the alignment handbook add with their own dataclasses (ScriptArguments,
@@ -95,11 +95,11 @@ def words(node: Node | None) -> list[str]:
 
 
 def target_gpu(ctx):
-    """The target GPU (trainlint.gpus.GPU) when one is named and its capabilities are known."""
+    """The target GPU (trainlint.catalog.gpus.GPU) when one is named and its capabilities are known."""
     plan = ctx.plan
     if plan is None or not plan.gpu.value:
         return None
-    from trainlint.gpus import find_gpu
+    from trainlint.catalog.gpus import find_gpu
 
     gpu = find_gpu(plan.gpu.value)
     if gpu is None or not getattr(gpu, "capabilities_known", False):

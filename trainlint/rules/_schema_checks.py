@@ -1,5 +1,5 @@
 """Shared by TL520/TL521/TL522: schema violations of HF TrainingArguments, LightningCLI and Accelerate
-files (trainlint/schemas.py), filtered so that what TL003/TL004 and the dedicated rules report is not
+files (trainlint/catalog/schemas.py), filtered so that what TL003/TL004 and the dedicated rules report is not
 reported twice, plus a few value constraints the frameworks enforce in code. Not a rule."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from trainlint.document import Node
+from trainlint.document.tree import Node
 from trainlint.flavors.base import as_int
 from trainlint.rules._frameworks import hf_dialect, lightning_trainer
 
@@ -89,7 +89,7 @@ def _compute(ctx) -> list[Finding]:
     else:
         data = doc.data()
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         errors = schemas.validation_errors(name, data)
     except Exception:  # noqa: BLE001 - schemas or jsonschema missing: no schema checks

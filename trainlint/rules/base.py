@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from trainlint.diagnostics import Diagnostic, Fix, Severity, Span
-from trainlint.document import Document, Node
+from trainlint.document.tree import Document, Node
 from trainlint.plan import Setting, TrainingPlan
 
 DOCS_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules/{code}.md"
@@ -51,11 +51,11 @@ class LintContext:
     flavor: str
     plan: TrainingPlan | None = None
     linked: list[Document] = field(default_factory=list)
-    estimate: Any = None  # trainlint.estimate.Breakdown, when one could be made
-    gpu: Any = None  # trainlint.gpus.GPU of the target, when known
-    architecture: Any = None  # trainlint.architecture.Architecture, when known
+    estimate: Any = None  # trainlint.memory.estimate.Breakdown, when one could be made
+    gpu: Any = None  # trainlint.catalog.gpus.GPU of the target, when known
+    architecture: Any = None  # trainlint.catalog.architecture.Architecture, when known
     replan: Callable[[dict], Any] | None = None  # re-estimate with plan field changes (the fix planner)
-    unestimable: Any = None  # trainlint.estimate.Unestimable: why there is no estimate
+    unestimable: Any = None  # trainlint.memory.estimate.Unestimable: why there is no estimate
     settings_problems: list = field(default_factory=list)  # (Span | None, message) from settings sources
 
     def linked_document(self, path: str) -> Document | None:

@@ -11,8 +11,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.document import Document, Entry, Node
-from trainlint.edits import scalar_text
+from trainlint.document.tree import Document, Entry, Node
+from trainlint.fixes.edits import scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto
 
 # Integrations that read a DeepSpeed config, and where their configs name it.
@@ -369,7 +369,7 @@ def list_worlds(worlds: list[int]) -> str:
 
 def replace_text(doc: Document, node: Node, value: Any):
     """An edit writing `value` over `node` in the document's syntax ("auto", numbers, booleans)."""
-    from trainlint.edits import replace_value
+    from trainlint.fixes.edits import replace_value
 
     return replace_value(doc, node, text=number_text(doc, value) if isinstance(value, (int, float)) and not
                          isinstance(value, bool) else scalar_text(doc, value))

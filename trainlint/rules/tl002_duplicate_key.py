@@ -15,7 +15,7 @@ the value the YAML/JSON loaders use today.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL002", "duplicate-key", Severity.WARNING, "A key appears twice in the same mapping")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.huggingface import dialect
 from trainlint.rules.base import LintContext, Rule
 

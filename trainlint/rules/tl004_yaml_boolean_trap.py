@@ -17,7 +17,7 @@ valid SaveStrategy", Accelerate's launcher breaks on `.lower()` of a bool. Accel
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL004", "yaml-boolean-trap", Severity.ERROR, "yes/no/on/off read as a boolean where a word is expected")
@@ -35,7 +35,7 @@ STRING_KEYS = {
 
 def expects_string(key_path: tuple) -> bool:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
     except ImportError:  # the schema module is optional
         schemas = None
     if key_path and isinstance(key_path[-1], str) and key_path[-1] in STRING_KEYS:

@@ -15,7 +15,7 @@ holds your text; move it to a README if you want to keep it.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.diagnostics import Edit
 from trainlint.flavors.base import is_auto
 from trainlint.rules.base import LintContext, Rule

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from trainlint.diagnostics import Edit, Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL009", "unused-suppression", Severity.WARNING, "A suppression comment that suppresses nothing")

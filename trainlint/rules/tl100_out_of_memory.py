@@ -23,7 +23,7 @@ would (more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.planner import plan_fixes
+from trainlint.fixes.planner import plan_fixes
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
 

@@ -12,7 +12,7 @@ run that starts may still die hours in.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.planner import TARGET, plan_fixes
+from trainlint.fixes.planner import TARGET, plan_fixes
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
 

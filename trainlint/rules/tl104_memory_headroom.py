@@ -13,7 +13,7 @@ underused. Both are only worth it when memory is short.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.planner import TARGET
+from trainlint.fixes.planner import TARGET
 from trainlint.plan import Origin, Setting
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import verdict_basis
@@ -25,7 +25,7 @@ def check(ctx: LintContext):
     est, plan = ctx.estimate, ctx.plan
     if est is None or verdict_basis(ctx) is not None or not est.fits or est.utilization >= 0.5:
         return
-    from trainlint.estimate import estimate_plan
+    from trainlint.memory.estimate import estimate_plan
 
     capacity = ctx.gpu.memory_bytes
     advice = []

@@ -25,7 +25,7 @@ accumulation × world size; under Accelerate, set it to `"auto"` (safe: Accelera
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
@@ -117,6 +117,6 @@ def check(ctx: LintContext):
 
 
 def ds_replace(cfg: ds.DSConfig, node, value):
-    from trainlint.edits import scalar_text
+    from trainlint.fixes.edits import scalar_text
 
     return replace_value(cfg.doc, node, text=scalar_text(cfg.doc, value))

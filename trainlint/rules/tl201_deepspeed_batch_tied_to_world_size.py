@@ -25,7 +25,7 @@ the world size (`--num-gpus N`) to have it checked (TL200, TL600).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl200_deepspeed_batch_mismatch import batch_inputs, ds_replace

@@ -24,7 +24,7 @@ gradient_acc_step * world_size 256 != 8 * 1 * 8" (sahil280114/codealpaca#14, alr
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry
+from trainlint.fixes.edits import fix, insert_entry
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 

@@ -22,7 +22,7 @@ Either way the number is set in two places that must agree.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
 from trainlint.rules.base import LintContext, Rule
 

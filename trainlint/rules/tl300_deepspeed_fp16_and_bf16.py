@@ -16,7 +16,7 @@ integration then fills both from one flag); otherwise turn fp16 off (unsafe: it 
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.base import as_bool, as_str
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
@@ -80,6 +80,6 @@ def check(ctx: LintContext):
 
 
 def _false(cfg: ds.DSConfig) -> str:
-    from trainlint.edits import scalar_text
+    from trainlint.fixes.edits import scalar_text
 
     return scalar_text(cfg.doc, False)

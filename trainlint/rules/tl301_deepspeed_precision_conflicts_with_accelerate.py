@@ -16,7 +16,7 @@ The finding is on `mixed_precision`; the fix edits the DeepSpeed file.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.flavors.base import as_str
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule

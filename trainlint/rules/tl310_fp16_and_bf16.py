@@ -16,7 +16,7 @@ instead).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 

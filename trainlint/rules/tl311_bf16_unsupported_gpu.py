@@ -21,7 +21,7 @@ precision (`fp16: true`, `16-mixed`, `mixed_precision: fp16`, Axolotl `bf16: aut
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, rename_key, replace_value
+from trainlint.fixes.edits import fix, rename_key, replace_value
 from trainlint.rules._frameworks import flag, lightning_trainer, target_gpu
 from trainlint.rules.base import LintContext, Rule
 

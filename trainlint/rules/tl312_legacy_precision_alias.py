@@ -19,7 +19,7 @@ variants do not).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import lightning_trainer
 from trainlint.rules.base import LintContext, Rule
 

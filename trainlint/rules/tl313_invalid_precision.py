@@ -18,7 +18,7 @@ plugins accept only "32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed":
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import lightning_trainer, suggest
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl312_legacy_precision_alias import precision_node

@@ -18,7 +18,7 @@ Generation and evaluation configs (no `optimizer` or `loss` section) accept fp16
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL314", "torchtune-fp16-dtype", Severity.ERROR,

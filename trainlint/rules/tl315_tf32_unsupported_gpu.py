@@ -16,7 +16,7 @@ to TrainingArguments; its `tf32: auto` enables TF32 only where it exists and is 
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag, target_gpu
 from trainlint.rules.base import LintContext, Rule
 

@@ -18,7 +18,7 @@ float8 training (Axolotl, Accelerate's AO backend) has the same hardware require
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag, lightning_trainer, target_gpu
 from trainlint.rules.base import LintContext, Rule
 

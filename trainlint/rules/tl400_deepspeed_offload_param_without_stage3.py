@@ -17,7 +17,7 @@ need the parameters off the GPU.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 

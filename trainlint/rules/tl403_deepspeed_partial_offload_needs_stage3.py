@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule

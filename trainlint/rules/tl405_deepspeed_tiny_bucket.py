@@ -18,7 +18,7 @@ the throughput (sahil280114/codealpaca's config: `reduce_bucket_size` 100, the t
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.flavors.base import as_float
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule

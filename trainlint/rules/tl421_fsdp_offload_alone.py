@@ -15,7 +15,7 @@ offload"`." (transformers `training_args.py`).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import words
 from trainlint.rules.base import LintContext, Rule
 

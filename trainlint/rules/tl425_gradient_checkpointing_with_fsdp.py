@@ -19,7 +19,7 @@ in `fsdp_config`. The former introduces a redundant AllGather operation in backw
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.fixes.edits import fix, insert_entry, replace_value
 from trainlint.rules._frameworks import flag, words
 from trainlint.rules.base import LintContext, Rule
 

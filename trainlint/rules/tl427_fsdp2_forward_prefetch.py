@@ -17,7 +17,7 @@ as NOT_YET_IMPLEMENTED. The run gets no forward prefetching, whatever the file s
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 

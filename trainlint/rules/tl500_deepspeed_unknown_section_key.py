@@ -21,10 +21,10 @@ keys in `bf16` (FlagEmbedding#1487), Axolotl's 2024 `"compile": {"disable": fals
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, rename_key
+from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
-from trainlint.schemas import known_keys, validation_errors
+from trainlint.catalog.schemas import known_keys, validation_errors
 
 RULE = Rule("TL500", "deepspeed-unknown-section-key", Severity.ERROR,
             "A key that DeepSpeed's strictly validated sections reject", flavors=ds.ALL_FLAVORS)

@@ -17,10 +17,10 @@ validates it, so a typo or a misplaced key loses its setting without a message (
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, rename_key
+from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
-from trainlint.schemas import describe, known_keys
+from trainlint.catalog.schemas import describe, known_keys
 
 RULE = Rule("TL501", "deepspeed-unknown-top-level-key", Severity.WARNING,
             "A top-level DeepSpeed key that DeepSpeed ignores (typo or misplaced)", flavors=ds.ALL_FLAVORS)

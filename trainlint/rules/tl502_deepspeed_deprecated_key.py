@@ -22,12 +22,12 @@ when both spellings are present, remove the deprecated one (unsafe).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, rename_key
+from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.diagnostics import Edit
 from trainlint.flavors.base import as_bool
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
-from trainlint.schemas import describe
+from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL502", "deepspeed-deprecated-key", Severity.WARNING,
             "A deprecated or removed DeepSpeed key", flavors=ds.ALL_FLAVORS)

@@ -23,10 +23,10 @@ elsewhere none: write the value.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
-from trainlint.schemas import describe
+from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL503", "deepspeed-unfilled-auto", Severity.WARNING,
             '"auto" in a DeepSpeed key that no integration fills', flavors=ds.ALL_FLAVORS)

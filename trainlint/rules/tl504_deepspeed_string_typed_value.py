@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value, scalar_text
+from trainlint.fixes.edits import fix, replace_value, scalar_text
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
-from trainlint.schemas import describe
+from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL504", "deepspeed-string-typed-value", Severity.ERROR,
             "A DeepSpeed number or boolean written as a string", flavors=ds.ALL_FLAVORS)

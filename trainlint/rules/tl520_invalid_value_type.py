@@ -4,7 +4,7 @@
 or an Accelerate config whose value has the wrong JSON type for the framework: a quoted number
 (`per_device_train_batch_size: "8"`), a quoted boolean (`bf16: "true"`), a list where a string is
 expected, ... Types come from the JSON Schemas generated from the frameworks (schemas/, via
-trainlint.schemas.validation_errors).
+trainlint.catalog.schemas.validation_errors).
 
 **Why**: HfArgumentParser.parse_yaml_file/parse_json_file build the dataclasses "without type
 coercion" (research/config-formats.md §2.1): a string batch size reaches the DataLoader and a string
@@ -22,7 +22,7 @@ expected (`gpu_ids: 0` → `gpu_ids: "0"`); other type errors have no fix.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.base import as_float
 from trainlint.rules._schema_checks import findings
 from trainlint.rules.base import LintContext, Rule

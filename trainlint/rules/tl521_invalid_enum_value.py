@@ -20,7 +20,7 @@ name: `accelerator='gpus'`". Lightning `precision` and `strategy` have their own
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._schema_checks import findings
 from trainlint.rules.base import LintContext, Rule
 

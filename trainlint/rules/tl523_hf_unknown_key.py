@@ -21,7 +21,7 @@ so a key with no close known spelling is not reported, and LLaMA-Factory and ope
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, rename_key
+from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest
 from trainlint.rules.base import LintContext, Rule
 
@@ -31,7 +31,7 @@ RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
 
 def known() -> tuple[set[str], set[str]]:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         keys = schemas.known_keys("hf-training-args", ()) or set()
         removed = set(schemas.load_schema("hf-training-args").get("x-trainlint-removed") or {})

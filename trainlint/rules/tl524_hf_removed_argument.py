@@ -27,7 +27,7 @@ spelling is rejected by transformers 4 / older TRL), and so is removing a key th
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, rename_key, replace_value
+from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
 from trainlint.rules._frameworks import hf_dialect
 from trainlint.rules.base import LintContext, Rule
@@ -53,7 +53,7 @@ FALLBACK = {
 
 def removed_table() -> dict:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         table = schemas.load_schema("hf-training-args").get("x-trainlint-removed")
         if isinstance(table, dict) and table:

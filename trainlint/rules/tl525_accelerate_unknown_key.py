@@ -17,7 +17,7 @@ Known keys come from the accelerate schema (schemas/accelerate.schema.json, acce
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, rename_key
+from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.rules._frameworks import suggest
 from trainlint.rules.base import LintContext, Rule
 
@@ -27,7 +27,7 @@ RULE = Rule("TL525", "accelerate-unknown-key", Severity.ERROR,
 
 def known() -> set[str] | None:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         return schemas.known_keys("accelerate", ())
     except Exception:  # noqa: BLE001

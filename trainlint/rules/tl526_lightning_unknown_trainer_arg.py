@@ -17,7 +17,7 @@ research/config-formats.md §3.4). A script that builds the Trainer with `**conf
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, rename_key
+from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import lightning_trainer, suggest
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl620_lightning_removed_trainer_arg import _removed_keys
@@ -28,7 +28,7 @@ RULE = Rule("TL526", "lightning-unknown-trainer-arg", Severity.ERROR,
 
 def known() -> set[str] | None:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         return schemas.known_keys("lightning", ("trainer",))
     except Exception:  # noqa: BLE001

@@ -15,7 +15,7 @@ from these two flags); Axolotl refuses the pair for QLoRA ("Can't load qlora in 
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 

@@ -16,7 +16,7 @@ or remove the prefetch factor.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, insert_entry, replace_value
+from trainlint.fixes.edits import delete_entry, fix, insert_entry, replace_value
 from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 

@@ -18,7 +18,7 @@ steps, but found {s}, which is not a round multiple of {e}." (transformers `trai
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.fixes.edits import fix, insert_entry, replace_value
 from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 

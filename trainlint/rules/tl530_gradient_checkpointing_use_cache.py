@@ -17,7 +17,7 @@ an inference config.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 

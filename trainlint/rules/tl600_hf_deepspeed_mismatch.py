@@ -24,7 +24,7 @@ The easiest method is to set these DeepSpeed config values to 'auto'." (trlx#376
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix
+from trainlint.fixes.edits import fix
 from trainlint.flavors.base import as_bool, as_float
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule

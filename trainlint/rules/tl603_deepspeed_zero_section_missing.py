@@ -15,7 +15,7 @@ Lightning accept such a file (ZeRO off), e.g. DeepSpeedExamples' pipeline-parall
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry
+from trainlint.fixes.edits import fix, insert_entry
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 

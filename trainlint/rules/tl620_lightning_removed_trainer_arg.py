@@ -25,7 +25,7 @@ the replacement is code (the `Tuner`) or a different place.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix, insert_entry, rename_key
+from trainlint.fixes.edits import delete_entry, fix, insert_entry, rename_key
 from trainlint.rules._frameworks import lightning_trainer
 from trainlint.rules.base import LintContext, Rule
 
@@ -65,7 +65,7 @@ DEVICE_KEYS = {"gpus": "gpu", "tpu_cores": "tpu"}
 def _removed_keys() -> dict:
     keys = dict(REMOVED)
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         listed = (schemas.property_schema("lightning", ("trainer",)) or {}).get("x-trainlint-removed") or {}
         for key, entry in listed.items():

@@ -21,7 +21,7 @@ Strategies given as `class_path` objects are not checked.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import lightning_trainer, suggest
 from trainlint.rules.base import LintContext, Rule
 

@@ -21,7 +21,7 @@ fix: move it into a DeepSpeed JSON file and name that file with `deepspeed_confi
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, rename_key
+from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import suggest
 from trainlint.rules.base import LintContext, Rule
 
@@ -40,7 +40,7 @@ FALLBACK = {
 
 def known(section: str) -> set[str] | None:
     try:
-        from trainlint import schemas
+        from trainlint.catalog import schemas
 
         keys = schemas.known_keys("accelerate", (section,))
     except Exception:  # noqa: BLE001

@@ -22,7 +22,7 @@ specify them appropriately in the DeepSpeed config file." Accelerate's own templ
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL623", "accelerate-deepspeed-file-with-plugin-keys", Severity.ERROR,

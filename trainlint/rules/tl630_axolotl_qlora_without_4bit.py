@@ -14,7 +14,7 @@ cfg.load_in_4bit to be True for qlora" (`utils/schemas/validation.py`).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.fixes.edits import fix, insert_entry, replace_value
 from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 

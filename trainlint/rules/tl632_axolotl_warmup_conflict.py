@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL632", "axolotl-warmup-conflict", Severity.ERROR,

@@ -15,7 +15,7 @@ intact; Axolotl's validation stops with "`sample_packing: true` does not work wi
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 

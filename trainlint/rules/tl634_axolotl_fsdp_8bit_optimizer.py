@@ -18,7 +18,7 @@ an `fsdp_config` without a version is FSDP1).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag, is_set, number
 from trainlint.rules.base import LintContext, Rule
 

@@ -17,7 +17,7 @@ micro_batch_size x gradient_accumulation_steps.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import delete_entry, fix
+from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 

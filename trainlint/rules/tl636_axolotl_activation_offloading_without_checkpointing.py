@@ -15,7 +15,7 @@ gradient_checkpointing" (`utils/schemas/validation.py`).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.fixes.edits import fix, insert_entry, replace_value
 from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 

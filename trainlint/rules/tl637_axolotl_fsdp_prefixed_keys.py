@@ -17,7 +17,7 @@ prefix from every key.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, rename_key
+from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL637", "axolotl-fsdp-prefixed-keys", Severity.INFO,

@@ -18,7 +18,7 @@ supported with optimizer in bwd.Please set clip_grad_norm=None, or optimizer_in_
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 

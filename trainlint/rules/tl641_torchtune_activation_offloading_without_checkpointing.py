@@ -14,7 +14,7 @@ should only be True when enable_activation_checkpointing is True".
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.edits import fix, insert_entry, replace_value
+from trainlint.fixes.edits import fix, insert_entry, replace_value
 from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 

@@ -6,7 +6,7 @@
 
 1. a local path (relative to `base_dir` first, then the working directory): a folder holding
    `config.json`, or a `config.json` file itself (an existing folder without one is an error);
-2. the shipped catalog (`trainlint/data/models.json`): a catalog name, alias or Hugging Face id,
+2. the shipped catalog (`trainlint/catalog/data/models.json`): a catalog name, alias or Hugging Face id,
    compared without regard to case, spaces and punctuation;
 3. the offline Hugging Face cache: `$HF_HUB_CACHE` (or the older `$HUGGINGFACE_HUB_CACHE`), else
    `$HF_HOME/hub`, else `~/.cache/huggingface/hub`, as `models--{org}--{name}/snapshots/*/config.json`
@@ -30,8 +30,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainlint.architecture import Architecture, UnsupportedArchitecture, from_hf_config
-from trainlint.naming import closest, normalize
+from trainlint.catalog.architecture import Architecture, UnsupportedArchitecture
+from trainlint.catalog.hf_config import from_hf_config
+from trainlint.catalog.naming import closest, normalize
 
 __all__ = [
     "CatalogModel",
@@ -77,7 +78,7 @@ class CatalogModel:
 
 @lru_cache(maxsize=1)
 def _load_catalog() -> tuple[CatalogModel, ...]:
-    text = resources.files("trainlint").joinpath("data/models.json").read_text(encoding="utf-8")
+    text = resources.files("trainlint.catalog").joinpath("data/models.json").read_text(encoding="utf-8")
     entries = json.loads(text)["models"]
     return tuple(
         CatalogModel(

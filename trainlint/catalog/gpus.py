@@ -1,13 +1,13 @@
 """The GPU catalog, and turning what people write (`a100`, `NVIDIA H100 80GB HBM3`, `96GB`) into a GPU.
 
-The facts live in `trainlint/data/gpus.json`; it is read once, on first use, so importing this module
+The facts live in `trainlint/catalog/data/gpus.json`; it is read once, on first use, so importing this module
 costs nothing. Each entry's `memory_bytes` is the device total the driver reports to CUDA/ROCm
 (`torch.cuda.get_device_properties(i).total_memory`, the total of `cudaMemGetInfo`), which is what a
 training run can actually be given; it is not the marketing figure and not nvidia-smi's total (which is
 a little higher). Each entry says where its figure came from (`memory_source`) and how good it is
 (`memory_basis`).
 
-Names are matched without regard to case, spaces and punctuation (`trainlint.naming.normalize`), and a
+Names are matched without regard to case, spaces and punctuation (`trainlint.catalog.naming.normalize`), and a
 leading `NVIDIA`, `Tesla`, `GeForce`, `AMD`, `Instinct`, `Intel` or `Habana` is optional, so the names
 nvidia-smi, rocm-smi and `torch.cuda.get_device_name()` print work as they are.
 
@@ -29,7 +29,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from trainlint.naming import closest, normalize
+from trainlint.catalog.naming import closest, normalize
 
 __all__ = [
     "GPU",
@@ -130,7 +130,7 @@ def _load() -> tuple[tuple[GPU, ...], dict[str, GPU]]:
     import json
     from importlib import resources
 
-    text = resources.files("trainlint").joinpath("data").joinpath("gpus.json").read_text(encoding="utf-8")
+    text = resources.files("trainlint.catalog").joinpath("data").joinpath("gpus.json").read_text(encoding="utf-8")
     gpus = tuple(_gpu_from_entry(entry) for entry in json.loads(text)["gpus"])
     index: dict[str, GPU] = {}
     for gpu in gpus:

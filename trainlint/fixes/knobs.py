@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainlint.diagnostics import Edit
-from trainlint.edits import insert_entry, replace_value, scalar_text
+from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
 KEYS: dict[str, dict[str, tuple]] = {

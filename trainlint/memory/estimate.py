@@ -33,8 +33,8 @@ class Unestimable:
 
 def resolve_architecture(plan: TrainingPlan):
     """(Architecture, None) or (None, Unestimable)."""
-    from trainlint import models
-    from trainlint.architecture import UnsupportedArchitecture
+    from trainlint.catalog import models
+    from trainlint.catalog.architecture import UnsupportedArchitecture
 
     name = plan.model.value
     if not name:
@@ -55,7 +55,7 @@ def resolve_architecture(plan: TrainingPlan):
 
 
 def resolve_gpu(plan: TrainingPlan):
-    from trainlint.gpus import find_gpu
+    from trainlint.catalog.gpus import find_gpu
 
     if not plan.gpu.value:
         return None

@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint import knobs
+from trainlint.fixes import knobs
 from trainlint.diagnostics import Edit, Fix
 from trainlint.memory.breakdown import GIB
 from trainlint.plan import Origin, Peft, Setting
@@ -110,7 +110,7 @@ def _apply(plan, changes: dict):
 
 def plan_fixes(ctx, limit: int = 4) -> tuple[list[Offer], str | None]:
     """Offers that bring the run under TARGET of the card, cheapest first; or, when none, what would."""
-    from trainlint.estimate import estimate_plan
+    from trainlint.memory.estimate import estimate_plan
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     capacity = gpu.memory_bytes
@@ -151,7 +151,7 @@ def _combine_cost(a: Candidate, b: Candidate) -> str:
 def _what_would_fit(ctx) -> str:
     """Advice without an edit: the smallest setup that fits, trying more GPUs with ZeRO-3 (then with
     8-way tensor parallelism as well), and QLoRA."""
-    from trainlint.estimate import estimate_plan
+    from trainlint.memory.estimate import estimate_plan
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
     budget = gpu.memory_bytes * TARGET

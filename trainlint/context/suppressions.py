@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from trainlint.diagnostics import Diagnostic
-from trainlint.document import Document
+from trainlint.document.tree import Document
 
 _DISABLE = re.compile(r"#\s*trainlint:.*?\b(?P<kind>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s]+?)(?=\s+\w[\w-]*=|$)")
 
@@ -71,11 +71,6 @@ class Suppressions:
             if not suppressed:
                 kept.append(diagnostic)
         return kept
-
-    def unused_diagnostics(self, doc: Document) -> list[Diagnostic]:
-        from trainlint.rules import tl009_unused_suppression
-
-        return list(tl009_unused_suppression.report(self, doc))
 
 
 def _first_content_line(doc: Document) -> int | None:

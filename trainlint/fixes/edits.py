@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from trainlint.diagnostics import Edit, Fix
-from trainlint.document import Document, Entry, Node
+from trainlint.document.tree import Document, Entry, Node
 
 
 def scalar_text(doc: Document, value: Any) -> str:

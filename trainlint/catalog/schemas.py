@@ -85,7 +85,7 @@ def _candidates_dirs() -> Iterator[Any]:
         yield resources.files("trainlint") / "_schemas"
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - trainlint is always importable here
         pass
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the trainlint package folder
     yield here / "_schemas"
     yield here.parent / "schemas"
 

@@ -10,16 +10,7 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from trainlint.diagnostics import Pos, Span
-from trainlint.document import (
-    MAX_DEPTH,
-    MAX_NODES,
-    Document,
-    DuplicateKey,
-    Entry,
-    KeyPath,
-    Node,
-    SyntaxProblem,
-)
+from trainlint.document.tree import MAX_DEPTH, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, SyntaxProblem
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # libyaml (in the PyYAML wheel) composes ~15x faster with the same marks (code-point index, line,

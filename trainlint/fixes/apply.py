@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from trainlint.document import overlay, parse_document, read_document
-from trainlint.edits import apply_edits
+from trainlint.document.reading import overlay, parse_document, read_document
+from trainlint.fixes.edits import apply_edits
 
 MAX_ROUNDS = 8
 

@@ -1,0 +1,323 @@
+"""Transformer architectures as plain, frozen data: what a model holds, the way `transformers` builds it.
+
+An `Architecture` lists every parameter of a model: the layer stacks (each a run of identical layers),
+every `nn.Linear` inside a layer with its shape, bias and the tensor it reads, the norms, the routers of
+mixture-of-experts layers, the embeddings and the head. From that, exact parameter counts follow
+(`total_params` equals the count `transformers` reports for the catalog models), and so do the numbers
+the memory estimator needs: LoRA adapter sizes, active parameters per token, the largest single module
+(for ZeRO-3 / FSDP buffers).
+
+`trainlint.catalog.hf_config` builds these from `config.json` fields; this module does no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "PEFT_DEFAULT_LORA_TARGETS",
+    "Architecture",
+    "LayerStack",
+    "Linear",
+    "UnsupportedArchitecture",
+]
+
+
+class UnsupportedArchitecture(ValueError):
+    """A config that names a model type trainlint cannot count, or lacks a field it needs."""
+
+
+@dataclass(frozen=True)
+class Linear:
+    """One `nn.Linear` (or GPT-2's `Conv1D`, or a fused expert weight) inside a layer.
+
+    `name` is the module's leaf name, the one PEFT `target_modules` match (`q_proj`, `c_attn`,
+    `query_key_value`, `wi_0`, `gate_up_proj`, ...). Linears that read the same input tensor share
+    an `input_group` (`attn_in` for q/k/v, `mlp_in` for gate/up, ...); in parallel-attention blocks
+    (Falcon-7B, Phi-2) the attention and MLP inputs are one tensor, so they share one group.
+    `per_expert` marks the linears of one routed expert; the layer holds `num_experts` copies.
+    `parent` is the module path inside the layer (`self_attn`, `mlp`, `attention.output`,
+    `layer.1.EncDecAttention`, ...), so dotted PEFT targets such as `mlp.c_proj` can be told apart.
+    """
+
+    name: str
+    in_features: int
+    out_features: int
+    bias: bool
+    input_group: str
+    per_expert: bool = False
+    parent: str = ""
+
+    @property
+    def path(self) -> str:
+        """`parent.name`, the module's path inside its layer (`self_attn.q_proj`)."""
+        return f"{self.parent}.{self.name}" if self.parent else self.name
+
+    @property
+    def params(self) -> int:
+        """Weight plus bias of one copy."""
+        return self.in_features * self.out_features + (self.out_features if self.bias else 0)
+
+
+@dataclass(frozen=True)
+class LayerStack:
+    """`num_layers` identical layers: an encoder stack, a decoder stack, or a dense/MoE run of one.
+
+    `linears` holds attention, the dense MLP (or one routed expert's linears, `per_expert=True`),
+    shared-expert linears and cross-attention. Per-layer counts that are not linears: the router
+    (`router_params`, including a shared-expert gate), all norms (`norm_params`) and anything else
+    (`extra_params`: attention sinks, ...). `fused_experts` says the routed experts live in one
+    module with 3-D weights, as transformers 5 builds Mixtral, Qwen MoE, DeepSeek and gpt-oss
+    (`experts.gate_up_proj`, `experts.down_proj`); then that module, all experts together, is what
+    ZeRO-3 / FSDP gathers at once (`Architecture.largest_module_params`). The per-expert `linears`
+    keep the per-expert names LoRA configs use.
+    """
+
+    role: str
+    num_layers: int
+    linears: tuple[Linear, ...]
+    num_experts: int = 0
+    experts_per_token: int = 0
+    router_params: int = 0
+    norm_params: int = 0
+    extra_params: int = 0
+    attention_heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    cross_attention: bool = False
+    fused_experts: bool = False
+    module_prefix: str = ""  # the layers' ModuleList path: "model.layers", "transformer.h", "encoder.block", ...
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters of ONE routed expert (0 for a dense stack)."""
+        return sum(lin.params for lin in self.linears if lin.per_expert)
+
+    @property
+    def params_per_layer(self) -> int:
+        """All parameters of one layer, every routed expert included."""
+        shared = sum(lin.params for lin in self.linears if not lin.per_expert)
+        experts = self.expert_params * max(self.num_experts, 1 if self.expert_params else 0)
+        return shared + experts + self.router_params + self.norm_params + self.extra_params
+
+    @property
+    def active_params_per_layer(self) -> int:
+        """Parameters one token passes through: only `experts_per_token` routed experts."""
+        if not self.num_experts:
+            return self.params_per_layer
+        inactive = self.num_experts - self.experts_per_token
+        return self.params_per_layer - inactive * self.expert_params
+
+    @property
+    def params(self) -> int:
+        """All parameters of the stack."""
+        return self.num_layers * self.params_per_layer
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A whole model: layer stacks plus embeddings, final norm(s) and head.
+
+    `embedding_params` counts token, learned-position and token-type embeddings (and T5's
+    relative-attention-bias tables, which are position embeddings held by the first layer of each
+    stack). `head_params` is an untied `lm_head` (0 when tied) plus any pooler. `final_norm_params`
+    counts the norms outside the stacks (final norms, BERT's embedding LayerNorm).
+    """
+
+    name: str
+    model_type: str
+    kind: str
+    hidden_size: int
+    vocab_size: int
+    intermediate_size: int
+    hidden_act: str
+    gated_mlp: bool
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    stacks: tuple[LayerStack, ...]
+    embedding_params: int
+    head_params: int
+    final_norm_params: int
+    source: str = "catalog"
+    checkpoint_dtype: str | None = None  # config.json `torch_dtype` / `dtype`: how the weights are stored
+    quantization: str | None = None  # `quantization_config.quant_method`: gptq, awq, bitsandbytes, fp8, ...
+    # The single largest module outside the layers (embedding table or lm_head), see largest_module_params.
+    largest_outer_module_params: int = field(default=0, compare=False)
+
+    @property
+    def total_params(self) -> int:
+        """Every parameter, tied weights counted once (what `model.num_parameters()` reports)."""
+        return (
+            sum(stack.params for stack in self.stacks)
+            + self.embedding_params
+            + self.head_params
+            + self.final_norm_params
+        )
+
+    @property
+    def num_layers(self) -> int:
+        """Layers in all stacks (encoder plus decoder for T5)."""
+        return sum(stack.num_layers for stack in self.stacks)
+
+    @property
+    def is_moe(self) -> bool:
+        """True when any stack routes tokens to experts."""
+        return any(stack.num_experts for stack in self.stacks)
+
+    @property
+    def active_params_per_token(self) -> int:
+        """Parameters one token uses: all of them, except routed experts it is not sent to."""
+        return (
+            sum(stack.num_layers * stack.active_params_per_layer for stack in self.stacks)
+            + self.embedding_params
+            + self.head_params
+            + self.final_norm_params
+        )
+
+    @property
+    def largest_module_params(self) -> int:
+        """Parameters of the largest module that holds parameters directly (not through children).
+
+        This is DeepSpeed's `largest_layer_params` in its ZeRO-3 memory estimator: usually the
+        token embedding or the untied `lm_head`; for gpt-oss the fused expert block of a layer.
+        """
+        best = self.largest_outer_module_params
+        for stack in self.stacks:
+            for lin in stack.linears:
+                best = max(best, lin.params)
+            if stack.fused_experts:
+                best = max(best, stack.expert_params * stack.num_experts)
+        return best
+
+    @staticmethod
+    def _matching(target: str | Iterable[str] | None) -> Callable[[LayerStack, Linear], bool]:
+        if target is None or target == "all-linear":
+            return lambda stack, lin: True
+        if isinstance(target, str):
+            pattern = re.compile(target)
+            return lambda stack, lin: (pattern.fullmatch(lin.name) is not None
+                                       or pattern.fullmatch(_full_name(stack, lin)) is not None)
+        # PEFT: a list entry matches a module whose dotted name is the entry or ends in "." + entry.
+        targets = list(target)
+
+        def match(stack: LayerStack, lin: Linear) -> bool:
+            full = _full_name(stack, lin)
+            return any(t == lin.name or full == t or full.endswith("." + t) for t in targets)
+        return match
+
+    def linear_params(self, names: set[str] | str | None = None) -> int:
+        """Parameters (weights and biases) of the layer linears selected by `names`, every layer and expert.
+
+        `names` follows `lora_params`' `target`: None or "all-linear" selects every linear in the
+        layers (never the embedding or `lm_head`); a set or list selects by name (leaf or dotted
+        suffix); a plain string is a regular expression (see `lora_params`).
+        """
+        match = self._matching(names)
+        total = 0
+        for stack in self.stacks:
+            copies = max(stack.num_experts, 1)
+            for lin in stack.linears:
+                if match(stack, lin):
+                    total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
+        return total
+
+    @property
+    def default_lora_targets(self) -> tuple[str, ...] | None:
+        """PEFT's `target_modules` when a LoRA config names none, or None where PEFT has no default
+        for this `model_type` (PEFT then refuses to build the adapter)."""
+        targets = PEFT_DEFAULT_LORA_TARGETS.get(self.model_type)
+        return tuple(targets) if targets is not None else None
+
+    def lora_params(self, rank: int, target: str | Iterable[str] | None = "all-linear", *,
+                    include_experts: bool = True) -> int:
+        """Trainable LoRA parameters: `rank * (in + out)` for every targeted linear, in every layer.
+
+        PEFT semantics, simplified to leaf names:
+
+        * None: PEFT's default for the model type (`default_lora_targets`, e.g. `q_proj`, `v_proj`
+          for Llama); a `ValueError` where PEFT has none.
+
+        * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does).
+          Routers (MoE gates) are not counted as linears here, so they are not targeted.
+        * a list of names (`["q_proj", "v_proj"]`): linears whose dotted module name equals an
+          entry or ends in `.` + entry, as in PEFT: `q_proj`, `self_attn.q_proj` and
+          `model.layers.0.self_attn.q_proj` all select q_proj (in every layer). GPT-2's `c_proj`
+          hits both attention and MLP, `mlp.c_proj` only the MLP, as in PEFT.
+        * any other string: a regular expression, `re.fullmatch`-ed (as PEFT does) against the full
+          module name of the layer's copy, `model.layers.0.self_attn.q_proj`, or against the leaf
+          name alone (`q_proj|v_proj`), which PEFT would not accept but people write.
+
+        Routed experts count once per expert, as PEFT adapts every expert when they are separate
+        `nn.Linear` modules (transformers 4.x names: Mixtral `w1`/`w2`/`w3`, Qwen and DeepSeek
+        `gate_proj`/`up_proj`/`down_proj`). Where the experts are fused 3-D parameters
+        (`LayerStack.fused_experts`: transformers 5, and gpt-oss always) `target_modules` cannot reach
+        them and only PEFT's `target_parameters` adapts them; `include_experts=False` counts that case.
+        """
+        if target is None:
+            target = self.default_lora_targets
+            if target is None:
+                raise ValueError(f"PEFT has no default LoRA target_modules for model_type {self.model_type!r}; "
+                                 "the config must name target_modules")
+        match = self._matching(target)
+        total = 0
+        for stack in self.stacks:
+            copies = max(stack.num_experts, 1)
+            for lin in stack.linears:
+                if lin.per_expert and not include_experts:
+                    continue
+                if match(stack, lin):
+                    one = rank * (lin.in_features + lin.out_features)
+                    total += stack.num_layers * one * (copies if lin.per_expert else 1)
+        return total
+
+    def summary(self) -> str:
+        """One line for people, e.g.
+        `Llama-3.1-8B: decoder, 32 layers, hidden 4,096, 32 heads (8 KV), vocab 128,256, 8.03B params`."""
+        heads = f"{self.num_attention_heads} heads"
+        if self.num_key_value_heads != self.num_attention_heads:
+            heads += f" ({self.num_key_value_heads} KV)"
+        parts = [self.kind, f"{self.num_layers} layers", f"hidden {self.hidden_size:,}", heads,
+                 f"vocab {self.vocab_size:,}", f"{_billions(self.total_params)} params"]
+        if self.is_moe:
+            stack = next(s for s in self.stacks if s.num_experts)
+            parts.append(f"{stack.num_experts} experts, top-{stack.experts_per_token}, "
+                         f"{_billions(self.active_params_per_token)} active")
+        return f"{self.name}: " + ", ".join(parts)
+
+    def linear_names(self) -> list[str]:
+        """Leaf names of the layer linears, in layer order, each once (what `target_modules` can name)."""
+        seen: dict[str, None] = {}
+        for stack in self.stacks:
+            for lin in stack.linears:
+                seen.setdefault(lin.name)
+        return list(seen)
+
+
+# PEFT's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (peft/utils/constants.py), for the model
+# types trainlint builds: what LoraConfig(target_modules=None) adapts.
+PEFT_DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
+    "t5": ("q", "v"), "mt5": ("q", "v"),
+    "gpt2": ("c_attn",),
+    "bert": ("query", "value"), "roberta": ("query", "value"), "xlm-roberta": ("query", "value"),
+    "llama": ("q_proj", "v_proj"), "mistral": ("q_proj", "v_proj"), "mixtral": ("q_proj", "v_proj"),
+    "falcon": ("query_key_value",), "RefinedWeb": ("query_key_value",), "RefinedWebModel": ("query_key_value",),
+    "phi": ("q_proj", "v_proj", "fc1", "fc2"),
+    "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"), "gemma3_text": ("q_proj", "v_proj"),
+    "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
+    "gpt_neox": ("query_key_value",),
+}
+
+
+def _billions(n: int) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+def _full_name(stack: LayerStack, lin: Linear) -> str:
+    """The module name PEFT sees for this linear in the stack's first layer (expert index omitted)."""
+    prefix = f"{stack.module_prefix}.0." if stack.module_prefix else ""
+    return prefix + lin.path
