@@ -83,3 +83,14 @@ def test_parse_project_table_rejects_unknown_keys():
         parse_project_table({"gpus": "A100"}, "pyproject.toml")
     cfg = parse_project_table({"select": "TL0,TL1", "fail-level": "error"}, "x.toml")
     assert cfg.selection.select == ("TL0", "TL1") and cfg.fail_level == "error"
+
+
+def test_a_count_in_the_gpu_name_is_that_sources_num_gpus(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\ngpu = "8x H100"\n')
+    plan = plan_for(tmp_path)
+    assert plan.gpu.value == "H100" and plan.num_gpus.value == 8 and plan.num_gpus.origin.kind == "project"
+    # A stronger source's own count wins; a num-gpus named beside the GPU in the same source wins over its count.
+    plan = plan_for(tmp_path, "# trainlint: gpu=4xA100-80GB\n" + CONFIG)
+    assert plan.gpu.value == "A100-80GB" and plan.num_gpus.value == 4 and plan.num_gpus.origin.kind == "directive"
+    plan = plan_for(tmp_path, cli={"gpu": "2x H100", "num_gpus": 16})
+    assert plan.num_gpus.value == 16

@@ -16,9 +16,16 @@ Ambiguous bare names resolve to the most common part in training clusters: `a100
 `gh200` the 96 GB HBM3 part and `mi300` the MI300X. Sized names (`a100-40gb`, `v100-32gb`) resolve
 exactly.
 
+A capacity written into a name (`RTX4090-24GB`, `A6000-48GB`, `H100-94GB`) must be the card's: the name without
+it picks the card family, the capacity the member of it (`H100-94GB` is the H100 NVL); a capacity that no
+card of that name has (`H100-40GB`) matches nothing. A count in front (`8x H100`, `8xH100`, `8 × A100`) or
+behind (`H100 x8`) is the number of GPUs: `split_count` takes it off, and the settings use it as `num-gpus`.
+
 A bare capacity (`96GB`, `24GiB`, `80 GB`, `1.5TB`) stands for a card that is not in the catalog: only its
 memory is known. GPU vendors market binary sizes (an "80GB" A100 has 80 GiB of HBM), so here `GB` and
-`GiB` both mean 2^30 bytes, `MB`/`MiB` 2^20 and `TB`/`TiB` 2^40. Such a GPU has `in_catalog=False` and
+`GiB` both mean 2^30 bytes, `MB`/`MiB` 2^20 and `TB`/`TiB` 2^40. The device reports less than that (the
+driver keeps some), so such a card gets the median share that the catalog's measured cards report of their
+marketed capacity (`reported_share`), the same rule as a catalog card's CUDA total. Such a GPU has `in_catalog=False` and
 `capabilities_known=False`; its `bf16`/`fp8` are optimistic placeholders (True) so that rules never warn
 about a card they know nothing about; rules about hardware support must check `capabilities_known`.
 """
@@ -37,8 +44,11 @@ __all__ = [
     "catalog",
     "closest_gpus",
     "find_gpu",
+    "capacity_mismatch",
     "parse_capacity",
+    "reported_share",
     "resolve_gpu",
+    "split_count",
 ]
 
 GIB = 2**30
@@ -55,6 +65,13 @@ _UNIT_BYTES = {
 }
 _LOOKALIKE_DIGITS = str.maketrans({"o": "0", "i": "1", "l": "1"})
 _CAPACITY = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]{1,3})\s*$")
+# A capacity inside a name: "-24GB", " 80 GB", "_141G" (a separator before it, so "4090" stays a model number).
+_NAME_CAPACITY = re.compile(r"(?:^|(?<=[\s\-_/]))(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])", re.IGNORECASE)
+# Memory kinds people add after the capacity ("80GB HBM3"): not part of the card's name.
+_MEMORY_KINDS = re.compile(r"(?<![a-z0-9])(?:hbm\d?e?|gddr\d+x?|ecc)(?![a-z0-9])", re.IGNORECASE)
+_COUNT_FRONT = re.compile(r"^\s*(\d{1,5})\s*[x×*]\s*(?=\S)(.*\S)\s*$", re.IGNORECASE)
+_COUNT_BACK = re.compile(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECASE)
+_MARKETED_GB = re.compile(r"(\d+(?:\.\d+)?)\s*GB")
 
 
 @dataclass(frozen=True)
@@ -96,8 +113,10 @@ class UnknownGPUError(ValueError):
         self.text = text
         self.suggestions = suggestions
         hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        reason = capacity_mismatch(text)
         super().__init__(
-            f"unknown GPU {text!r}.{hint} Give a catalog name (see `trainlint gpus`) or a capacity such as 80GB."
+            f"unknown GPU {text!r}{': ' + reason if reason else ''}.{hint} Give a catalog name (see `trainlint gpus`)"
+            " or a capacity such as 80GB."
         )
 
 
@@ -170,7 +189,82 @@ def _lookup(text: str) -> GPU | None:
     for key in _candidate_keys(normalize(text)):
         if key in index:
             return index[key]
+    return _lookup_sized(text)
+
+
+def _marketed_capacities(gpu: GPU) -> set[float]:
+    """The capacities in GB the vendor sells this card with ("64 GB per GCD (128 GB per package)": both)."""
+    return {float(n) for n in _MARKETED_GB.findall(gpu.marketing_memory)}
+
+
+def _without_capacity(label: str) -> str:
+    return normalize(_MEMORY_KINDS.sub(" ", _NAME_CAPACITY.sub(" ", label)))
+
+
+@functools.lru_cache(maxsize=None)
+def _families() -> dict[str, tuple[GPU, ...]]:
+    """Every catalog name and alias with its capacity and memory kind taken off -> the cards it names."""
+    families: dict[str, list[GPU]] = {}
+    for gpu in _load()[0]:
+        for label in (gpu.name, *gpu.aliases):
+            for key in _candidate_keys(_without_capacity(label)):
+                members = families.setdefault(key, [])
+                if gpu not in members:
+                    members.append(gpu)
+    return {key: tuple(members) for key, members in families.items()}
+
+
+def _lookup_sized(text: str) -> GPU | None:
+    """`RTX4090-24GB`, `A6000-48GB`, `H100-94GB`: the card of that name whose capacity is the one written."""
+    sizes = [float(m.group(1)) for m in _NAME_CAPACITY.finditer(text)]
+    if len(sizes) != 1:
+        return None
+    rest = _without_capacity(text)
+    if not rest:
+        return None
+    families = _families()
+    for key in _candidate_keys(rest):
+        members = [gpu for gpu in families.get(key, ()) if sizes[0] in _marketed_capacities(gpu)]
+        if members:
+            # Several cards of one name and size (SXM and PCIe): the first in catalog order, as for bare names.
+            return members[0]
     return None
+
+
+def capacity_mismatch(text: str) -> str | None:
+    """Why a sized name matched nothing, when the card is known but not with that capacity:
+    `H100-40GB` -> "H100 comes with 80 GB (H100-80GB, H100-PCIe) or 94 GB (H100-NVL), not 40 GB"."""
+    if not isinstance(text, str):
+        return None
+    text, _count = split_count(text)
+    sizes = [m.group(1) for m in _NAME_CAPACITY.finditer(text)]
+    rest = _without_capacity(text)
+    if len(sizes) != 1 or not rest:
+        return None
+    for key in _candidate_keys(rest):
+        members = _families().get(key)
+        if members:
+            by_size: dict[float, list[str]] = {}
+            for gpu in members:
+                for size in sorted(_marketed_capacities(gpu)):
+                    by_size.setdefault(size, []).append(gpu.name)
+            offers = " or ".join(f"{size:g} GB ({', '.join(names)})" for size, names in sorted(by_size.items()))
+            shown = _NAME_CAPACITY.sub("", text).strip(" -_/")
+            return f"{shown} comes with {offers}, not {sizes[0]} GB"
+    return None
+
+
+def split_count(text: str) -> tuple[str, int | None]:
+    """`8x H100` -> (`H100`, 8); `H100 x8` -> (`H100`, 8); a name without a count -> (name, None)."""
+    if not isinstance(text, str):
+        return text, None
+    match = _COUNT_FRONT.match(text)
+    if match and int(match.group(1)) > 0:
+        return match.group(2), int(match.group(1))
+    match = _COUNT_BACK.match(text)
+    if match and int(match.group(2)) > 0:
+        return match.group(1), int(match.group(2))
+    return text, None
 
 
 def parse_capacity(text: str) -> int | None:
@@ -193,11 +287,31 @@ def parse_capacity(text: str) -> int | None:
     return int(round(value * unit))
 
 
-def _custom_gpu(text: str, memory_bytes: int) -> GPU:
+# Catalog entries whose memory was measured on the card (not derived, not unverified): the share of the marketed
+# capacity that CUDA/ROCm really reports comes from them.
+_MEASURED_BASES = ("cuda-total", "torch-mib", "torch-oom-gib")
+
+
+@functools.lru_cache(maxsize=None)
+def reported_share() -> tuple[float, int]:
+    """(median share of the marketed capacity that the device reports, number of catalog cards it comes from)."""
+    shares = sorted(gpu.memory_bytes / (max(_marketed_capacities(gpu)) * GIB) for gpu in _load()[0]
+                    if gpu.memory_basis in _MEASURED_BASES and _marketed_capacities(gpu)
+                    and len(_marketed_capacities(gpu)) == 1)
+    if not shares:  # pragma: no cover - the shipped catalog has measured cards
+        return 1.0, 0
+    mid = len(shares) // 2
+    median = shares[mid] if len(shares) % 2 else (shares[mid - 1] + shares[mid]) / 2
+    return median, len(shares)
+
+
+def _custom_gpu(text: str, marketed_bytes: int) -> GPU:
+    """A card known only by its capacity: it reports what catalog cards report of theirs (the median share)."""
+    share, cards = reported_share()
     return GPU(
         name=re.sub(r"\s+", "", text.strip()),
         vendor="unknown",
-        memory_bytes=memory_bytes,
+        memory_bytes=int(marketed_bytes * share),
         bf16=True,
         fp8=True,
         bf16_tflops=None,
@@ -205,8 +319,10 @@ def _custom_gpu(text: str, memory_bytes: int) -> GPU:
         interconnect=None,
         in_catalog=False,
         capabilities_known=False,
-        memory_source="the capacity given by the user",
+        memory_source=(f"the capacity given ({marketed_bytes / GIB:g} GiB) times {share:.4f}, the median share of "
+                       f"their marketed capacity that {cards} measured catalog cards report to CUDA/ROCm"),
         memory_basis="user",
+        marketing_memory=f"{marketed_bytes / GIB:g} GB",
     )
 
 
@@ -215,12 +331,13 @@ def find_gpu(text: str) -> GPU | None:
     prefix), else a bare capacity such as `96GB` (a GPU with `in_catalog=False`); None if neither."""
     if not isinstance(text, str) or not text.strip():
         return None
+    text, _count = split_count(text)
     gpu = _lookup(text)
     if gpu is not None:
         return gpu
-    memory_bytes = parse_capacity(text)
-    if memory_bytes is not None:
-        return _custom_gpu(text, memory_bytes)
+    marketed_bytes = parse_capacity(text)
+    if marketed_bytes is not None:
+        return _custom_gpu(text, marketed_bytes)
     return None
 
 
@@ -247,6 +364,7 @@ def closest_gpus(text: str, n: int = 3) -> list[str]:
     and letters typed for the digits they look like (`A1OO` for `A100`) count as those digits."""
     if n <= 0 or not isinstance(text, str):
         return []
+    text, _count = split_count(text)
     names: list[str] = []
     lookalike = _lookup(normalize(text).translate(_LOOKALIKE_DIGITS))
     if lookalike is not None:

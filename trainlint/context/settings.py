@@ -49,7 +49,16 @@ class Overrides:
     def apply(self, plan: TrainingPlan) -> TrainingPlan:
         if not self.values:
             return plan
-        return plan.with_(**{name: Setting(value, self.origin) for name, value in self.values.items()})
+        values = dict(self.values)
+        if isinstance(values.get("gpu"), str):
+            # `gpu = "8x H100"`: the count is this source's num-gpus unless it names one itself.
+            from trainlint.catalog.gpus import split_count
+
+            name, count = split_count(values["gpu"])
+            if count is not None:
+                values["gpu"] = name
+                values.setdefault("num_gpus", count)
+        return plan.with_(**{name: Setting(value, self.origin) for name, value in values.items()})
 
 
 @dataclass(frozen=True)
