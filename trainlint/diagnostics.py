@@ -68,6 +68,9 @@ class Diagnostic:
     # Rules may attach the rule name for output formats; filled in by the engine.
     name: str = ""
     related: tuple[str, ...] = field(default=(), compare=False)
+    # What the verdict assumed (a defaulted world size, GPU, sharding, framework version, ...) and how to
+    # declare it. A diagnostic with assumptions is never an error (the engine caps it at warning).
+    assumptions: tuple[str, ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.start.offset, self.code, self.message)

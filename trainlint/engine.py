@@ -7,7 +7,7 @@ Bad input never raises out of here: it becomes diagnostics.
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +114,12 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             continue
         if not selection.enabled(identity.code, identity.enabled_by_default):
             continue
+        if identity.applies_to(ctx.versions) is False:
+            continue  # the claim does not hold for the version this file runs under
         try:
-            diagnostics.extend(rule.check(ctx))
+            found = list(rule.check(ctx))
+            assumed = identity.version_assumptions(ctx.versions)
+            diagnostics.extend(calibrate(d, assumed) for d in found)
         except Exception as exc:  # noqa: BLE001
             result.internal_error = True
             diagnostics.append(_internal(doc, f"rule {identity.code} ({identity.name}) failed: "
@@ -126,6 +130,18 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     if selection.enabled("TL009", True):
         kept.extend(tl009_unused_suppression.report(suppressions, doc))
     result.diagnostics = _dedupe(kept)
+
+
+def calibrate(d: Diagnostic, extra: tuple[str, ...] = ()) -> Diagnostic:
+    """Severity policy: an error only when it is certain with what is known. A finding that carries
+    assumptions (what the verdict rested on: a defaulted world size, GPU, sharding, an assumed framework
+    version) is at most a warning."""
+    assumptions = d.assumptions + tuple(a for a in extra if a not in d.assumptions)
+    if assumptions != d.assumptions:
+        d = replace(d, assumptions=assumptions)
+    if d.assumptions and d.severity is Severity.ERROR:
+        d = replace(d, severity=Severity.WARNING)
+    return d
 
 
 def _estimate(ctx: LintContext, result: FileResult) -> None:

@@ -15,7 +15,7 @@ from trainlint.diagnostics import Span
 T = TypeVar("T")
 
 # Where a value came from, strongest first.
-ORIGIN_KINDS = ("cli", "directive", "project", "config", "linked", "inferred", "default")
+ORIGIN_KINDS = ("cli", "directive", "project", "launch", "config", "linked", "inferred", "default")
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Origin:
             return "trainlint directive comment"
         if self.kind == "project":
             return f"[tool.trainlint] in {self.path}" if self.path else "[tool.trainlint]"
+        if self.kind == "launch":
+            where = self.path + (f":{self.span.start.line + 1}" if self.span is not None else "")
+            return "launch " + ", ".join(x for x in (self.note, where) if x)
         return f"{self.kind}: {self.note}" if self.note else self.kind
 
 

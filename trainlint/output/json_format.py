@@ -24,6 +24,7 @@ def diagnostic(d) -> dict:
         "fixes": [{"title": f.title, "applicability": f.applicability,
                    "edits": [{"path": e.path, "range": span(e.span), "new_text": e.new_text} for e in f.edits]}
                   for f in d.fixes],
+        "assumptions": list(d.assumptions),
     }
 
 

@@ -2,6 +2,23 @@
 
 A rule is a module with a docstring (its user documentation), a `RULE = Rule(...)` identity and a
 `check(ctx)` generator of diagnostics. `trainlint/rules/__init__.py` registers it.
+
+Evidence: a rule about a framework's behaviour names it. `Rule.framework` is the distribution (transformers, trl,
+accelerate, deepspeed, peft, lightning, torchtune, axolotl, llamafactory, litgpt), `Rule.versions` the PEP 440
+range where the claim holds (">=0.20", "<5.0"), `Rule.evidence` where the behaviour lives ("trl/scripts/utils.py:
+TrlParser.parse_args_and_config") and `Rule.raises` the framework's own first message, quoted. The engine does not
+run a rule whose range excludes the file's resolved version (`ctx.versions`); when that version is only assumed
+(or unknown), the rule runs, its findings say so in `Diagnostic.assumptions`, and none is an error.
+
+What surrounds the file: `ctx.versions` (resolved framework versions, each with its origin and whether assumed:
+`ctx.version_of("trl")`, `ctx.version_in("transformers", ">=4.46")` -> True / False / None when unknown),
+`ctx.launch` (the launch context: world size, nodes, sharding, precision, the accelerate config; see
+`trainlint.context.launch`) and `ctx.dialect` (the parser that reads the file and, when known, its fields:
+`ctx.dialect.accepts(key)` -> True / False / None).
+
+Assumptions: a verdict that rests on a defaulted or assumed value that decides it passes
+`assumptions=["assumed 1 GPU without sharding: no launch command names this file; set ..."]` to `Rule.at`.
+The engine caps any diagnostic carrying assumptions at warning: an error is certain with what is known.
 """
 
 from __future__ import annotations
@@ -9,6 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from trainlint.context.dialect import Dialect
+from trainlint.context.launch import Launch
+from trainlint.context.versions import FrameworkVersion, Versions, canonical, parse_specifier
 from trainlint.diagnostics import Diagnostic, Fix, Severity, Span
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Setting, TrainingPlan
@@ -24,13 +44,20 @@ class Rule:
     summary: str  # one line
     flavors: tuple[str, ...] = ()  # () = every flavor
     enabled_by_default: bool = True
+    # Evidence (see the module docstring): the framework whose behaviour the rule states, the PEP 440 range of
+    # its versions where the claim holds ("" = all), where in its source, and the message it raises (quoted).
+    framework: str = ""
+    versions: str = ""
+    evidence: str = ""
+    raises: str = ""
 
     def diagnostic(self, path: str, span: Span, message: str, fixes: Iterable[Fix] = (),
-                   severity: Severity | None = None) -> Diagnostic:
-        return Diagnostic(self.code, severity or self.severity, message, path, span, tuple(fixes), self.name)
+                   severity: Severity | None = None, assumptions: Iterable[str] = ()) -> Diagnostic:
+        return Diagnostic(self.code, severity or self.severity, message, path, span, tuple(fixes), self.name,
+                          assumptions=tuple(assumptions))
 
     def at(self, doc: Document, target: "Node | Span | None", message: str, fixes: Iterable[Fix] = (),
-           severity: Severity | None = None) -> Diagnostic:
+           severity: Severity | None = None, assumptions: Iterable[str] = ()) -> Diagnostic:
         """A diagnostic on a node (its span), a span, or the start of the file."""
         if isinstance(target, Node):
             span = target.span
@@ -38,7 +65,26 @@ class Rule:
             span = target
         else:
             span = doc.file_span
-        return self.diagnostic(doc.path, span, message, fixes, severity)
+        return self.diagnostic(doc.path, span, message, fixes, severity, assumptions)
+
+    def applies_to(self, versions: Versions) -> bool | None:
+        """Whether the claim's range holds for the resolved version: True, False, or None (no range / unknown)."""
+        if not self.framework or not self.versions:
+            return None
+        return versions.includes(self.framework, self.versions)
+
+    def version_assumptions(self, versions: Versions) -> tuple[str, ...]:
+        """What a finding of this rule assumes about the framework's version (nothing when it is pinned)."""
+        if not self.framework or not self.versions or parse_specifier(self.versions) is None:
+            return ()
+        found = versions.get(self.framework)
+        name = canonical(self.framework)
+        if found is None:
+            return (f"{name} version unknown; this holds for {name}{self.versions}: declare it with "
+                    f"`versions = {{{name} = \"X.Y.Z\"}}` in [tool.trainlint] or `# trainlint: {name}=X.Y.Z`",)
+        if found.assumed:
+            return (f"assumed {found.describe()}; this holds for {name}{self.versions}: {found.declare_hint()}",)
+        return ()
 
     @property
     def url(self) -> str:
@@ -57,6 +103,17 @@ class LintContext:
     replan: Callable[[dict], Any] | None = None  # re-estimate with plan field changes (the fix planner)
     unestimable: Any = None  # trainlint.memory.estimate.Unestimable: why there is no estimate
     settings_problems: list = field(default_factory=list)  # (Span | None, message) from settings sources
+    versions: Versions = field(default_factory=Versions)  # resolved framework versions (trainlint.context.versions)
+    launch: Launch = field(default_factory=Launch)  # how the file is launched (trainlint.context.launch)
+    dialect: Dialect = field(default_factory=Dialect)  # the parser that reads it (trainlint.context.dialect)
+
+    def version_of(self, name: str) -> FrameworkVersion | None:
+        """The resolved version of a distribution (`.version`, `.origin`, `.assumed`), or None when unknown."""
+        return self.versions.get(name)
+
+    def version_in(self, name: str, spec: str) -> bool | None:
+        """Whether `name`'s resolved version satisfies the PEP 440 `spec`; None when unknown."""
+        return self.versions.includes(name, spec)
 
     def linked_document(self, path: str) -> Document | None:
         return next((d for d in self.linked if d.path == path), None)
