@@ -351,6 +351,18 @@ def describe(name: str, key_path: tuple) -> KeyInfo | None:
 
 @functools.lru_cache(maxsize=None)
 def _validator(name: str):
+    """trainlint's own checker where it implements every keyword the schema uses (importing jsonschema costs
+    more than a lint); jsonschema otherwise."""
+    from trainlint.catalog import schema_check
+
+    schema = load_schema(name)
+    if schema_check.supports(schema):
+        return schema_check.Checker(schema)
+    return jsonschema_validator(name)
+
+
+@functools.lru_cache(maxsize=None)
+def jsonschema_validator(name: str):
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(load_schema(name))
