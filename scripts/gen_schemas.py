@@ -831,44 +831,56 @@ def dataclass_properties(cls, mapper: TypeMapper, overrides=None) -> dict[str, d
 
 # Keys of transformers v4 / older TRL that the current versions no longer accept, with their
 # replacement. Each entry is checked at generation time to be absent from the current classes.
-# Sources: the v4 deprecation warnings of transformers/training_args.py and TRL's changelogs
-# (see shared/research/config-formats.md §2.6 / §2.2).
+# Release history read from the PyPI wheels (transformers 4.40 - 5.24: the TrainingArguments fields of each
+# release) and TRL's git tags (v0.15 - v1.9) plus wheels (1.14 - 1.16); see docs/rules/TL524.md.
+# deprecated: first release that warns; removed: first release without the field; replacement_since: first
+# release that accepts the replacement (a rename is only safe where it predates the removal).
+_T, _TRL = "transformers", "TRL"
 HF_REMOVED = {
-    # key: (replacement key or dotted path, or None; removed in; hint)
-    "evaluation_strategy": ("eval_strategy", "transformers 4.46", None),
-    "per_gpu_train_batch_size": ("per_device_train_batch_size", "transformers 5.0", None),
-    "per_gpu_eval_batch_size": ("per_device_eval_batch_size", "transformers 5.0", None),
-    "no_cuda": ("use_cpu", "transformers 5.0", None),
-    "fp16_backend": (None, "transformers 5.0", "mixed precision always uses torch amp now"),
-    "half_precision_backend": (None, "transformers 5.0", "mixed precision always uses torch amp now"),
-    "fp16_opt_level": (None, "transformers 5.0", "apex opt levels are no longer supported"),
-    "adafactor": ("optim", "transformers 5.0", "write `optim: adafactor`"),
-    "torchdynamo": ("torch_compile_backend", "transformers 5.0", None),
-    "fsdp_min_num_params": ("fsdp_config.min_num_params", "transformers 5.0", None),
-    "fsdp_transformer_layer_cls_to_wrap": ("fsdp_config.transformer_layer_cls_to_wrap", "transformers 5.0", None),
-    "push_to_hub_token": ("hub_token", "transformers 5.0", None),
-    "push_to_hub_model_id": ("hub_model_id", "transformers 5.0", None),
-    "push_to_hub_organization": ("hub_model_id", "transformers 5.0", "write the organization into hub_model_id (org/name)"),
-    "tpu_metrics_debug": ("debug", "transformers 5.0", "write `debug: tpu_metrics_debug`"),
-    "include_inputs_for_metrics": ("include_for_metrics", "transformers 5.0", "write `include_for_metrics: [inputs]`"),
-    "dispatch_batches": ("accelerator_config.dispatch_batches", "transformers 5.0", None),
-    "split_batches": ("accelerator_config.split_batches", "transformers 5.0", None),
-    "group_by_length": ("train_sampling_strategy", "transformers 5.0", "write `train_sampling_strategy: group_by_length`"),
-    "overwrite_output_dir": (None, "transformers 5.0", None),
-    "save_safetensors": (None, "transformers 5.0", "checkpoints are always saved as safetensors"),
-    "sharded_ddp": ("fsdp", "transformers 5.0", None),
-    "tp_size": ("parallelism_config", "transformers 5.0", "set tp_size inside parallelism_config"),
-    "ray_scope": (None, "transformers 5.0", None),
-    "tpu_num_cores": (None, "transformers 5.0", None),
-    "use_mps_device": (None, "transformers 5.0", "MPS is used automatically"),
-    "jit_mode_eval": (None, "transformers 5.0", None),
-    "use_ipex": (None, "transformers 5.0", None),
-    "warmup_ratio": ("warmup_steps", "transformers 5.2", "a warmup_steps value below 1 is read as a ratio of the total steps"),
-    "logging_dir": (None, "transformers 5.x", "set the TENSORBOARD_LOGGING_DIR environment variable instead"),
-    "max_seq_length": ("max_length", "TRL 0.20 (SFTConfig)", None),
-    "max_prompt_length": (None, "TRL 1.x (DPOConfig)", "only max_length limits the sequence now"),
-    "torch_dtype": ("dtype", "TRL 1.x (ModelConfig)", None),
+    # key: (replacement key or dotted path, or None; package, deprecated, removed, replacement_since; hint)
+    "evaluation_strategy": ("eval_strategy", _T, "4.41.0", "4.51.0", "4.41.0", None),
+    "dispatch_batches": ("accelerator_config.dispatch_batches", _T, "4.40.0", "4.51.0", "4.40.0", None),
+    "split_batches": ("accelerator_config.split_batches", _T, "4.40.0", "4.51.0", "4.40.0", None),
+    "sharded_ddp": ("fsdp", _T, None, "4.40.0", "4.40.0", None),  # already gone in 4.40.2, the oldest release read
+    "tp_size": ("parallelism_config", _T, None, "4.52.0", "4.56.0", "set tp_size inside parallelism_config"),
+    "use_ipex": (None, _T, "4.53.0", "4.57.0", None, None),
+    "per_gpu_train_batch_size": ("per_device_train_batch_size", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "per_gpu_eval_batch_size": ("per_device_eval_batch_size", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "no_cuda": ("use_cpu", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "fp16_backend": (None, _T, "4.40.0", "5.0.0", None, "mixed precision always uses torch amp now"),
+    "half_precision_backend": (None, _T, None, "5.0.0", None, "mixed precision always uses torch amp now"),
+    "fp16_opt_level": (None, _T, None, "5.0.0", None, "apex opt levels are no longer supported"),
+    "adafactor": ("optim", _T, "4.40.0", "5.0.0", "4.40.0", "write `optim: adafactor`"),
+    "torchdynamo": ("torch_compile_backend", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "fsdp_min_num_params": ("fsdp_config.min_num_params", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "fsdp_transformer_layer_cls_to_wrap": ("fsdp_config.transformer_layer_cls_to_wrap", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "push_to_hub_token": ("hub_token", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "push_to_hub_model_id": ("hub_model_id", _T, "4.40.0", "5.0.0", "4.40.0", None),
+    "push_to_hub_organization": ("hub_model_id", _T, "4.40.0", "5.0.0", "4.40.0", "write the organization into hub_model_id (org/name)"),
+    "tpu_metrics_debug": ("debug", _T, "4.40.0", "5.0.0", "4.40.0", "write `debug: tpu_metrics_debug`"),
+    "include_inputs_for_metrics": ("include_for_metrics", _T, "4.46.0", "5.0.0", "4.46.0", "write `include_for_metrics: [inputs]`"),
+    "overwrite_output_dir": (None, _T, None, "5.0.0", None, None),
+    "save_safetensors": (None, _T, None, "5.0.0", None, "checkpoints are always saved as safetensors"),
+    "ray_scope": (None, _T, None, "5.0.0", None, None),
+    "tpu_num_cores": (None, _T, None, "5.0.0", None, None),
+    "use_mps_device": (None, _T, "4.40.0", "5.0.0", None, "MPS is used automatically"),
+    "jit_mode_eval": (None, _T, None, "5.0.0", None, None),
+    "group_by_length": ("train_sampling_strategy", _T, None, "5.2.0", "5.2.0", "write `train_sampling_strategy: group_by_length`"),
+    "warmup_ratio": ("warmup_steps", _T, "5.0.0", "5.15.0", "5.0.0", "a warmup_steps value below 1 is read as a ratio of the total steps"),
+    "logging_dir": (None, _T, "5.0.0", "5.15.0", None, "set the TENSORBOARD_LOGGING_DIR environment variable instead"),
+    "max_seq_length": ("max_length", _TRL, "0.16.0", "0.20.0", "0.16.0", None),  # SFTConfig
+    # GRPOConfig: deprecated 0.26.0, removed 0.28.0; DPOConfig/RLOOConfig: deprecated 0.28.0, removed 0.29.0.
+    # TRL 1.x distillation configs (experimental sdpo, sdft, a2po, iw_opd) still have it.
+    "max_prompt_length": (None, _TRL, "0.26.0", "0.28.0", None, "filter over-long prompts from the dataset instead"),
+    "torch_dtype": ("dtype", _TRL, "0.23.0", "0.27.0", "0.23.0", None),  # ModelConfig
 }
+
+
+def removed_entry(key: str) -> dict:
+    replacement, package, deprecated, removed, replacement_since, hint = HF_REMOVED[key]
+    return {"replacement": replacement, "since": f"{package} {removed.removesuffix('.0')}", "hint": hint,
+            "package": package.lower(), "deprecated": deprecated, "removed": removed,
+            "replacement_since": replacement_since}
 
 
 # Bounds that TrainingArguments / TRL configs enforce in __post_init__ rather than in the field type.
@@ -952,10 +964,10 @@ def gen_hf() -> dict:
             prop["x-trainlint-class-defaults"] = dflt
 
     removed = {}
-    for key, (replacement, since, hint) in sorted(HF_REMOVED.items()):
+    for key in sorted(HF_REMOVED):
         if key in props:  # still accepted by the installed versions
             continue
-        removed[key] = {"replacement": replacement, "since": since, "hint": hint}
+        removed[key] = removed_entry(key)
 
     return {
         "$schema": DRAFT,

@@ -4,6 +4,7 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from trainlint.document.tree import Document, Entry, Node
@@ -26,6 +27,62 @@ SCRIPT_KEYS = {
     "summary_column", "max_source_length", "max_target_length", "pad_to_max_length", "source_prefix",
     "low_cpu_mem_usage", "model_type", "config_overrides", "use_auth_token",
 }
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a framework does with the case a rule reports, as read in its source: the package, the file and
+    function that decide it, the first message it raises or logs, whether it stops, logs or is silent, and the
+    releases where that holds (`since` inclusive, `until` exclusive; None: open). Rules keep a tuple of these as
+    `CLAIMS`, so a framework-version context can later say which one applies to the installed release."""
+
+    package: str  # distribution name: transformers, trl, accelerate, lightning, litgpt, jsonargparse
+    where: str  # "training_args.py TrainingArguments.__post_init__"
+    message: str  # the first message, verbatim (placeholders as {name})
+    outcome: str  # "stops" | "logs" | "silent"
+    since: str | None = None
+    until: str | None = None
+
+    def releases(self) -> str:
+        """`transformers 4.52 - 5.9`, `TRL >= 0.19`, `accelerate < 1.12`, or the package alone."""
+        name = PACKAGE_NAMES.get(self.package, self.package)
+        since, until = _short(self.since), _short(self.until)
+        if since and until:
+            return f"{name} >= {since}, < {until}"
+        if since:
+            return f"{name} >= {since}"
+        if until:
+            return f"{name} < {until}"
+        return name
+
+
+PACKAGE_NAMES = {"transformers": "transformers", "trl": "TRL", "accelerate": "accelerate", "lightning": "Lightning",
+                 "litgpt": "LitGPT", "jsonargparse": "jsonargparse", "torch": "torch"}
+OUTCOMES = ("stops", "logs", "silent")
+
+
+def _short(version: str | None) -> str | None:
+    """`5.15.0` -> `5.15`; other forms unchanged."""
+    if version and version.count(".") == 2 and version.endswith(".0"):
+        return version[:-2]
+    return version
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`5.15.0` -> (5, 15, 0); the leading numeric part only (`2.6.0rc1` -> (2, 6, 0))."""
+    out = []
+    for part in version.split("."):
+        digits = ""
+        for ch in part:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        out.append(int(digits))
+        if digits != part:
+            break
+    return tuple(out)
 
 
 def suggest(word: str, options: Iterable[Any], cutoff: float = 0.8) -> str | None:

@@ -1,27 +1,44 @@
-"""TL524 hf-removed-argument: a TrainingArguments / TRL field that newer transformers or TRL removed.
+"""TL524 hf-removed-argument: a TrainingArguments / TRL field that a newer transformers or TRL removed.
 
 **What**: a key of an HF TrainingArguments-style YAML/JSON (HfArgumentParser, TrlParser,
-LLaMA-Factory) that transformers 5 or TRL no longer has: `evaluation_strategy` (→ `eval_strategy`,
-gone in 4.46), `per_gpu_*_batch_size` (→ `per_device_*`), `no_cuda` (→ `use_cpu`), `adafactor: true`
-(→ `optim: adafactor`), `overwrite_output_dir`, `group_by_length` (→ `train_sampling_strategy`),
-`save_safetensors`, `fp16_backend`/`half_precision_backend`, `warmup_ratio` (→ `warmup_steps` below 1,
-transformers 5.2), and on TRL: `max_seq_length` (→ `max_length`, renamed in TRL 0.16, removed in
-0.20), `max_prompt_length` (DPO, TRL 1.x), `torch_dtype` (→ `dtype`, TRL 1.x ModelConfig).
-The list comes from the hf-training-args schema (`x-trainlint-removed`).
+LLaMA-Factory) that a transformers or TRL release no longer has. The table (the hf-training-args
+schema's `x-trainlint-removed`, release history read from every transformers wheel 4.40 - 5.24 and
+TRL's tags 0.15 - 1.16) gives for each key the release that deprecated it, the one that removed it,
+and the release from which its replacement exists:
 
-**Why**: HfArgumentParser only accepts dataclass fields: "Some keys are not used by the
-HfArgumentParser: [...]"; TrlParser: "Unknown arguments from config file: [...]. Please remove them,
-add them to the dataclass, or set `fail_with_unknown_args=False`." The config works on the old
-version and stops on the new one (research/config-formats.md §2.6). open-instruct files are skipped:
-its own dataclass defines `max_seq_length`, `warmup_ratio`, ...
+| key | deprecated | removed | replacement (since) |
+|---|---|---|---|
+| `evaluation_strategy` | transformers 4.41 | 4.51 | `eval_strategy` (4.41) |
+| `dispatch_batches`, `split_batches` | 4.40 or earlier | 4.51 | `accelerator_config` |
+| `tp_size` | - | 4.52 | `parallelism_config` (4.56) |
+| `use_ipex` | 4.53 | 4.57 | - |
+| `per_gpu_*_batch_size`, `no_cuda`, `adafactor`, `push_to_hub_*`, `torchdynamo`, `fsdp_min_num_params`, ... | 4.40 or earlier | 5.0 | `per_device_*`, `use_cpu`, `optim`, `hub_*`, ... (4.40 or earlier) |
+| `overwrite_output_dir`, `save_safetensors`, `half_precision_backend`, `jit_mode_eval`, ... | - | 5.0 | - |
+| `group_by_length` | - | 5.2 | `train_sampling_strategy` (5.2) |
+| `warmup_ratio` | 5.0 | 5.15 | `warmup_steps` below 1 = a ratio (5.0) |
+| `logging_dir` | 5.0 | 5.15 | `TENSORBOARD_LOGGING_DIR` |
+| `max_seq_length` (SFTConfig) | TRL 0.16 | 0.20 | `max_length` (0.16) |
+| `torch_dtype` (ModelConfig) | TRL 0.23 | 0.27 | `dtype` (0.23) |
+| `max_prompt_length` (GRPOConfig; DPOConfig) | TRL 0.26; 0.28 | 0.28; 0.29 | - |
 
-**Example**: `evaluation_strategy: steps` → `eval_strategy: steps`; `warmup_ratio: 0.1` →
-`warmup_steps: 0.1`.
+**Why**: on a release without the field, `HfArgumentParser.parse_dict` (transformers `hf_argparser.py`)
+stops with "Some keys are not used by the HfArgumentParser: [...]", and `TrlParser.parse_args_and_config`
+(TRL `scripts/utils.py`, TRL >= 0.19) with "Unknown arguments from config file: [...]. Please remove them,
+add them to the dataclass, or set `fail_with_unknown_args=False`."; TrlParser <= 0.18 drops the key
+silently. On the releases before the removal the key works. trainlint does not know the installed release
+yet, so the finding is a warning that names the releases; a file pinned to an old stack (open-r1:
+transformers 4.52.3, TRL 0.18.0) is fine with `torch_dtype`, `warmup_ratio` and `max_prompt_length`.
+`max_prompt_length` is reported only in GRPO/DPO files: TRL 1.x distillation configs still have it.
+open-instruct files are skipped: its own dataclass defines `max_seq_length`, `warmup_ratio`, ...
 
-**Fix**: renames whose meaning is identical and whose new name exists on every maintained version
-are safe (`evaluation_strategy`, `per_gpu_*`, `no_cuda`, `max_seq_length`, `push_to_hub_*`,
-`adafactor`). `warmup_ratio` → `warmup_steps` and `torch_dtype` → `dtype` are unsafe (the new
-spelling is rejected by transformers 4 / older TRL), and so is removing a key that did something.
+**Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
+
+**Fix**: a rename is safe where the new name exists well before the removal, so the renamed file also
+works on the older release (`evaluation_strategy`, `per_gpu_*`, `no_cuda`, `push_to_hub_*`,
+`max_seq_length`, `adafactor`). Unsafe, with the release they need in the title: `warmup_ratio` →
+`warmup_steps` (transformers >= 5.0: on 4.x a warmup_steps of 0.1 means no warmup), `torch_dtype` →
+`dtype` (TRL >= 0.23: TRL 0.18 drops the unknown `dtype` silently), `group_by_length` →
+`train_sampling_strategy` (transformers >= 5.2), and removing a key that did something.
 """
 
 from __future__ import annotations
@@ -29,25 +46,45 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
-from trainlint.rules._frameworks import hf_dialect
+from trainlint.rules._frameworks import Claim, hf_dialect
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
-            "A TrainingArguments/TRL field removed in transformers 5 or TRL", flavors=("huggingface",))
+            "A TrainingArguments/TRL field removed in a newer transformers or TRL", flavors=("huggingface",))
 
+CLAIMS = (
+    Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict",
+          "Some keys are not used by the HfArgumentParser: [{keys}]", "stops"),
+    Claim("trl", "scripts/utils.py TrlParser.parse_args_and_config",
+          "Unknown arguments from config file: [{args}]. Please remove them, add them to the dataclass, or set "
+          "`fail_with_unknown_args=False`.", "stops", since="0.19.0"),
+    Claim("trl", "scripts/utils.py TrlParser.set_defaults_with_config", "", "silent", until="0.19.0"),
+)
+
+OLDEST_READ = "4.40"  # the oldest transformers release read: "deprecated in 4.40.0" means 4.40 or earlier
 TRL_ONLY = {"max_seq_length", "max_prompt_length", "torch_dtype"}
+# max_prompt_length left GRPOConfig in 0.28 and DPOConfig/RLOOConfig in 0.29; TRL 1.x distillation configs keep it.
+PROMPT_LENGTH_REMOVED = {"grpo": ("0.26.0", "0.28.0", "GRPOConfig"), "dpo": ("0.28.0", "0.29.0", "DPOConfig")}
 SAFE_RENAMES = {"evaluation_strategy", "per_gpu_train_batch_size", "per_gpu_eval_batch_size", "no_cuda",
                 "max_seq_length", "push_to_hub_model_id", "push_to_hub_token"}
 FALLBACK = {
-    "evaluation_strategy": {"replacement": "eval_strategy", "since": "transformers 4.46"},
-    "per_gpu_train_batch_size": {"replacement": "per_device_train_batch_size", "since": "transformers 5.0"},
-    "per_gpu_eval_batch_size": {"replacement": "per_device_eval_batch_size", "since": "transformers 5.0"},
-    "no_cuda": {"replacement": "use_cpu", "since": "transformers 5.0"},
-    "adafactor": {"replacement": "optim", "since": "transformers 5.0", "hint": "write `optim: adafactor`"},
-    "overwrite_output_dir": {"replacement": None, "since": "transformers 5.0"},
-    "warmup_ratio": {"replacement": "warmup_steps", "since": "transformers 5.2",
+    "evaluation_strategy": {"replacement": "eval_strategy", "package": "transformers", "deprecated": "4.41.0",
+                            "removed": "4.51.0", "replacement_since": "4.41.0"},
+    "per_gpu_train_batch_size": {"replacement": "per_device_train_batch_size", "package": "transformers",
+                                 "removed": "5.0.0", "replacement_since": "4.40.0"},
+    "per_gpu_eval_batch_size": {"replacement": "per_device_eval_batch_size", "package": "transformers",
+                                "removed": "5.0.0", "replacement_since": "4.40.0"},
+    "no_cuda": {"replacement": "use_cpu", "package": "transformers", "removed": "5.0.0", "replacement_since": "4.40.0"},
+    "adafactor": {"replacement": "optim", "package": "transformers", "removed": "5.0.0", "replacement_since": "4.40.0",
+                  "hint": "write `optim: adafactor`"},
+    "overwrite_output_dir": {"replacement": None, "package": "transformers", "removed": "5.0.0"},
+    "warmup_ratio": {"replacement": "warmup_steps", "package": "transformers", "deprecated": "5.0.0",
+                     "removed": "5.15.0", "replacement_since": "5.0.0",
                      "hint": "a warmup_steps value below 1 is read as a ratio of the total steps"},
-    "max_seq_length": {"replacement": "max_length", "since": "TRL 0.20 (SFTConfig)"},
+    "max_seq_length": {"replacement": "max_length", "package": "trl", "deprecated": "0.16.0", "removed": "0.20.0",
+                       "replacement_since": "0.16.0"},
+    "torch_dtype": {"replacement": "dtype", "package": "trl", "deprecated": "0.23.0", "removed": "0.27.0",
+                    "replacement_since": "0.23.0"},
 }
 
 
@@ -61,6 +98,25 @@ def removed_table() -> dict:
     except Exception:  # noqa: BLE001
         pass
     return FALLBACK
+
+
+def _name(package: str) -> str:
+    return "TRL" if package.lower() == "trl" else package
+
+
+def _short(version: str | None) -> str:
+    return version[:-2] if version and version.count(".") == 2 and version.endswith(".0") else (version or "")
+
+
+def _info(entry_key: str, info: dict, plan) -> dict | None:
+    """The table entry, with the per-trainer release of max_prompt_length; None where the key is still valid."""
+    if entry_key != "max_prompt_length":
+        return info
+    task = plan.task.value if plan is not None else None
+    if task not in PROMPT_LENGTH_REMOVED:
+        return None  # a distillation/other TRL config may still take it
+    deprecated, removed, owner = PROMPT_LENGTH_REMOVED[task]
+    return {**info, "deprecated": deprecated, "removed": removed, "owner": owner}
 
 
 def check(ctx: LintContext):
@@ -78,19 +134,49 @@ def check(ctx: LintContext):
             continue
         if entry.key in TRL_ONLY and dialect != "trl":
             continue
-        since = info.get("since") or "transformers 5"
-        replacement = info.get("replacement")
-        hint = info.get("hint")
-        parser = "TrlParser stops with \"Unknown arguments from config file\"" if dialect == "trl" else \
-            "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
-        todo = (f"use `{replacement}`" + (f" ({hint})" if hint else "")) if replacement else (hint or "remove it")
-        yield RULE.at(doc, entry.key_span,
-                      f"`{entry.key}` was removed in {since}: on that version and later {parser}. {todo[0].upper()}{todo[1:]}.",
-                      list(_fixes(doc, root, entry, replacement)))
+        info = _info(entry.key, info, ctx.plan)
+        if info is None:
+            continue
+        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect),
+                      list(_fixes(doc, root, entry, info)))
 
 
-def _fixes(doc, root, entry, replacement):
+def message(key: str, info: dict, dialect: str) -> str:
+    package = _name(info.get("package") or "transformers")
+    removed = _short(info.get("removed"))
+    deprecated = _short(info.get("deprecated"))
+    owner = f" ({info['owner']})" if info.get("owner") else ""
+    if removed:
+        if deprecated == OLDEST_READ:
+            when = f"deprecated (by {package} {deprecated} at the latest) and removed in {removed}"
+        elif deprecated:
+            when = f"deprecated in {package} {deprecated} and removed in {removed}"
+        else:
+            when = f"removed in {package} {removed}"
+        cond = f"on {package} >= {removed}"
+    else:  # an old table without release numbers
+        when = f"removed in {info.get('since') or package}"
+        cond = "on that release and later"
+    if dialect == "trl":
+        stop = "TrlParser stops with \"Unknown arguments from config file\""
+    else:
+        stop = f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{key}']\""
+    replacement, hint, since = info.get("replacement"), info.get("hint"), _short(info.get("replacement_since"))
+    if replacement:
+        todo = f"use `{replacement}`" + (f" ({hint})" if hint else "")
+        if since and key not in SAFE_RENAMES and key != "adafactor":
+            todo += f", which needs {package} >= {since}"
+    else:
+        todo = hint or "remove it"
+    return (f"`{key}`{owner} was {when}: {cond} {stop}; older releases still accept it. "
+            f"{todo[0].upper()}{todo[1:]}.")
+
+
+def _fixes(doc, root, entry, info):
     key, node = entry.key, entry.value
+    replacement = info.get("replacement")
+    package = _name(info.get("package") or "transformers")
+    needs = _short(info.get("replacement_since"))
     if key == "adafactor":
         on = as_bool(node.value) if node.kind == "scalar" else None
         if on is False:
@@ -104,19 +190,22 @@ def _fixes(doc, root, entry, replacement):
         if on is False:
             yield fix("remove `group_by_length: false`", delete_entry(doc, root, entry), safe=True)
         elif on and root.get("train_sampling_strategy") is None:
-            yield fix("write `train_sampling_strategy: group_by_length`", rename_key(doc, entry, "train_sampling_strategy"),
+            yield fix(f"write `train_sampling_strategy: group_by_length` (needs {package} >= {needs or '5.2'})",
+                      rename_key(doc, entry, "train_sampling_strategy"),
                       replace_value(doc, node, "group_by_length"), safe=False)
         return
     if key == "warmup_ratio":
         ratio = as_float(node.value) if node.kind == "scalar" else None
         if ratio is not None and 0 <= ratio < 1 and root.get("warmup_steps") is None:
-            yield fix(f"write `warmup_steps: {node.raw}` (below 1 it is a ratio)", rename_key(doc, entry, "warmup_steps"),
-                      safe=False)
+            yield fix(f"write `warmup_steps: {node.raw}` (a ratio below 1; needs {package} >= {needs or '5.0'})",
+                      rename_key(doc, entry, "warmup_steps"), safe=False)
         return
     if replacement and "." not in replacement and key not in ("include_inputs_for_metrics", "push_to_hub_organization",
-                                                              "sharded_ddp", "amp_backend"):
+                                                              "sharded_ddp", "amp_backend", "tp_size"):
         if root.get(replacement) is None:
-            yield fix(f"rename to `{replacement}`", rename_key(doc, entry, replacement), safe=key in SAFE_RENAMES)
+            safe = key in SAFE_RENAMES
+            title = f"rename to `{replacement}`" + ("" if safe or not needs else f" (needs {package} >= {needs})")
+            yield fix(title, rename_key(doc, entry, replacement), safe=safe)
         else:
             yield fix(f"remove `{key}` (`{replacement}` is already set)", delete_entry(doc, root, entry), safe=False)
         return
