@@ -15,7 +15,7 @@ SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "acce
 _NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
 # Checked by dedicated rules: TL313 (precision), TL621 (strategy); TL004 (yes/no booleans).
 SKIP_LIGHTNING = {"precision", "strategy"}
-BOOL_WORD_KEYS = {"mixed_precision", "downcast_bf16"}
+BOOL_WORD_KEYS = {"mixed_precision"}
 
 # Constraints enforced in code rather than in the schemas: key path (relative to the section) -> minimum, why.
 MINIMUMS = {
@@ -135,11 +135,13 @@ def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
             "number" in err.expected or "integer" in err.expected):
         if not node.style:
             return True  # TL003 (or the loader converts it)
-        if dialect in ("trl", "llamafactory") or ctx.flavor == "lightning":
-            return True  # argparse / OmegaConf / jsonargparse convert quoted numbers
+        if dialect == "trl" or ctx.flavor == "lightning":
+            # TrlParser: argparse converts string defaults through the option's type; jsonargparse loads strings.
+            # Not LLaMA-Factory: OmegaConf.to_container + HfArgumentParser.parse_dict keep "8" a string.
+            return True
     if err.kind == "type" and isinstance(value, str) and value.strip().lower() in ("true", "false") and \
-            dialect in ("trl", "llamafactory"):
-        return True  # converted by the parser
+            dialect == "trl":
+        return True  # argparse's string_to_bool converts it (TrlParser); parse_dict (LLaMA-Factory) does not
     return False
 
 

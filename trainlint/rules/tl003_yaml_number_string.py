@@ -1,14 +1,19 @@
 """TL003 yaml-number-as-string: a number written like `2e-5` that YAML reads as text.
 
 **What**: a plain scalar such as `learning_rate: 2e-5` or `max_steps: 1e4` in a YAML file read by
-`yaml.safe_load` without type conversion (HfArgumentParser.parse_yaml_file, Accelerate's config
-loader).
+`yaml.safe_load` without type conversion: `HfArgumentParser.parse_yaml_file` (transformers
+`hf_argparser.py`, `parse_dict` builds the dataclasses with `dtype(**inputs)`) or Accelerate's config
+loader (`commands/config/config_args.py`, `BaseConfig.from_yaml_file`).
 
 **Why**: PyYAML implements YAML 1.1, where a float needs a dot in its mantissa: `2e-5` is the
-string `"2e-5"`. HfArgumentParser passes it on unconverted, and training fails later (for
-example when the optimizer or the scheduler compares the "learning rate" with a number). TRL's
-parser, OmegaConf (LLaMA-Factory, torchtune), pydantic (Axolotl) and jsonargparse (Lightning)
-convert it, so those files are not flagged.
+string `"2e-5"`. Neither loader converts it, so nothing is said at load time and the string fails
+later (torch's optimizer compares the "learning rate" with a float: a TypeError at the first step).
+Files read otherwise are not flagged: TrlParser (TRL `scripts/utils.py`) makes each YAML value an
+argparse default, and argparse converts a string default through the option's type (`float`,
+`int`), so `2e-5` becomes 2e-05; OmegaConf (LLaMA-Factory, torchtune) reads `2e-5` as a float;
+pydantic (Axolotl) and jsonargparse (Lightning) convert it. The finding assumes the file is read
+without conversion (a script could load it otherwise), hence a warning. Holds for every transformers
+release read (4.40 - 5.24) and accelerate 1.13 - 1.15.
 
 **Example**: `learning_rate: 2e-5` → `learning_rate: 2.0e-5`.
 
@@ -22,10 +27,16 @@ import re
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.huggingface import dialect
+from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL003", "yaml-number-as-string", Severity.WARNING,
             "A number like 2e-5 that PyYAML reads as a string", flavors=("huggingface", "accelerate"))
+
+CLAIMS = (
+    Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict", "", "silent"),
+    Claim("accelerate", "commands/config/config_args.py BaseConfig.from_yaml_file", "", "silent"),
+)
 
 _YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
 

@@ -1,13 +1,16 @@
 """TL004 yaml-boolean-trap: `no`, `yes`, `on` or `off` where the framework expects a word.
 
 **What**: an unquoted `no`/`yes`/`on`/`off` as the value of a key that takes a string, such as
-`save_strategy: no` (TrainingArguments) or `mixed_precision: no` / `downcast_bf16: no`
-(Accelerate).
+`save_strategy: no` (TrainingArguments) or `mixed_precision: no` (Accelerate).
 
-**Why**: YAML 1.1 (PyYAML, OmegaConf) reads these words as the booleans False/True. The framework
-then receives `False` where it expects the string "no": `save_strategy` fails with "False is not a
-valid SaveStrategy", Accelerate's launcher breaks on `.lower()` of a bool. Accelerate quotes its own
-`downcast_bf16: 'no'` for this reason.
+**Why**: YAML 1.1 (PyYAML, OmegaConf) reads these words as the booleans False/True, and no parser
+turns them back into words (TrlParser's argparse conversion applies to string values only). The
+framework then receives `False` where it expects the string "no": `TrainingArguments.__post_init__`
+(transformers `training_args.py`) stops with "False is not a valid SaveStrategy, please select one of
+['no', 'steps', 'epoch', 'best']"; `accelerate launch` stops in `prepare_simple_launcher_cmd_env`
+(`utils/launch.py`: `args.mixed_precision.lower()`, AttributeError on a bool). Holds for transformers
+4.40 - 5.24 and accelerate 1.13 - 1.15. Accelerate's `downcast_bf16` is a boolean field
+(`ClusterConfig.downcast_bf16: bool`), so `downcast_bf16: no` is right and is not reported.
 
 **Example**: `save_strategy: no` → `save_strategy: "no"`.
 
@@ -18,15 +21,23 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
+from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL004", "yaml-boolean-trap", Severity.ERROR, "yes/no/on/off read as a boolean where a word is expected")
+
+CLAIMS = (
+    Claim("transformers", "training_args.py TrainingArguments.__post_init__ (SaveStrategy(...))",
+          "False is not a valid SaveStrategy, please select one of ['no', 'steps', 'epoch', 'best']", "stops"),
+    Claim("accelerate", "utils/launch.py prepare_simple_launcher_cmd_env",
+          "AttributeError: 'bool' object has no attribute 'lower'", "stops"),
+)
 
 BOOLEAN_WORDS = {"yes", "no", "on", "off"}
 # Keys whose value is a string (or a string enum) in the frameworks that read these files.
 STRING_KEYS = {
     "save_strategy", "eval_strategy", "evaluation_strategy", "logging_strategy", "hub_strategy", "report_to",
-    "lr_scheduler_type", "optim", "mixed_precision", "downcast_bf16", "dynamo_backend", "distributed_type",
+    "lr_scheduler_type", "optim", "mixed_precision", "dynamo_backend", "distributed_type",
     "compute_environment", "fsdp", "half_precision_backend", "gradient_checkpointing", "padding_side",
     "push_to_hub_strategy", "precision", "strategy", "accelerator", "dtype", "torch_dtype", "attn_implementation",
     "adapter", "flash_attn", "finetuning_type", "stage", "rdzv_backend",

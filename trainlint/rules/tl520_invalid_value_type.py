@@ -6,12 +6,16 @@ or an Accelerate config whose value has the wrong JSON type for the framework: a
 expected, ... Types come from the JSON Schemas generated from the frameworks (schemas/, via
 trainlint.catalog.schemas.validation_errors).
 
-**Why**: HfArgumentParser.parse_yaml_file/parse_json_file build the dataclasses "without type
-coercion" (research/config-formats.md §2.1): a string batch size reaches the DataLoader and a string
-"false" is truthy. Accelerate passes its YAML values on unconverted. Unquoted numbers like `2e-5`
-(TL003) and yes/no booleans (TL004) have their own rules and are not reported here; TRL's parser,
-OmegaConf (LLaMA-Factory) and jsonargparse (Lightning) convert quoted numbers, so those are not
-reported for them either.
+**Why**: `HfArgumentParser.parse_yaml_file`/`parse_json_file`/`parse_dict` (transformers
+`hf_argparser.py`) build the dataclasses with `dtype(**inputs)`, without type coercion: a string batch
+size reaches the DataLoader and a string "false" is truthy. LLaMA-Factory reads its YAML with
+OmegaConf and hands `OmegaConf.to_container(...)` to `parse_dict`, so its quoted values are not
+converted either. Accelerate passes its YAML values on unconverted (`BaseConfig.from_yaml_file`).
+Not reported: TRL files (TrlParser sets each value as an argparse default, and argparse converts a
+string default through the option's type, `string_to_bool` included) and LightningCLI files
+(jsonargparse loads a string as YAML for non-string types); unquoted numbers like `2e-5` (TL003) and
+yes/no booleans (TL004) have their own rules. Holds for transformers 4.40 - 5.24, TRL 0.18 - 1.16,
+accelerate 1.13 - 1.15.
 
 **Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.
 
@@ -25,10 +29,16 @@ from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.base import as_float
 from trainlint.rules._schema_checks import findings
+from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL520", "invalid-value-type", Severity.ERROR,
             "A value of the wrong type for its key", flavors=("huggingface", "lightning", "accelerate"))
+
+CLAIMS = (
+    Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict", "", "silent"),
+    Claim("accelerate", "commands/config/config_args.py BaseConfig.from_yaml_file", "", "silent"),
+)
 
 
 def check(ctx: LintContext):
