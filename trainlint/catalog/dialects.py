@@ -1,0 +1,140 @@
+"""The parsers that read HF-style training files, as data: `schemas/dialects.json`.
+
+For each dialect (`hf`, `trl`, `llamafactory`, `open-r1`, `open-instruct`, `ms-swift`, `firefly`, `axolotl`,
+`torchtune`, `litgpt`) the file says which function parses the file, what it does with a key it does not know
+(`error`, `ignored`, `launcher`) and with which message, the keys it accepts beyond its base classes (with the
+sampled framework versions that have each key), its base classes (named as in the `hf-training-args` schema's
+`x-trainlint-classes`), and how to recognise it (keys, launch commands, imports, package names). The format is
+documented in `schemas/README.md` ("Dialects"). This module only reads it; the decision which dialect reads a
+given file is `trainlint.context.dialect`'s.
+
+Only the standard library; the file is read once, on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+from trainlint.catalog import schemas
+
+FILE_NAME = "dialects.json"
+FORMAT = "trainlint-dialects/1"
+
+__all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "dialect", "extra_keys", "load", "not_training_configs",
+           "unknown_keys_action", "versions"]
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> dict:
+    """The parsed file (cached and shared: do not modify it)."""
+    for folder in schemas._candidates_dirs():
+        candidate = folder / FILE_NAME
+        try:
+            if candidate.is_file():
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+                if data.get("format") != FORMAT:
+                    raise ValueError(f"{FILE_NAME}: format {data.get('format')!r}, expected {FORMAT!r}")
+                return data
+        except OSError:  # pragma: no cover
+            continue
+    raise FileNotFoundError(f"{FILE_NAME} not found in trainlint/_schemas or <repo>/schemas")
+
+
+DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-swift", "firefly", "axolotl",
+                 "torchtune", "litgpt")
+
+
+def dialect(name: str) -> dict | None:
+    """Everything the file says about one dialect, or None for a name it does not have."""
+    return load()["dialects"].get(name)
+
+
+def not_training_configs() -> dict:
+    """Formats that look like a training config but are not one trainlint reads (GPT-NeoX, Megatron, NeMo, ...)."""
+    return load()["not_training_configs"]
+
+
+def versions(name: str) -> list[str]:
+    """The framework versions the key lists were read from, oldest first ("main" is the newest)."""
+    entry = dialect(name)
+    return [v["version"] for v in entry["versions"]] if entry else []
+
+
+_NUM = re.compile(r"\d+")
+
+
+def _key(label: str) -> tuple:
+    """A sort key for version labels: numeric parts, then .devN (before the release) < release < +main (after
+    it); a bare 'main' after everything."""
+    base = label.split("+")[0]
+    nums = tuple(int(n) for n in _NUM.findall(base.split(".dev")[0]))
+    if not nums:
+        return ((10 ** 9,), 0)
+    stage = 1 if label.endswith("+main") else (-1 if ".dev" in base else 0)
+    return (nums, stage)
+
+
+def _sample_for(name: str, version: str | None) -> str | None:
+    """The sampled version to judge `version` by: the newest sample whose release number is not above it (a
+    `X.Y.Z+main` sample stands for X.Y.Z, `X.Y.Z.dev0` for X.Y.Z), else the oldest; None when no version was
+    given (then every sample counts)."""
+    labels = versions(name)
+    if version is None or not labels:
+        return None
+    ordered = sorted(labels, key=_key)
+    target = _key(version)[0]
+    chosen = ordered[0]
+    for label in ordered:
+        if _key(label)[0] <= target:
+            chosen = label
+    return chosen
+
+
+def extra_keys(name: str, version: str | None = None) -> frozenset[str] | None:
+    """Keys the dialect's own classes declare (beyond its `base`), for `version` (the nearest sampled version
+    at or below it) or, without a version, in any sampled version. Aliases count as keys. None for an unknown
+    dialect."""
+    entry = dialect(name)
+    if entry is None:
+        return None
+    sample = _sample_for(name, version)
+    keys = {k for k, info in entry.get("keys", {}).items()
+            if sample is None or info.get("in") == "all" or sample in info.get("in", ())}
+    keys.update(entry.get("special_keys", {}))
+    return frozenset(keys)
+
+
+def base_keys(name: str) -> frozenset[str] | None:
+    """Keys of the dialect's base classes, as the bundled `hf-training-args` schema knows them (its
+    transformers/TRL versions, not the dialect's pins). Empty for a dialect whose list is complete (axolotl,
+    open-instruct, ...); None for an unknown dialect."""
+    entry = dialect(name)
+    if entry is None:
+        return None
+    wanted = set(entry.get("base", ()))
+    if not wanted:
+        return frozenset()
+    props = schemas.load_schema("hf-training-args").get("properties", {})
+    return frozenset(k for k, p in props.items()
+                     if isinstance(p, dict) and wanted & set(p.get("x-trainlint-classes", ())))
+
+
+def accepted_keys(name: str, version: str | None = None) -> frozenset[str] | None:
+    """Base keys plus the dialect's own keys. Not closed for `hf` (the script's own dataclasses add keys) and
+    `trl` (the script picks the classes): None for those, and for an unknown dialect."""
+    if name in ("hf", "trl"):
+        return None
+    base, extra = base_keys(name), extra_keys(name, version)
+    if base is None or extra is None:
+        return None
+    return base | extra
+
+
+def unknown_keys_action(name: str) -> str | None:
+    """What the parser does with a key it does not know: 'error', 'ignored' or 'launcher' (its default case;
+    `dialect(name)["unknown_keys"]["by_version"]` has the version- and script-dependent cases)."""
+    entry = dialect(name)
+    return entry["unknown_keys"]["action"] if entry else None
