@@ -164,3 +164,33 @@ def test_fixes_leave_the_files_parseable(tmp_path):
     after = engine.check_text(text, str(ds_file), PLAIN)
     before = {d.code for d in engine.check_path(ds_file, PLAIN).diagnostics}
     assert {d.code for d in after.diagnostics} <= before
+
+
+def test_accelerate_inserts_accumulation_one(tmp_path):
+    # Raw DeepSpeed would derive accumulation 64 // 4 // 8 = 2; Accelerate's DeepSpeedPlugin inserts 1 first.
+    ds_file = _write(tmp_path, "ds.json", {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4,
+                                           "zero_optimization": {"stage": 2}})
+    acc = _write(tmp_path, "accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                                              "num_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
+    found = _found(engine.check_path(acc, PLAIN), "TL200", ds_file)
+    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].message
+    alone = engine.check_path(ds_file, Settings(cli=Overrides({"num_gpus": 8}), use_project_config=False))
+    assert not _found(alone, "TL200")
+
+
+def test_first_stop_is_the_one_deepspeed_raises_first():
+    # A derived 0 trips the "> 0" assertion before the equality check; a written 0 divisor a ZeroDivisionError.
+    assert ds.deepspeed_batch(32, 4, None, 16)[3] == "Gradient accumulation steps: 0 has to be greater than 0"
+    assert ds.deepspeed_batch(32, None, 0, 8)[3].startswith("ZeroDivisionError")
+    assert ds.deepspeed_batch(None, 0, 2, 8)[3] == "Train batch size: 0 has to be greater than 0"
+    # sequence_parallel_size divides the world size (a float, as DeepSpeed prints it).
+    assert ds.deepspeed_batch(64, 4, 2, 8 / 2)[3].endswith("64 != 4 * 2 * 4.0")
+
+
+def test_gpt_neox_config_is_not_a_deepspeed_file(tmp_path):
+    neox = _write(tmp_path, "125M.yml", '{\n  "pipe_parallel_size": 1,\n  "model_parallel_size": 1,\n'
+                                        '  "num_layers": 12,\n  "train_micro_batch_size_per_gpu": 4,\n'
+                                        '  "train_batch_size": 31,\n  "checkpoint_activations": true,\n'
+                                        '  "zero_optimization": {"stage": 1, "allgather_bucket_size": 500000000}\n}\n')
+    result = engine.check_path(neox, PLAIN)
+    assert not [d for d in result.diagnostics if d.code in ("TL200", "TL201", "TL500", "TL501")]

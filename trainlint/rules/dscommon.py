@@ -103,6 +103,8 @@ def ds_configs(ctx) -> list[DSConfig]:
     """The DeepSpeed configs this lint sees: the file itself when it is one, else those its host links."""
     doc = ctx.document
     if ctx.flavor == "deepspeed":
+        if is_megatron(doc):
+            return []  # GPT-NeoX / Megatron: DeepSpeed sections inside another launcher's config
         cfg = DSConfig(doc, None)
         return [cfg] if cfg.root is not None else []
     if ctx.flavor not in LINK_KEYS or doc.root is None:
@@ -325,30 +327,55 @@ def known_world(plan) -> int | None:
 BATCH_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
 BATCH_ASSERT = ("Check batch related parameters. train_batch_size is not equal to "
                 "micro_batch_per_gpu * gradient_acc_step * world_size")
+# _batch_assertion checks these in this order before the equality (DeepSpeed 0.17.0-0.19.8).
+POSITIVE = (("Train batch size", 0), ("Micro batch size per gpu", 1), ("Gradient accumulation steps", 2))
+
+
+def deepspeed_batch(tb, micro, gas, world):
+    """DeepSpeed's fill-in and check, run the way DeepSpeed runs them: (tb, micro, gas, first stop) where the
+    first stop is the message DeepSpeed raises first (None: the batch is accepted). `world` is DeepSpeed's
+    world size, an int, or a float when it divides by `sequence_parallel_size`. None when neither
+    train_batch_size nor the micro-batch is given."""
+    try:
+        if tb is not None and micro is not None and gas is not None:
+            pass
+        elif tb is not None and micro is not None:
+            gas = tb // micro
+            gas //= world
+        elif tb is not None and gas is not None:
+            micro = tb // world
+            micro //= gas
+        elif micro is not None and gas is not None:
+            tb = micro * gas * world
+        elif tb is not None:
+            gas, micro = 1, tb // world
+        elif micro is not None:
+            tb, gas = micro * world, 1
+        else:
+            return None
+    except ZeroDivisionError as exc:
+        return tb, micro, gas, f"ZeroDivisionError: {exc}"
+    values = (tb, micro, gas)
+    for label, index in POSITIVE:
+        if not values[index] > 0:
+            return tb, micro, gas, f"{label}: {values[index]} has to be greater than 0"
+    if tb != micro * gas * world:
+        return tb, micro, gas, f"{BATCH_ASSERT} {tb} != {micro} * {gas} * {world}"
+    return tb, micro, gas, None
 
 
 def resolve_batch(tb: int | None, micro: int | None, gas: int | None, world: int):
-    """DeepSpeed's fill-in with its integer divisions: (tb, micro, gas, ok) or None when neither
-    train_batch_size nor the micro-batch is given."""
-    if tb is not None and micro is not None and gas is not None:
-        pass
-    elif tb is not None and micro is not None:
-        gas = tb // micro // world if micro > 0 else 0
-    elif tb is not None and gas is not None:
-        micro = tb // world // gas if gas > 0 else 0
-    elif micro is not None and gas is not None:
-        tb = micro * gas * world
-    elif tb is not None:
-        gas, micro = 1, tb // world
-    elif micro is not None:
-        tb, gas = micro * world, 1
-    else:
+    """(tb, micro, gas, ok) after DeepSpeed's fill-in, or None when neither train_batch_size nor the
+    micro-batch is given."""
+    out = deepspeed_batch(tb, micro, gas, world)
+    if out is None:
         return None
-    ok = tb > 0 and micro > 0 and gas > 0 and tb == micro * gas * world
-    return tb, micro, gas, ok
+    r_tb, r_micro, r_gas, stop = out
+    return r_tb, r_micro, r_gas, stop is None
 
 
 def valid_worlds(tb: int | None, micro: int | None, gas: int | None, limit: int = 4096) -> list[int]:
+    """DeepSpeed world sizes (data-parallel ranks) that pass the batch check."""
     out = []
     for world in range(1, limit + 1):
         resolved = resolve_batch(tb, micro, gas, world)
@@ -365,6 +392,67 @@ def list_worlds(worlds: list[int]) -> str:
     if len(shown) == 1:
         return f"{shown[0]} GPU" + ("" if shown[0] == "1" else "s")
     return ", ".join(shown[:-1]) + " or " + shown[-1] + " GPUs"
+
+
+def sequence_parallel(cfg: DSConfig) -> int:
+    """The config's `sequence_parallel_size` (1 when absent or unreadable)."""
+    value = ds_int(cfg.find("sequence_parallel_size"))
+    return value if value is not None and value > 1 else 1
+
+
+def ds_world(cfg: DSConfig, world: int) -> tuple[int | float, str]:
+    """The world size DeepSpeed's batch check uses for `world` GPUs, and how it got it.
+
+    runtime/config.py DeepSpeedConfig.__init__ without an mpu: `sequence_parallel_size` and
+    `data_parallel_size` in the config make a mesh whose data-parallel group is the world size; with
+    `sequence_parallel_size` alone, `dist.get_world_size() / sequence_parallel_size` (a float). AutoTP
+    (`tensor_parallel.autotp_size`) does not reduce it: the config is built before the TP groups."""
+    sp = sequence_parallel(cfg)
+    if sp == 1:
+        return world, ""
+    dp = ds_int(cfg.find("data_parallel_size"))
+    if dp is not None and dp > 0:
+        return dp, f"data_parallel_size {dp} (with sequence_parallel_size {sp})"
+    value = world / sp
+    return value, f"{world} GPUs / sequence_parallel_size {sp}"
+
+
+def first_stop_alone(tb, micro, gas) -> str | None:
+    """DeepSpeed's first stop for written values when the world size is unknown: the message on one GPU,
+    prefixed with "on 1 GPU" when it differs on two."""
+    one = deepspeed_batch(tb, micro, gas, 1)
+    two = deepspeed_batch(tb, micro, gas, 2)
+    if one is None or one[3] is None:
+        return None
+    return one[3] if two is not None and two[3] == one[3] else f"on 1 GPU: {one[3]}"
+
+
+# GPT-NeoX / Megatron configs carry DeepSpeed sections next to keys DeepSpeed never reads; they compute the batch
+# for world / (pipe x model parallel) themselves and pass DeepSpeed an mpu: not DeepSpeed files.
+MEGATRON_PARALLEL_KEYS = {"pipe_parallel_size", "model_parallel_size", "pipe-parallel-size", "model-parallel-size",
+                          "tensor_model_parallel_size", "pipeline_model_parallel_size"}
+MEGATRON_MODEL_KEYS = {"num_layers", "num_attention_heads", "seq_length", "max_position_embeddings", "train_iters",
+                       "lr_decay_style", "lr_decay_iters", "checkpoint_activations", "tokenizer_type", "data_path",
+                       "data-path", "vocab_file", "vocab-file", "num-layers", "hidden-size", "seq-length"}
+
+
+def is_megatron(doc: Document) -> bool:
+    root = doc.root
+    if root is None or root.kind != "mapping":
+        return False
+    keys = {str(k) for k in root.keys()}
+    return bool(keys & MEGATRON_PARALLEL_KEYS) or len(keys & MEGATRON_MODEL_KEYS) >= 2
+
+
+def elastic(cfg: DSConfig) -> bool:
+    """An enabled `elasticity` block: DeepSpeed <= 0.19.7 replaces the batch keys (0.19.8 refuses the block)."""
+    node = cfg.find("elasticity", "enabled")
+    return node is not None and node.kind == "scalar" and as_bool(node.value) is True
+
+
+def is_comment_key(key) -> bool:
+    """`_comment`, `__note`, `//`, `#...` keys: annotations in JSON, never settings."""
+    return isinstance(key, str) and (key.startswith(("_", "//", "#")) or key.lower() in ("comment", "comments"))
 
 
 def replace_text(doc: Document, node: Node, value: Any):

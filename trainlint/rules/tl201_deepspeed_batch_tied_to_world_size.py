@@ -2,16 +2,18 @@
 
 **What**: a number in `train_batch_size` of a DeepSpeed config when trainlint does not know the
 world size (no `--num-gpus`, directive, `[tool.trainlint]`, launcher config). The message names the
-world sizes it works with.
+GPU counts it works with (counting DeepSpeed's `sequence_parallel_size`, which divides the GPU count
+in DeepSpeed's batch check) and says that it assumed nothing about the count.
 
-**Why**: DeepSpeed checks `train_batch_size == micro × accumulation × world size` at start-up
-(`deepspeed/runtime/config.py::_batch_assertion`: "Check batch related parameters.
-train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size ..."),
+**Why**: DeepSpeed checks `train_batch_size == micro × accumulation × world size` at start-up,
 deriving a missing micro-batch or accumulation with integer divisions, so the same file stops the
-run on another GPU count (OpenRLHF#346 "256 != 2 * 18 * 7"). Under HF Trainer the value is also
-compared with `world_size × per_device_train_batch_size × gradient_accumulation_steps`
-("Please correct the following DeepSpeed config values that mismatch TrainingArguments values:
-- ds train_batch_size=32 vs hf train_batch_size (calculated)=4", trlx#376, hendrycks/apps#9).
+run on another GPU count (OpenRLHF#346 "256 != 2 * 18 * 7"; a derived value of 0 stops it with
+"... has to be greater than 0" first). Under HF Trainer the value is compared with
+`world_size × per_device_train_batch_size × gradient_accumulation_steps`, where `world_size` counts
+every process ("Please correct the following DeepSpeed config values that mismatch TrainingArguments
+values: - ds train_batch_size=32 vs hf train_batch_size (calculated)=4", trlx#376, hendrycks/apps#9);
+that is an error when no GPU count can match. With `auto_find_batch_size` HF skips that comparison,
+but DeepSpeed's own check still applies (a warning).
 
 **Example**: `"train_batch_size": 32` with `"train_micro_batch_size_per_gpu": 4` and
 `"gradient_accumulation_steps": 2` works on exactly 4 GPUs.
@@ -20,6 +22,14 @@ compared with `world_size × per_device_train_batch_size × gradient_accumulatio
 arguments; unsafe in a file on its own that holds other `"auto"` values, as the integration is a guess); for raw DeepSpeed or Lightning with the micro-batch and accumulation set, remove it so
 DeepSpeed computes it (unsafe: the global batch then grows with the GPU count). Or tell trainlint
 the world size (`--num-gpus N`) to have it checked (TL200, TL600).
+
+**Evidence**: `deepspeed/runtime/config.py` `DeepSpeedConfig._set_batch_related_parameters` and
+`_batch_assertion` (DeepSpeed 0.17.0 to 0.19.8): "Check batch related parameters. train_batch_size is not
+equal to micro_batch_per_gpu * gradient_acc_step * world_size 32 != 4 * 2 * 8" (assert, a stop);
+`transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.trainer_config_process` /
+`trainer_config_finalize` (transformers 5.0 to 5.24): "Please correct the following DeepSpeed config values
+that mismatch TrainingArguments values: - ds train_batch_size=32 vs hf train_batch_size (calculated)=64"
+(ValueError, a stop, before DeepSpeed starts).
 """
 
 from __future__ import annotations
@@ -51,7 +61,8 @@ def check(ctx: LintContext):
         nodes, (_, micro, gas), (micro_from, gas_from) = found
         if (micro is not None and micro <= 0) or (gas is not None and gas <= 0):
             continue
-        worlds = ds.valid_worlds(tb, micro, gas)
+        sp = ds.sequence_parallel(cfg)
+        worlds = [w * sp for w in ds.valid_worlds(tb, micro, gas)]
         if not worlds:
             continue  # TL200: no world size works
         fixes = []
@@ -77,13 +88,18 @@ def check(ctx: LintContext):
         else:
             how = (f"DeepSpeed derives the micro-batch = {tb} // world size (accumulation 1), so it works only on "
                    f"{ds.list_worlds(worlds)} and the per-GPU batch changes with the count")
+        if sp > 1:
+            how += f" (sequence_parallel_size {sp} divides the GPU count in DeepSpeed's check)"
         yield RULE.at(cfg.doc, tb_node,
-                      f"train_batch_size is hard-coded to {tb}: {how}; on any other world size DeepSpeed stops with "
-                      f"\"{ds.BATCH_ASSERT}\". Drop it or set micro-batch and accumulation instead, or pass --num-gpus "
-                      "to have it checked.", fixes)
+                      f"train_batch_size is hard-coded to {tb}: {how}; the GPU count is not known here, and on any other count "
+                      f"DeepSpeed stops at start-up with \"{ds.BATCH_ASSERT} ...\" (or \"... has to be greater than "
+                      "0\" where a derived value rounds to 0). Drop it or set micro-batch and accumulation instead, or "
+                      "pass --num-gpus to have it checked.", fixes)
 
 
 def _hf(cfg: ds.DSConfig, tb_node, tb: int):
+    auto_find = cfg.host_doc.find(("auto_find_batch_size",)) if cfg.host_doc is not None else None
+    auto_find = auto_find is not None and auto_find.kind == "scalar" and ds.as_bool(auto_find.value) is True
     micro = ds.host_value(cfg, "micro")
     gas = ds.host_value(cfg, "gas")
     fixes = [fix('set train_batch_size to "auto" (HF Trainer computes it)', ds_replace(cfg, tb_node, "auto"))]
@@ -91,6 +107,15 @@ def _hf(cfg: ds.DSConfig, tb_node, tb: int):
         return
     per_world = micro.value * gas.value
     severity = None
+    if auto_find:
+        # HF skips its comparison (fill_match(..., must_match=False)); DeepSpeed's own check still applies,
+        # and every micro-batch auto_find_batch_size tries changes the product.
+        yield RULE.at(cfg.doc, tb_node,
+                      f"train_batch_size is hard-coded to {tb}: with auto_find_batch_size HF does not compare it, but "
+                      f"DeepSpeed checks it against micro × accumulation × world size at start-up and again after each "
+                      f"batch-size retry (\"{ds.BATCH_ASSERT} ...\"); the GPU count is not known here. Set it to "
+                      "\"auto\".", fixes)
+        return
     if tb % per_world:
         severity = Severity.ERROR
         implied = (f"no world size matches: {tb} is not a multiple of per_device_train_batch_size {micro.value} × "
@@ -100,6 +125,7 @@ def _hf(cfg: ds.DSConfig, tb_node, tb: int):
         implied = (f"it matches HF's world_size × per_device_train_batch_size {micro.value} × "
                    f"gradient_accumulation_steps {gas.value} only on {world} GPU{'s' if world != 1 else ''}")
     yield RULE.at(cfg.doc, tb_node,
-                  f"train_batch_size is hard-coded to {tb}: {implied}; elsewhere HF Trainer stops with \"Please correct "
+                  f"train_batch_size is hard-coded to {tb}: {implied} (HF's world_size counts every process); "
+                  "the GPU count is not known here, and elsewhere HF Trainer stops with \"Please correct "
                   f"the following DeepSpeed config values that mismatch TrainingArguments values: - ds train_batch_size="
                   f"{tb} vs hf train_batch_size (calculated)=...\". Set it to \"auto\".", fixes, severity=severity)
