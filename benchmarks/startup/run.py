@@ -1,0 +1,122 @@
+"""Start-up cost of `trainlint check` against yamllint on the same file, measured in the same run.
+
+CPU time (user + system) of each child process, from `os.wait4`, median over `--runs` alternating runs; both
+tools run from this interpreter's environment with bytecode compiled first (as `pip install` leaves it), and
+with PYTHONDONTWRITEBYTECODE unset for the children. Also: trainlint on 1 file versus 300 files (per-file cost),
+and where pygls is installed, the language server's didChange -> diagnostics latency (benchmarks/lsp_latency).
+
+    python benchmarks/startup/run.py [--runs 15] [--file PATH] [--out benchmarks/startup/results/latest.json]
+
+Needs `yamllint` installed (`pip install yamllint`). Prints the ratios; the target is trainlint/yamllint <= 1.0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+DEFAULT_FILE = ROOT / "examples" / "hf-llama3-8b-sft" / "train.yaml"
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _cpu(argv: list[str]) -> float:
+    """CPU seconds (user + system) the child used."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if not found:
+        sys.exit(f"{name} is not installed in this environment")
+    return found
+
+
+def _compile_bytecode() -> None:
+    import trainlint
+
+    for folder in {Path(trainlint.__file__).parent, Path(sysconfig.get_paths()["purelib"])}:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder)], env=_env(),
+                       stdout=subprocess.DEVNULL, check=False)
+
+
+def _median_cpu(argv: list[str], runs: int) -> float:
+    return statistics.median(_cpu(argv) for _ in range(runs))
+
+
+def _many_files(folder: Path, count: int) -> list[str]:
+    sources = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+    if not sources:
+        sources = [DEFAULT_FILE]
+    paths = []
+    for i in range(count):
+        src = sources[i % len(sources)]
+        sub = folder / f"{i:03d}"
+        sub.mkdir()
+        dst = sub / src.name
+        shutil.copyfile(src, dst)
+        paths.append(str(dst))
+    return paths
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
+    args = parser.parse_args()
+
+    trainlint, yamllint = _tool("trainlint"), _tool("yamllint")
+    _compile_bytecode()
+    for argv in ([trainlint, "check", str(args.file)], [yamllint, str(args.file)]):  # warm the file cache
+        _cpu(argv)
+    t_runs, y_runs = [], []
+    for _ in range(args.runs):  # alternate, so that machine noise hits both alike
+        t_runs.append(_cpu([trainlint, "check", str(args.file)]))
+        y_runs.append(_cpu([yamllint, str(args.file)]))
+    t_one, y_one = statistics.median(t_runs), statistics.median(y_runs)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = _many_files(Path(tmp), 300)
+        many_runs = max(3, args.runs // 5)
+        t_many = _median_cpu([trainlint, "check", *files], many_runs)
+        y_many = _median_cpu([yamllint, *files], many_runs)
+
+    result = {
+        "file": str(args.file.relative_to(ROOT) if args.file.is_relative_to(ROOT) else args.file),
+        "runs": args.runs,
+        "python": sys.version.split()[0],
+        "cpu_seconds": {"trainlint_1_file": round(t_one, 4), "yamllint_1_file": round(y_one, 4),
+                        "trainlint_300_files": round(t_many, 4), "yamllint_300_files": round(y_many, 4)},
+        "ratio_1_file_trainlint_over_yamllint": round(t_one / y_one, 2),
+        "ratio_300_files_trainlint_over_yamllint": round(t_many / y_many, 2),
+        "trainlint_300_over_1_file": round(t_many / t_one, 1),
+        "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
