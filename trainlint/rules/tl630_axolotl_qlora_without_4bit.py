@@ -4,7 +4,13 @@
 does not merge an adapter, `merge_lora`).
 
 **Why**: QLoRA means LoRA on a 4-bit NF4 base; Axolotl's validation stops with "Require
-cfg.load_in_4bit to be True for qlora" (`utils/schemas/validation.py`).
+cfg.load_in_4bit to be True for qlora".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/peft.py`, `LoraConfig.validate_qlora` (a pydantic
+`model_validator(mode="after")`, so the run stops while the config is read), every release from v0.1.0 to
+main (2026-07). With `merge_lora` the same validator checks other things ("Can't merge qlora if loaded in
+4bit"), so merging configs are left alone; `load_in_8bit` is TL631's, `gptq` is refused on its own ("Can't load
+qlora if gptq").
 
 **Example**: `adapter: qlora` → add `load_in_4bit: true`.
 

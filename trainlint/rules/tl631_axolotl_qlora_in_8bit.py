@@ -3,7 +3,11 @@
 **What**: an Axolotl config with `adapter: qlora` and `load_in_8bit: true`.
 
 **Why**: QLoRA loads the base in 4 bits; Axolotl's validation stops with "Can't load qlora in 8bit"
-(`utils/schemas/validation.py`). For an 8-bit base use `adapter: lora` with `load_in_8bit: true`.
+(when merging an adapter, `merge_lora: true`: "Can't merge qlora if loaded in 8bit"). For an 8-bit base
+use `adapter: lora` with `load_in_8bit: true`.
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/peft.py`, `LoraConfig.validate_qlora` (pydantic
+`model_validator(mode="after")`), both messages in every release from v0.1.0 to main (2026-07).
 
 **Example**: `adapter: qlora`, `load_in_8bit: true` → `load_in_8bit: false`, `load_in_4bit: true`.
 
@@ -31,9 +35,8 @@ def check(ctx: LintContext):
     eight = root.entry("load_in_8bit")
     if adapter is None or str(adapter.value).lower() != "qlora" or eight is None or flag(eight.value) is not True:
         return
-    if flag(root.get("merge_lora")):
-        return
+    said = "Can't merge qlora if loaded in 8bit" if flag(root.get("merge_lora")) else "Can't load qlora in 8bit"
     yield RULE.at(doc, eight.key_span,
-                  "`load_in_8bit: true` with `adapter: qlora`: Axolotl stops with \"Can't load qlora in 8bit\". QLoRA uses "
+                  f"`load_in_8bit: true` with `adapter: qlora`: Axolotl stops with \"{said}\". QLoRA uses "
                   "a 4-bit base (`load_in_4bit: true`); for an 8-bit base use `adapter: lora`.",
                   [fix("set `load_in_8bit: false`", replace_value(doc, eight.value, False), safe=False)])

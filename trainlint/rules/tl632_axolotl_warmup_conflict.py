@@ -2,8 +2,10 @@
 
 **What**: an Axolotl config that sets both `warmup_steps` and `warmup_ratio` to non-zero values.
 
-**Why**: Axolotl's validation stops with "warmup_steps and warmup_ratio are mutually exclusive"
-(`utils/schemas/validation.py`).
+**Why**: Axolotl's validation stops with "warmup_steps and warmup_ratio are mutually exclusive".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_warmup` (a `model_validator(mode="before")`
+testing both values for truthiness, so `0` does not count), since v0.4.0 (2023-11) to main (2026-07).
 
 **Example**: `warmup_steps: 10` + `warmup_ratio: 0.03` → keep one.
 

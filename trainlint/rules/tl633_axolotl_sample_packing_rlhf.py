@@ -4,8 +4,10 @@
 `sample_packing: true`.
 
 **Why**: preference and RL trainers need each example's chosen/rejected (or generated) sequences
-intact; Axolotl's validation stops with "`sample_packing: true` does not work with RLHF training"
-(`utils/schemas/validation.py`).
+intact; Axolotl's validation stops with "`sample_packing: true` does not work with RLHF training".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `RLValidationMixin.check_sample_packing_w_rl`
+(`model_validator(mode="before")`: `sample_packing` and `rl` both truthy), since v0.4.0 (2024-01) to main (2026-07).
 
 **Example**: `rl: dpo` + `sample_packing: true` → `sample_packing: false`.
 

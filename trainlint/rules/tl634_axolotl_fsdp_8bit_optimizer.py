@@ -6,9 +6,12 @@ or `adamw_bnb_8bit` / `adamw_8bit` with `fsdp_version: 2`.
 
 **Why**: bitsandbytes keeps its 8-bit states on the GPU and cannot step CPU-offloaded or DTensor
 (FSDP2) parameters. Axolotl's validation stops with "FSDP Offload not compatible with {optimizer}"
-and "FSDP2 not compatible with {optimizer}, use `adamw_torch_8bit` instead"
-(`utils/schemas/validation.py`, `check_fsdp_offload_w_8bit_optimizer`, `check_fsdp2_w_8bit_optimizer`;
-an `fsdp_config` without a version is FSDP1).
+and "FSDP2 not compatible with {optimizer}, use `adamw_torch_8bit` instead".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_fsdp_offload_w_8bit_optimizer` (since
+v0.5.0, 2024-04) and `check_fsdp2_w_8bit_optimizer` (since v0.8.1, 2025-04), both `model_validator(mode="after")`,
+so the `fsdp_` prefix is already stripped (`fsdp_offload_params` counts) and the version is resolved: top-level
+`fsdp_version`, else `fsdp_config.fsdp_version` / `fsdp_config.version`, else 1 (`check_fsdp_version_in_fsdp_config`).
 
 **Example**: `fsdp_version: 2` + `optimizer: adamw_bnb_8bit` → `optimizer: adamw_torch_8bit`.
 

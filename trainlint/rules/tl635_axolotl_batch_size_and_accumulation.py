@@ -5,7 +5,10 @@
 
 **Why**: Axolotl derives one from the other (`gradient_accumulation_steps = batch_size //
 micro_batch_size`) and refuses both: "please set only one of gradient_accumulation_steps or
-batch_size" (`utils/schemas/validation.py`).
+batch_size".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_gas_bsz` (`model_validator(mode="before")`,
+both truthy), since v0.2.1 (2023-05) to main (2026-07).
 
 **Example**: `batch_size: 32`, `micro_batch_size: 4`, `gradient_accumulation_steps: 8` → drop
 `batch_size`.

@@ -5,7 +5,11 @@
 
 **Why**: activation offloading moves the checkpointed layer inputs to the CPU; without checkpointing
 there is nothing to offload. Axolotl's validation stops with "activation_offloading requires
-gradient_checkpointing" (`utils/schemas/validation.py`).
+gradient_checkpointing".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_activation_offloading_wo_gc`
+(`model_validator(mode="after")`), since v0.12.0 (2025-07) to main (2026-07). A validator before it turns
+`gradient_checkpointing: offload` / `offload_disk` into checkpointing plus offloading, so those values pass.
 
 **Example**: `activation_offloading: true` → add `gradient_checkpointing: true`.
 

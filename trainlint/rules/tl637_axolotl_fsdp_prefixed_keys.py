@@ -5,8 +5,11 @@
 
 **Why**: current Axolotl takes the plain names (`offload_params`, `state_dict_type`, ...). It still
 strips the prefix for you, with a warning: "Configuring FSDP fields with the `fsdp_` prefix is
-deprecated. Please omit the `fsdp_` prefix from the any fields in `fsdp_config`."
-(`utils/schemas/config.py`), so the prefixed spelling is on its way out.
+deprecated. Please omit the `fsdp_` prefix from the any fields in `fsdp_config`.", so the prefixed spelling
+is on its way out.
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_fsdp_config_kwargs_prefix`
+(`model_validator(mode="before")`, a warning, not an error), since v0.12.0 (2025-07) to main (2026-07).
 
 **Example**: `fsdp_config: {fsdp_offload_params: true}` → `fsdp_config: {offload_params: true}`.
 

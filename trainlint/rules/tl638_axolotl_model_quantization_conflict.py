@@ -4,8 +4,10 @@
 `load_in_4bit: true`.
 
 **Why**: both describe how to quantize the base model; Axolotl's validation stops with
-"model_quantization_config and load_in_8bit or load_in_4bit cannot be used together."
-(`utils/schemas/validation.py`).
+"model_quantization_config and load_in_8bit or load_in_4bit cannot be used together.".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_model_quantization_config_vs_bnb`
+(`model_validator(mode="before")`), since v0.12.0 (2025-08) to main (2026-07).
 
 **Example**: `model_quantization_config: Mxfp4Config` with `load_in_4bit: true`.
 

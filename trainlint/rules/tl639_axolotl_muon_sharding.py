@@ -6,7 +6,13 @@
 **Why**: Muon orthogonalizes whole weight matrices, which ZeRO's flat partitions and FSDP1's flattened
 parameters do not provide; Axolotl's validation stops with "Muon optimizer is currently incompatible
 with DeepSpeed" or "Muon optimizer is only compatible with FSDP2. Set fsdp_version: 2 to use Muon with
-FSDP." (`utils/schemas/validation.py`, `check_muon_deepspeed_fsdp`).
+FSDP.".
+
+**Evidence**: axolotl `src/axolotl/utils/schemas/validation.py`, `check_muon_deepspeed_fsdp`
+(`model_validator(mode="before")`). v0.8.0 (2025-04) to v0.13.0 refused Muon with any FSDP, FSDP2 included:
+"Muon optimizer is currently incompatible with DeepSpeed and FSDP"; from v0.13.1 (commit bbd3486, 2025-12-19)
+FSDP2 is allowed and the messages are the two above. The version is read from the top-level `fsdp_version`,
+else `fsdp_config.fsdp_version`, else 1.
 
 **Example**: `optimizer: muon` + `deepspeed: deepspeed_configs/zero2.json`.
 
