@@ -4,11 +4,19 @@
 > 1, a `clip_grad_norm` value, or `compile: {optimizer_step: true}`.
 
 **Why**: with the optimizer step fused into backward, each gradient is applied and freed as soon as
-it is computed, so it can neither be accumulated nor clipped by the global norm. The recipes stop
-(`recipes/full_finetune_*.py`): "Gradient accumulation is not supported with optimizer in bwd.Please
-set gradient_accumulation_steps=1, or optimizer_in_bwd=False." and "Gradient clipping is not
-supported with optimizer in bwd.Please set clip_grad_norm=None, or optimizer_in_bwd=False." and
-"optimizer_in_bwd not supported with compiling the optimizer step".
+it is computed, so it can neither be accumulated nor clipped by the global norm. The recipes stop at
+setup: the distributed ones with "Gradient accumulation is not supported with optimizer in bwd.Please set
+gradient_accumulation_steps=1, or optimizer_in_bwd=False." and "Gradient clipping is not supported with
+optimizer in bwd.Please set clip_grad_norm=None, or optimizer_in_bwd=False." (sic, no space), the
+single-device one with "Gradient accumulation is not supported with optimizer_in_bwd: True" and "Gradient
+clipping is not supported with optimizer_in_bwd: True"; compiling the step fails with "optimizer_in_bwd not
+supported with compiling the optimizer step".
+
+**Evidence**: torchtune `recipes/full_finetune_distributed.py`, `full_dpo_distributed.py`,
+`qat_distributed.py`, `qat_single_device.py` (`__init__`) and `full_finetune_single_device.py` (`__init__`):
+the accumulation check since v0.1.0 (2024-03), the clipping check since v0.4.0 (2024-10); the compile check
+in `_setup_optimizer` of `full_finetune_distributed.py` and `qat_distributed.py` is on main after v0.6.1
+(2025-05, unreleased). The LoRA recipes do not read `optimizer_in_bwd`.
 
 **Example**: `optimizer_in_bwd: true`, `gradient_accumulation_steps: 8`.
 
@@ -38,15 +46,17 @@ def check(ctx: LintContext):
     gas = root.entry("gradient_accumulation_steps")
     if gas is not None and (number(gas.value) or 1) > 1:
         yield RULE.at(doc, gas.key_span,
-                      f"`gradient_accumulation_steps: {gas.value.raw}` with `optimizer_in_bwd: true`: the recipe stops with "
-                      f"\"Gradient accumulation is not supported with optimizer in bwd.\" (gradients are applied and freed "
-                      f"during backward). Use gradient_accumulation_steps 1, or optimizer_in_bwd false.", [off])
+                      f"`gradient_accumulation_steps: {gas.value.raw}` with `optimizer_in_bwd: true`: the recipe stops at "
+                      f"setup (\"Gradient accumulation is not supported with optimizer in bwd\", single device: \"... "
+                      f"with optimizer_in_bwd: True\"): gradients are applied and freed during backward. Use "
+                      f"gradient_accumulation_steps 1, or optimizer_in_bwd false.", [off])
     clip = root.entry("clip_grad_norm")
     if clip is not None and clip.value.kind == "scalar" and clip.value.value not in (None, "null", "None"):
         yield RULE.at(doc, clip.key_span,
-                      f"`clip_grad_norm: {clip.value.raw}` with `optimizer_in_bwd: true`: the recipe stops with \"Gradient "
-                      f"clipping is not supported with optimizer in bwd.\" Set clip_grad_norm to null, or optimizer_in_bwd "
-                      f"false.", [off])
+                      f"`clip_grad_norm: {clip.value.raw}` with `optimizer_in_bwd: true`: the recipe stops at setup "
+                      f"(\"Gradient clipping is not supported with optimizer in bwd\", single device: \"... with "
+                      f"optimizer_in_bwd: True\"): the global norm needs every gradient at once. "
+                      f"Set clip_grad_norm to null, or optimizer_in_bwd false.", [off])
     step = root.find(("compile", "optimizer_step"))
     if step is not None and flag(step) is True:
         yield RULE.at(doc, step,

@@ -3,8 +3,14 @@
 **What**: a torchtune recipe config with `enable_activation_offloading: true` while
 `enable_activation_checkpointing` is false or missing.
 
-**Why**: the recipes refuse it (`recipes/*_finetune_*.py`, `_setup_model`): "enable_activation_offloading
-should only be True when enable_activation_checkpointing is True".
+**Why**: activation offloading moves the checkpointed layer inputs to the CPU, so there must be
+checkpointing; the recipes refuse it at setup: "enable_activation_offloading should only be True when
+enable_activation_checkpointing is True" (a RuntimeError).
+
+**Evidence**: torchtune `recipes/full_finetune_{single_device,distributed}.py`,
+`lora_finetune_{single_device,distributed}.py`, `lora_dpo_*.py`, `full_dpo_distributed.py`, `qat_*.py`
+(`__init__`, after reading `enable_activation_checkpointing`, default False), since v0.4.0 (2024-10) to main
+(2026-04). The same block refuses offloading on a device other than CUDA or XPU.
 
 **Example**: `enable_activation_offloading: true`, `enable_activation_checkpointing: false`.
 
