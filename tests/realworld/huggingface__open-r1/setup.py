@@ -1,0 +1,56 @@
+# Excerpt of setup.py (huggingface/open-r1): the pinned dependency table and install_requires, verbatim
+_deps = [
+    "accelerate==1.4.0",
+    "bitsandbytes>=0.43.0",
+    "datasets>=3.2.0",
+    "deepspeed==0.16.8",
+    "distilabel[vllm,ray,openai]>=1.5.2",
+    "e2b-code-interpreter>=1.0.5",
+    "einops>=0.8.0",
+    "flake8>=6.0.0",
+    "hf_transfer>=0.1.4",
+    "huggingface-hub[cli,hf_xet]>=0.30.2,<1.0",
+    "isort>=5.12.0",
+    "jieba",  # Needed for Chinese language support
+    "langdetect",  # Needed for LightEval's extended tasks
+    "latex2sympy2_extended>=1.0.6",
+    "liger-kernel>=0.5.10",
+    "lighteval @ git+https://github.com/huggingface/lighteval.git@d3da6b9bbf38104c8b5e1acc86f83541f9a502d1",  # Critical bug fix for tokenizer revisions: https://github.com/huggingface/lighteval/pull/721
+    "math-verify==0.5.2",  # Used for math verification in grpo
+    "morphcloud==0.1.67",
+    "packaging>=23.0",
+    "parameterized>=0.9.0",
+    "peft>=0.14.0",
+    "pytest",
+    "python-dotenv",
+    "ruff>=0.9.0",
+    "safetensors>=0.3.3",
+    "sentencepiece>=0.1.99",
+    "torch==2.6.0",
+    "transformers==4.52.3",
+    "trl[vllm]==0.18.0",
+    "wandb>=0.19.1",
+    "async-lru>=2.0.5",
+    "aiofiles>=24.1.0",
+    "pandas>=2.2.3",
+]
+install_requires = [
+    deps["accelerate"],
+    deps["bitsandbytes"],
+    deps["einops"],
+    deps["datasets"],
+    deps["deepspeed"],
+    deps["hf_transfer"],
+    deps["huggingface-hub"],
+    deps["langdetect"],
+    deps["latex2sympy2_extended"],
+    deps["math-verify"],
+    deps["liger-kernel"],
+    deps["packaging"],  # utilities from PyPA to e.g., compare versions
+    deps["safetensors"],
+    deps["sentencepiece"],
+    deps["transformers"],
+    deps["trl"],
+    deps["wandb"],
+    deps["async-lru"],
+]
