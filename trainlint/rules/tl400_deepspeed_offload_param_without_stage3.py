@@ -12,6 +12,10 @@ memory (trlx `ds_config_gpt_j.json`, Lightning#18134).
 
 **Fix** (unsafe): remove `offload_param` (what DeepSpeed does anyway), or move to `"stage": 3` if you
 need the parameters off the GPU.
+
+**Evidence**: `deepspeed/runtime/engine.py` `DeepSpeedEngine._configure_zero_optimizer` passes
+`offload_param_config` only to the stage-3 optimizers; `deepspeed/runtime/zero/config.py` `DeepSpeedZeroConfig`
+accepts the section at every stage without a validator (DeepSpeed 0.17.0 to 0.19.8). Silent: no message.
 """
 
 from __future__ import annotations

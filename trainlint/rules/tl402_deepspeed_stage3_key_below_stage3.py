@@ -1,6 +1,6 @@
 """TL402 deepspeed-stage3-key-below-stage3: `stage3_*` settings in a config that is not ZeRO stage 3.
 
-**What**: `stage3_*` keys of `zero_optimization` (and their short aliases such as
+**What**: the known `stage3_*` keys of `zero_optimization` (and their short aliases such as
 `max_live_parameters`, `prefetch_bucket_size`, `param_persistence_threshold`,
 `gather_16bit_weights_on_model_save`) while `stage` is 0, 1 or 2.
 
@@ -11,6 +11,11 @@ limits, 16-bit gathering at save) does not happen (Lightning#18134's config).
 **Example**: `"stage": 2, "stage3_max_live_parameters": 1e9`.
 
 **Fix** (unsafe): remove the key, or move to stage 3.
+
+**Evidence**: `deepspeed/runtime/zero/config.py` `DeepSpeedZeroConfig` (the `stage3_*` aliases are fields at
+every stage); read only by `engine.py` `_configure_zero_optimizer`'s stage-3 branch, `zero/stage3.py` and
+`zero/parameter_offload.py` (DeepSpeed 0.17.0 to 0.19.8). Silent: no message. Unknown `stage3_*` names are
+refused by the model (TL500), the deprecated `stage3_gather_fp16_weights_on_model_save` is TL502's.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
+from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL402", "deepspeed-stage3-key-below-stage3", Severity.WARNING,
             "stage3_* ZeRO settings have no effect below stage 3", flavors=ds.ALL_FLAVORS)
@@ -39,6 +45,9 @@ def check(ctx: LintContext):
         for entry in zero.entries:
             if not (entry.key.startswith("stage3_") or entry.key in STAGE3_ALIASES):
                 continue
+            info = describe("deepspeed", ("zero_optimization", entry.key))
+            if info is None or info.deprecated:
+                continue  # unknown: DeepSpeed refuses it (TL500); deprecated: TL502
             yield RULE.at(cfg.doc, entry.key_span,
                           f"{entry.key} has no effect at ZeRO stage {stage}: only the stage-3 engine reads it. "
                           "Remove it, or use \"stage\": 3 if you meant to partition the parameters.",

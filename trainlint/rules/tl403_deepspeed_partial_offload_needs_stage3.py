@@ -8,6 +8,11 @@
 **Example**: `"stage": 2, "offload_optimizer": {"device": "cpu", "ratio": 0.3}`.
 
 **Fix** (unsafe): remove `ratio` (offload everything), or use stage 3.
+
+**Evidence**: `deepspeed/runtime/zero/config.py` `DeepSpeedZeroConfig.offload_ratio_check` (an `assert` in a
+pydantic `after` validator, since DeepSpeed 0.12.3; 0.17.0 to 0.19.8). First message: "1 validation error for
+DeepSpeedZeroConfig ... Assertion failed, Partial offloading only supported for ZeRO Stage 3." (pydantic
+ValidationError, a stop). The device is not looked at: `"device": "none"` with a ratio below 1 stops too.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ def check(ctx: LintContext):
             continue
         yield RULE.at(cfg.doc, node,
                       f"offload_optimizer.ratio {ratio:g} asks for partial optimizer offload at ZeRO stage {stage}; "
-                      "DeepSpeed refuses the config: \"Partial offloading only supported for ZeRO Stage 3.\" "
+                      "DeepSpeed refuses the config: \"1 validation error for DeepSpeedZeroConfig ... Assertion failed, Partial "
+                      "offloading only supported for ZeRO Stage 3.\" "
                       "Remove ratio or use \"stage\": 3.",
                       [fix("remove ratio (offload all optimizer states)",
                            delete_entry(cfg.doc, section, section.entry("ratio")), safe=False)])

@@ -13,6 +13,12 @@ the throughput (sahil280114/codealpaca's config: `reduce_bucket_size` 100, the t
 **Example**: `"reduce_bucket_size": 100`.
 
 **Fix** (unsafe: larger buckets use more GPU memory): the DeepSpeed default, or `"auto"` under HF Trainer.
+
+**Evidence**: defaults and `ge=0` bounds in `deepspeed/runtime/zero/config.py` `DeepSpeedZeroConfig`
+(reduce_bucket_size and allgather_bucket_size 5e8, stage3_prefetch_bucket_size 5e7, stage3_max_live_parameters
+and stage3_max_reuse_distance 1e9); used by `zero/stage_1_and_2.py`, `zero/stage3.py` and
+`zero/partitioned_param_coordinator.py` (DeepSpeed 0.17.0 to 0.19.8). Silent: the run is only slower, so this
+is never an error.
 """
 
 from __future__ import annotations

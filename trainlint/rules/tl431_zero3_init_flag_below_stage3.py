@@ -11,6 +11,10 @@ what was meant to be 3.
 **Example**: `zero_stage: 2`, `zero3_init_flag: true`.
 
 **Fix** (safe: Accelerate ignores the flag anyway): `zero3_init_flag: false`.
+
+**Evidence**: `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.__post_init__` (Accelerate 1.12 to 1.15):
+`warnings.warn("DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.")`, a
+warning line; the default stage is `ACCELERATE_DEEPSPEED_ZERO_STAGE` or 2.
 """
 
 from __future__ import annotations
