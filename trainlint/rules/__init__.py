@@ -98,6 +98,7 @@ RULE_MODULES = (
     "tl639_axolotl_muon_sharding",
     "tl640_torchtune_optimizer_in_bwd_conflict",
     "tl641_torchtune_activation_offloading_without_checkpointing",
+    "tl642_axolotl_lora_load_in_4bit",
 )
 
 REGISTRY: dict[str, ModuleType] = {}
