@@ -21,6 +21,10 @@ class UsageError(Exception):
     pass
 
 
+class InvalidProjectSettings(UsageError):
+    """pyproject.toml / trainlint.toml settings that cannot be used: reported once per run, with positions."""
+
+
 def _codes(text: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in text.replace(" ", ",").split(",") if c.strip())
 
@@ -194,9 +198,12 @@ def cmd_check(args) -> int:
         raise UsageError("--unsafe-fixes goes with --fix or --diff")
     if args.gpu is not None:
         _check_gpu_name(args.gpu)
+    _check_rule_codes(args.select, "--select")
+    _check_rule_codes(args.ignore, "--ignore")
     paths = expand_paths(args.paths)
     if not paths:
         raise UsageError("no config files found in the given paths")
+    projects = {} if args.isolated else project_configs(paths)
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
                         fail_level=args.fail_level, use_project_config=not args.isolated)
 
@@ -227,10 +234,90 @@ def cmd_check(args) -> int:
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_OK
-    fail_level = args.fail_level or "warning"
-    threshold = Severity(fail_level).rank
-    failing = any(d.severity.rank >= threshold for r in results for d in r.diagnostics)
+    def threshold(result) -> int:
+        project = projects.get(_settings_dir(result.path))
+        return Severity(args.fail_level or (project.fail_level if project else None) or "warning").rank
+
+    failing = any(d.severity.rank >= threshold(r) for r in results for d in r.diagnostics)
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _settings_dir(path: str) -> str:
+    return str((Path.cwd() if path in ("-", "<stdin>") else Path(path).resolve().parent))
+
+
+def _known_code(code: str) -> bool:
+    from trainlint.rules import REGISTRY
+
+    return code == "ALL" or any(known.startswith(code) for known in REGISTRY) or code == "TL000"
+
+
+def _check_rule_codes(codes, where: str) -> None:
+    unknown = [code for code in codes if not _known_code(code)]
+    if unknown:
+        from trainlint.catalog.naming import closest
+        from trainlint.rules import REGISTRY
+
+        hints = closest(unknown[0], list(REGISTRY), n=1)
+        hint = f"; did you mean {hints[0]}?" if hints else ""
+        raise UsageError(f"{where}: unknown rule code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{hint} "
+                         "(see `trainlint rules`)")
+
+
+def project_configs(paths: list[str]) -> dict:
+    """The project settings of every folder the files are in, each read once. Any settings file among them that
+    cannot be used is reported here, once, with its positions, and nothing is checked (exit 2), as ruff does."""
+    from trainlint.context.settings import SettingsError, find_project_config
+
+    configs: dict = {}
+    problems: dict[str, tuple[str, tuple[str, ...], str]] = {}
+    for path in paths:
+        folder = _settings_dir(path)
+        if folder in configs:
+            continue
+        try:
+            config = configs[folder] = find_project_config(folder)
+        except SettingsError as exc:
+            configs[folder] = None
+            problems.setdefault(str(exc), (exc.path or "", exc.key, str(exc)))
+            continue
+        for where, codes in _project_code_lists(config):
+            unknown = [code for code in codes if not _known_code(code)]
+            if unknown:
+                message = (f"{config.path}: {'.'.join(where)}: unknown rule code{'s' if len(unknown) > 1 else ''} "
+                           f"{', '.join(unknown)} (see `trainlint rules`)")
+                problems.setdefault(message, (config.path, where, message))
+    if problems:
+        lines = [_settings_problem_line(*problem) for problem in problems.values()]
+        raise InvalidProjectSettings("invalid trainlint settings; nothing was checked:\n" + "\n".join(lines))
+    return {folder: config for folder, config in configs.items() if config is not None}
+
+
+def _project_code_lists(config):
+    selection = config.selection
+    for name, codes in (("select", selection.select), ("ignore", selection.ignore),
+                        ("extend-select", selection.extend_select)):
+        if codes:
+            yield (name,), codes
+    for glob, codes in config.per_file_ignores:
+        yield ("per-file-ignores", glob), codes
+
+
+def _settings_problem_line(path: str, key: tuple[str, ...], message: str) -> str:
+    from trainlint.context.settings import toml_position
+
+    line, column = toml_position(path, key) if path else (1, 1)
+    if path and message.startswith(path + ": "):
+        message = message[len(path) + 2:]
+    shown = _relative(path) if path else "settings"
+    return f"  {shown}:{line}:{column}: TL010 error {message}"
+
+
+def _relative(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def cmd_estimate(args) -> int:
@@ -249,6 +336,8 @@ def cmd_estimate(args) -> int:
     if args.path:
         if not Path(args.path).exists():
             raise UsageError(f"{args.path}: no such file")
+        if not args.isolated:
+            project_configs([args.path])
         result = engine.check_path(args.path, Settings(cli=overrides, use_project_config=not args.isolated))
         if result.plan is None:
             reason = result.document.syntax_error.message if result.document.syntax_error else \
@@ -281,12 +370,12 @@ def _project_output_format(paths: list[str]) -> str | None:
 
 
 def _check_gpu_name(name: str) -> None:
-    from trainlint.catalog.gpus import closest_gpus, find_gpu
+    from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu
 
-    if find_gpu(name) is None:
-        hint = closest_gpus(name)
-        suffix = f"; did you mean {', '.join(hint)}?" if hint else "; see `trainlint gpus`, or give a capacity such as 80GB"
-        raise UsageError(f"unknown GPU {name!r}{suffix}")
+    try:
+        resolve_gpu(name)
+    except UnknownGPUError as exc:
+        raise UsageError(f"--gpu: {exc}") from None
 
 
 def cmd_rules(args) -> int:

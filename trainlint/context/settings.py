@@ -36,7 +36,15 @@ _PAIR = re.compile(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|
 
 
 class SettingsError(ValueError):
-    """A bad value in a settings source: the message names the source and the key."""
+    """A bad value in a settings source: the message names the source and the key.
+
+    `path` is the settings file, and `key` the key path inside its trainlint table (`("per-file", "a/*", "gpu")`),
+    where known, so that shells can point at the line (`toml_position`)."""
+
+    def __init__(self, message: str, *, path: str | None = None, key: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.path = path
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,11 @@ def parse_override(key: str, raw: Any, source: str) -> tuple[str, Any]:
     """(plan field, typed value) for a user-facing key such as `num-gpus`."""
     norm = key.replace("_", "-").lower()
     if norm not in OVERRIDABLE:
-        raise SettingsError(f"{source}: unknown setting {key!r}; known: {', '.join(OVERRIDABLE)}")
+        from trainlint.catalog.naming import closest
+
+        hint = closest(norm, list(OVERRIDABLE), n=1)
+        suffix = f"; did you mean {hint[0]!r}?" if hint else f"; known: {', '.join(OVERRIDABLE)}"
+        raise SettingsError(f"{source}: unknown setting {key!r}{suffix}")
     name, kind = OVERRIDABLE[norm]
     if kind is int:
         try:
@@ -130,7 +142,34 @@ def parse_override(key: str, raw: Any, source: str) -> tuple[str, Any]:
         return name, value
     if not isinstance(raw, str) or not raw.strip():
         raise SettingsError(f"{source}: {key} must be a non-empty string, got {raw!r}")
+    if name == "gpu":
+        _resolve_gpu_setting(raw.strip(), source, key)
     return name, raw.strip()
+
+
+def _resolve_gpu_setting(value: str, source: str, key: str) -> None:
+    """A GPU a setting names must resolve: a typo would silently turn the memory check off."""
+    from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu
+
+    try:
+        resolve_gpu(value)
+    except UnknownGPUError as exc:
+        raise SettingsError(f"{source}: {key}: {exc}") from None
+
+
+def resolve_model_setting(value: str, source: str, key: str, base_dir: Path | None) -> None:
+    """A model a setting names must be one trainlint can size: the catalog, a local folder or the offline HF cache."""
+    from trainlint.catalog.models import ModelLookupError, closest_models, find_model
+
+    try:
+        found = find_model(value, base_dir=base_dir)
+    except ModelLookupError as exc:
+        raise SettingsError(f"{source}: {key}: {exc}") from None
+    if found is None:
+        hint = closest_models(value)
+        suffix = f" Did you mean {', '.join(hint)}?" if hint else ""
+        raise SettingsError(f"{source}: {key}: unknown model {value!r}: not in the catalog (`trainlint models`), not a "
+                            f"local folder with a config.json, and not in the offline Hugging Face cache.{suffix}")
 
 
 def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
@@ -142,6 +181,24 @@ def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:
 
 
 def parse_project_table(table: dict, source: str) -> ProjectConfig:
+    """The settings of one trainlint table; a bad entry raises SettingsError naming its key path."""
+    try:
+        return _parse_project_table(table, source)
+    except SettingsError as exc:
+        if exc.path is None:
+            exc.path = source
+        raise
+
+
+def _check_models(values: dict[str, Any], source: str, key_prefix: tuple[str, ...]) -> None:
+    if "model" in values:
+        try:
+            resolve_model_setting(values["model"], source, "model", Path(source).parent if source else None)
+        except SettingsError as exc:
+            raise SettingsError(str(exc), path=source, key=key_prefix + ("model",)) from None
+
+
+def _parse_project_table(table: dict, source: str) -> ProjectConfig:
     overrides: dict[str, Any] = {}
     lists: dict[str, tuple[str, ...]] = {}
     fail_level = output_format = None
@@ -149,33 +206,63 @@ def parse_project_table(table: dict, source: str) -> ProjectConfig:
     per_file: list = []
     for key, value in table.items():
         norm = key.replace("_", "-").lower()
-        if norm in OVERRIDABLE:
-            name, typed = parse_override(norm, value, source)
-            overrides[name] = typed
-        elif norm in LIST_KEYS:
-            lists[norm] = _codes(value, source, key)
-        elif norm == "fail-level":
-            if value not in FAIL_LEVELS:
-                raise SettingsError(f"{source}: fail-level must be one of {', '.join(FAIL_LEVELS)}")
+        try:
+            _parse_project_entry(key, norm, value, source, overrides, lists, per_file_ignores, per_file)
+        except SettingsError as exc:
+            if not exc.key:
+                exc.key = (key,) + exc.key
+            raise
+        if norm == "fail-level":
             fail_level = value
         elif norm == "output-format":
             output_format = str(value)
-        elif norm == "per-file-ignores":
-            if not isinstance(value, dict):
-                raise SettingsError(f"{source}: per-file-ignores must be a table of glob = [codes]")
-            per_file_ignores = [(glob, _codes(codes, source, f"per-file-ignores.{glob}")) for glob, codes in value.items()]
-        elif norm == "per-file":
-            if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-                raise SettingsError(f"{source}: per-file must be a table of glob = {{settings}}")
-            per_file = [(glob, dict(parse_override(k, v, f"{source} per-file.{glob}") for k, v in sub.items()))
-                        for glob, sub in value.items()]
-        else:
-            raise SettingsError(f"{source}: unknown key {key!r} in the trainlint settings")
+    _check_models(overrides, source, ())
+    for glob, values in per_file:
+        _check_models(values, source, ("per-file", glob))
     return ProjectConfig(
         path=source, overrides=overrides,
         selection=RuleSelection(lists.get("select", ()), lists.get("ignore", ()), lists.get("extend-select", ())),
         fail_level=fail_level, per_file_ignores=tuple(per_file_ignores), per_file=tuple(per_file),
         output_format=output_format)
+
+
+def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides: dict, lists: dict,
+                         per_file_ignores: list, per_file: list) -> None:
+    if norm in OVERRIDABLE:
+        name, typed = parse_override(norm, value, source)
+        overrides[name] = typed
+    elif norm in LIST_KEYS:
+        lists[norm] = _codes(value, source, key)
+    elif norm == "fail-level":
+        if value not in FAIL_LEVELS:
+            raise SettingsError(f"{source}: fail-level must be one of {', '.join(FAIL_LEVELS)}")
+    elif norm == "output-format":
+        if not isinstance(value, str):
+            raise SettingsError(f"{source}: output-format must be a string, got {value!r}")
+    elif norm == "per-file-ignores":
+        if not isinstance(value, dict):
+            raise SettingsError(f"{source}: per-file-ignores must be a table of glob = [codes]")
+        per_file_ignores.extend((glob, _codes(codes, source, f"per-file-ignores.{glob}")) for glob, codes in value.items())
+    elif norm == "per-file":
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise SettingsError(f"{source}: per-file must be a table of glob = {{settings}}")
+        for glob, sub in value.items():
+            entries = {}
+            for k, v in sub.items():
+                try:
+                    name, typed = parse_override(k, v, f"{source} per-file.{glob}")
+                except SettingsError as exc:
+                    raise SettingsError(str(exc), path=source, key=(key, glob, k)) from None
+                entries[name] = typed
+            per_file.append((glob, entries))
+    else:
+        known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | {"fail-level", "output-format", "per-file",
+                                                             "per-file-ignores"})
+        from trainlint.catalog.naming import closest
+
+        hint = closest(norm, known, n=1)
+        suffix = f"; did you mean {hint[0]!r}?" if hint else f"; known: {', '.join(known)}"
+        raise SettingsError(f"{source}: unknown key {key!r} in the trainlint settings{suffix}")
 
 
 @lru_cache(maxsize=256)
@@ -199,7 +286,44 @@ def _load_toml(path: Path) -> dict:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read it: {exc}") from None
+        raise SettingsError(f"{path}: cannot read it: {exc}", path=str(path)) from None
+
+
+_TABLE = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
+
+
+def _table_parts(header: str) -> tuple[str, ...]:
+    """`tool.trainlint.per-file."a/*.yaml"` -> ("tool", "trainlint", "per-file", "a/*.yaml")."""
+    return tuple(m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+                 for m in re.finditer(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([^.\s"\']+)', header))
+
+
+def toml_position(path: str, key: tuple[str, ...]) -> tuple[int, int]:
+    """1-based (line, column) of a key path inside the trainlint table of a pyproject.toml / trainlint.toml: the
+    key's own line where it can be found, else its table's header, else the table's; (1, 1) if nothing matches."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return 1, 1
+    prefix = ("tool", "trainlint") if Path(path).name == "pyproject.toml" else ()
+    wanted = prefix + tuple(key)
+    best, best_len = (1, 1), -1
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(lines, 1):
+        header = _TABLE.match(line)
+        if header and not line.lstrip().startswith("[["):
+            table = _table_parts(header.group(1))
+            if wanted[: len(table)] == table and len(table) > best_len and len(table) >= len(prefix):
+                best, best_len = (number, line.index("[") + 1), len(table)
+            continue
+        assignment = re.match(r'^(\s*)("(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_.\-]+)\s*=', line)
+        if not assignment:
+            continue
+        full = table + _table_parts(assignment.group(2))
+        matched = len(full) if wanted[: len(full)] == full else 0
+        if matched > best_len and matched >= len(prefix) + 1:
+            best, best_len = (number, len(assignment.group(1)) + 1), matched
+    return best
 
 
 @dataclass(frozen=True)
@@ -222,6 +346,8 @@ def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directi
                 continue
             try:
                 name, value = parse_override(key, raw, f"{path}:{line + 1}")
+                if name == "model":
+                    resolve_model_setting(value, f"{path}:{line + 1}", key, Path(path).parent)
             except SettingsError as exc:
                 problems.append((line, str(exc)))
                 continue
