@@ -26,8 +26,9 @@ HF_HOSTS = ("huggingface", "axolotl")  # HF Trainer's HfTrainerDeepSpeedConfig c
 FILLING_HOSTS = ("huggingface", "axolotl", "accelerate")  # fill "auto" values
 ALL_FLAVORS = ("deepspeed", "huggingface", "axolotl", "accelerate", "lightning")
 
-# What fills "auto" (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process /
-# trainer_config_finalize; accelerate utils/dataclasses.py DeepSpeedPlugin + accelerator.py _prepare_deepspeed).
+# What fills "auto" (transformers 5.0-5.24 integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process
+# / trainer_config_finalize; accelerate 1.12-1.15 utils/dataclasses.py DeepSpeedPlugin + accelerator.py
+# _prepare_deepspeed).
 HF_FILLED = {
     ("train_micro_batch_size_per_gpu",), ("gradient_accumulation_steps",), ("train_batch_size",),
     ("gradient_clipping",),
@@ -35,7 +36,7 @@ HF_FILLED = {
     ("optimizer", "params", "weight_decay"),
     ("scheduler", "params", "warmup_min_lr"), ("scheduler", "params", "warmup_max_lr"),
     ("scheduler", "params", "warmup_num_steps"), ("scheduler", "params", "total_num_steps"),
-    ("fp16", "enabled"), ("bf16", "enabled"), ("amp", "enabled"), ("amp", "opt_level"),
+    ("fp16", "enabled"), ("bf16", "enabled"),  # amp.enabled / amp.opt_level: transformers 4.x only
     ("zero_optimization", "reduce_bucket_size"), ("zero_optimization", "stage3_prefetch_bucket_size"),
     ("zero_optimization", "stage3_param_persistence_threshold"),
 }

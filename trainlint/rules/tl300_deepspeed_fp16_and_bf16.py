@@ -4,13 +4,24 @@
 `"auto"` as what the integration fills it with: HF Trainer's `fp16`/`bf16` (or `*_full_eval`),
 Accelerate's `mixed_precision`. String booleans count the way DeepSpeed's pydantic model reads them.
 
-**Why**: `deepspeed/runtime/config.py::_initialize_params` asserts
-`not (fp16.enabled and bf16.enabled)`: "bfloat16 and fp16 modes cannot be simultaneously enabled".
+**Why**: raw DeepSpeed and Lightning stop in `DeepSpeedConfig._initialize_params`: "bfloat16 and
+fp16 modes cannot be simultaneously enabled". Under HF Trainer and Accelerate the integration stops
+first, and the message quotes that: `Accelerator(mixed_precision=...)` refuses a DeepSpeed file that
+enables the other 16-bit type ("`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in
+the DeepSpeed config file."), and with HF's own precision off, HF Trainer reports both as mismatches
+("- ds fp16.enabled=True vs hf fp16|fp16_full_eval=False").
 
 **Example**: `"fp16": {"enabled": true}, "bf16": {"enabled": "auto"}` with `bf16: true` in the HF config.
 
 **Fix**: when one side is `"auto"` under HF or Accelerate, set the other to `"auto"` too (safe: the
 integration then fills both from one flag); otherwise turn fp16 off (unsafe: it picks bf16 for you).
+
+**Evidence**: `deepspeed/runtime/config.py` `DeepSpeedConfig._initialize_params` (assert, a stop; DeepSpeed
+0.17.0 to 0.19.8; before 0.17.1 `enabled` was read raw, so the string "false" counted as on);
+`accelerate/utils/dataclasses.py` `DeepSpeedPlugin.set_mixed_precision` (ValueError, a stop; Accelerate 1.12
+to 1.15), called from `AcceleratorState` when HF Trainer builds its `Accelerator`;
+`transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.trainer_config_finalize` (ValueError;
+transformers 5.0 to 5.24).
 """
 
 from __future__ import annotations
@@ -74,9 +85,39 @@ def check(ctx: LintContext):
                 fixes.append(fix("turn fp16 off (keep bf16)", replace_value(cfg.doc, fp16_node, text=_false(cfg)),
                                  safe=False))
         yield RULE.at(cfg.doc, target,
-                      f"fp16.enabled is true{fp16_how} and bf16.enabled is true{bf16_how}: DeepSpeed stops with "
-                      "\"bfloat16 and fp16 modes cannot be simultaneously enabled\". Keep one (bf16 on Ampere and newer).",
+                      f"fp16.enabled is true{fp16_how} and bf16.enabled is true{bf16_how}: "
+                      f"{first_stop(cfg, ctx, fp16_node, bf16_node)}. Keep one (bf16 on Ampere and newer).",
                       fixes)
+
+
+def _host_precision(cfg: ds.DSConfig, ctx: LintContext) -> str | None:
+    """The integration's mixed_precision ("fp16" / "bf16" / "no"), None when unknown."""
+    if cfg.host in ds.HF_HOSTS:
+        fp16, bf16 = ds.host_value(cfg, "fp16"), ds.host_value(cfg, "bf16")
+        if fp16 is None and bf16 is None:
+            return None
+        return "fp16" if fp16 is not None and fp16.value else "bf16" if bf16 is not None and bf16.value else "no"
+    if cfg.host == "accelerate":
+        mp = ctx.document.find(("mixed_precision",))
+        value = as_str(mp.value) if mp is not None and mp.kind == "scalar" else None
+        return value.lower() if value else None
+    return None
+
+
+def first_stop(cfg: ds.DSConfig, ctx: LintContext, fp16_node, bf16_node) -> str:
+    """Who stops the run first, quoted."""
+    if cfg.host in ds.FILLING_HOSTS:
+        mp = _host_precision(cfg, ctx)
+        if mp in ("fp16", "bf16", "fp8"):
+            other, other_node = ("bf16", bf16_node) if mp == "fp16" else ("fp16", fp16_node)
+            if not ds.is_auto(other_node):
+                return (f"Accelerate stops before DeepSpeed starts with \"`--mixed_precision` arg cannot be set to "
+                        f"`{mp}` when `{other}` is set in the DeepSpeed config file.\"")
+        elif mp == "no" and cfg.host in ds.HF_HOSTS:
+            return ("HF Trainer stops before DeepSpeed starts with \"Please correct the following DeepSpeed config "
+                    "values that mismatch TrainingArguments values: - ds fp16.enabled=True vs hf "
+                    "fp16|fp16_full_eval=False ...\"")
+    return "DeepSpeed stops with \"bfloat16 and fp16 modes cannot be simultaneously enabled\""
 
 
 def _false(cfg: ds.DSConfig) -> str:

@@ -19,6 +19,14 @@ The easiest method is to set these DeepSpeed config values to 'auto'." (trlx#376
 **Example**: `"train_micro_batch_size_per_gpu": 4` with `per_device_train_batch_size` unset (8).
 
 **Fix** (safe): set the DeepSpeed value to `"auto"` so HF fills it from the training arguments.
+
+**Evidence**: `transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.fill_match`,
+`trainer_config_process` and `trainer_config_finalize` (transformers 5.0 to 5.24; the defaults from
+`training_args.py` `TrainingArguments`): "Please correct the following DeepSpeed config values that mismatch
+TrainingArguments values: - ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8 The easiest
+method is to set these DeepSpeed config values to 'auto'." (ValueError from `deepspeed_init`, a stop before
+DeepSpeed starts). transformers 4.x labelled fp16 "fp16|fp16_full_eval+fp16_backend(amp)" and also compared
+`amp.enabled` / `amp.opt_level`.
 """
 
 from __future__ import annotations
@@ -48,8 +56,8 @@ COMPARED = [
 ]
 
 # How transformers names the argument in its mismatch line (the third argument of fill_match).
-HF_KEYS = {"betas": "adam_beta1+adam_beta2", "fp16": "fp16|fp16_full_eval+fp16_backend(amp)",
-           "bf16": "bf16|bf16_full_eval"}
+# transformers 5.0-5.24 label fp16 "fp16|fp16_full_eval" (4.x: "fp16|fp16_full_eval+fp16_backend(amp)").
+HF_KEYS = {"betas": "adam_beta1+adam_beta2", "fp16": "fp16|fp16_full_eval", "bf16": "bf16|bf16_full_eval"}
 
 
 def check(ctx: LintContext):
@@ -79,7 +87,10 @@ def check(ctx: LintContext):
                     continue
             if _equal(ds_value, hf.value):
                 continue
-            yield _finding(cfg, node, path, ds_value, hf, HF_KEYS.get(what, hf.label))
+            label = HF_KEYS.get(what, hf.label)
+            if what == "fp16" and ctx.version_in("transformers", "<5") is True:
+                label = "fp16|fp16_full_eval+fp16_backend(amp)"
+            yield _finding(cfg, node, path, ds_value, hf, label)
         yield from _train_batch(cfg, ctx)
 
 
