@@ -15,7 +15,19 @@ keys in `bf16` (FlagEmbedding#1487), Axolotl's 2024 `"compile": {"disable": fals
 
 **Example**: `"fp16": {"enabled": true, "opt_level": "O2"}`.
 
+Comment keys (`_comment`, `//`) are refused inside these sections as well (at the top level they
+are harmless and never reported). An fp16/bf16 finding is a warning while the DeepSpeed version is
+unknown: 0.17.0 and older ignored unknown keys there.
+
 **Fix** (unsafe): rename to the close known key when there is one, else remove the key.
+
+**Evidence**: `deepspeed/runtime/config_utils.py` `DeepSpeedConfigModel` (`extra="forbid"`), built by
+`runtime/zero/config.py` `get_zero_config`, `runtime/precision_config.py` `get_float16_config` /
+`get_bfloat16_config` (0.17.1 and newer), `compile/config.py` `CompileConfig` (0.16.6 and newer), and the
+monitor, comms, tensor-parallel and hybrid-engine configs; DeepSpeed 0.17.0 to 0.19.8. First message (pydantic
+ValidationError, a stop; nested sections are reported by the outer model with a dotted location): "1
+validation error for DeepSpeedZeroConfig offload_optimizer.foo Extra inputs are not permitted
+[type=extra_forbidden, ...]".
 """
 
 from __future__ import annotations
@@ -35,9 +47,15 @@ SINCE = {"fp16": " (DeepSpeed 0.17.1 and newer; older releases ignored it)",
          "bf16": " (DeepSpeed 0.17.1 and newer; older releases ignored it)",
          "bfloat16": " (DeepSpeed 0.17.1 and newer; older releases ignored it)",
          "compile": " (DeepSpeed 0.16.6 and newer)"}
-MODEL = {"zero_optimization": "DeepSpeedZeroConfig", "offload_param": "DeepSpeedZeroOffloadParamConfig",
-         "offload_optimizer": "DeepSpeedZeroOffloadOptimizerConfig", "fp16": "DeepSpeedFP16Config",
-         "bf16": "DeepSpeedBF16Config", "bfloat16": "DeepSpeedBF16Config", "compile": "CompileConfig"}
+# The model DeepSpeed builds from each top-level section: pydantic names the outer model and the dotted location
+# ("1 validation error for DeepSpeedZeroConfig\noffload_optimizer.foo\n  Extra inputs are not permitted").
+MODEL = {"zero_optimization": "DeepSpeedZeroConfig", "fp16": "DeepSpeedFP16Config", "bf16": "DeepSpeedBF16Config",
+         "bfloat16": "DeepSpeedBF16Config", "compile": "CompileConfig", "tensor_parallel": "TPTrainingConfig",
+         "hybrid_engine": "HybridEngineConfig", "tensorboard": "DeepSpeedMonitorConfig",
+         "wandb": "DeepSpeedMonitorConfig", "csv_monitor": "DeepSpeedMonitorConfig", "comet": "DeepSpeedMonitorConfig",
+         "comms_logger": "CommsLoggerConfig"}
+MONITORS = {"tensorboard", "wandb", "csv_monitor", "comet"}
+PRECISION = {"fp16", "bf16", "bfloat16"}
 
 
 def check(ctx: LintContext):
@@ -49,6 +67,11 @@ def check(ctx: LintContext):
             errors = validation_errors("deepspeed", root.to_python())
         except Exception:  # noqa: BLE001 - the schema library is optional at run time
             continue
+        counts: dict = {}
+        for error in errors:
+            if error.key_path:
+                model = MODEL.get(str(error.key_path[0]))
+                counts[model] = counts.get(model, 0) + 1
         for error in errors:
             if error.kind != "unknown-key" or not error.key_path or not isinstance(error.key_path[-1], str):
                 continue
@@ -59,17 +82,32 @@ def check(ctx: LintContext):
             entry = parent.entry(path[-1])
             if entry is None:
                 continue
-            yield _finding(cfg, parent, entry, path)
+            assumptions = []
+            if str(path[0]) in PRECISION:
+                strict = ctx.version_in("deepspeed", ">=0.17.1")
+                if strict is False:
+                    continue  # DeepSpeed 0.17.0 and older read fp16/bf16 with dict.get and ignore other keys
+                if strict is None:
+                    assumptions.append("assumed DeepSpeed 0.17.1 or newer (fp16/bf16 are validated strictly since "
+                                       "0.17.1; 0.17.0 and older ignore unknown keys there): declare it with "
+                                       "`versions = {deepspeed = \"X.Y.Z\"}` in [tool.trainlint] or "
+                                       "`# trainlint: deepspeed=X.Y.Z`")
+            yield _finding(cfg, parent, entry, path, assumptions, counts.get(MODEL.get(str(path[0])), 1))
 
 
-def _finding(cfg: ds.DSConfig, parent, entry, path):
+def _finding(cfg: ds.DSConfig, parent, entry, path, assumptions=(), count: int = 1):
     key, section = entry.key, str(path[-2])
     known = known_keys("deepspeed", path[:-1]) or set()
     where = ds.key_name(path[:-1])
-    model = MODEL.get(section, "its pydantic model")
+    top = str(path[0])
+    model = MODEL.get(top, "its pydantic model")
+    loc = ds.key_name(path if top in MONITORS else path[1:])
     why = ""
     suggestion = None
-    if key == "aio" and section == "zero_optimization":
+    if ds.is_comment_key(key):
+        why = (" DeepSpeed refuses comment keys inside its validated sections too; keep comments at the top level, "
+               "where DeepSpeed ignores them.")
+    elif key == "aio" and section == "zero_optimization":
         why = " `aio` (NVMe tuning) is a top-level section, not part of zero_optimization (DeepSpeed#2721)."
     elif section in ("bf16", "bfloat16") and key in FP16_ONLY:
         why = " It is an fp16 loss-scaling key; bf16 needs no loss scaling."
@@ -88,4 +126,6 @@ def _finding(cfg: ds.DSConfig, parent, entry, path):
     fixes.append(fix(f"remove {key}", delete_entry(cfg.doc, parent, entry), safe=False))
     return RULE.at(cfg.doc, entry.key_span,
                    f"`{key}` is not a key of `{where}`: DeepSpeed validates this section strictly{SINCE.get(section, '')} "
-                   f"and stops with \"validation error for {model} ... Extra inputs are not permitted\".{why}", fixes)
+                   f"and stops with \"{count} validation error{'s' if count > 1 else ''} for {model} ... {loc} Extra inputs are "
+                   f"not permitted\".{why}", fixes,
+                   assumptions=assumptions)

@@ -11,7 +11,14 @@ validates it, so a typo or a misplaced key loses its setting without a message (
 
 **Example**: `"cpu_offload": true` at the top level.
 
+Comment keys (`_comment`, `__note`, `//`, `#...`, `comment`) are never reported: at the top level they
+do nothing, which is what they are for.
+
 **Fix** (unsafe): rename to the close known key when there is one, else remove the key.
+
+**Evidence**: `deepspeed/runtime/config.py` `DeepSpeedConfig._initialize_params` reads each top-level key with
+`param_dict.get(...)` and nothing lists the rest (DeepSpeed 0.17.0 to 0.19.8; 0.19.7 and newer refuse only the
+removed keys, TL502). Silent: no message.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ def check(ctx: LintContext):
             continue
         for entry in root.entries:
             key = entry.key
-            if key in top or key.startswith("//") or describe("deepspeed", (key,)) is not None:
+            if key in top or ds.is_comment_key(key) or describe("deepspeed", (key,)) is not None:
                 continue
             suggestion = None
             if key in zero:

@@ -3,20 +3,32 @@
 **What**: deprecated spellings DeepSpeed still migrates (`zero_optimization.cpu_offload` →
 `offload_optimizer {"device": "cpu"}`, `cpu_offload_param` → `offload_param`,
 `cpu_offload_use_pin_memory`, `stage3_gather_fp16_weights_on_model_save` →
-`stage3_gather_16bit_weights_on_model_save`, top-level `bfloat16` → `bf16`), and top-level blocks
-that DeepSpeed 0.19 removed (`amp`, `sparse_attention`, `elasticity`, ...). An error when the old and
-the new spelling are both present.
+`stage3_gather_16bit_weights_on_model_save`, top-level `bfloat16` → `bf16`), and the blocks and ZeRO
+keys that DeepSpeed 0.19.7 (`nebula`, `compression_training`, `quantize_training`,
+`sparse_attention`, `mics_shard_size`, `mics_hierarchical_params_gather`) and 0.19.8 (`amp`,
+`sparse_gradients`, `eigenvalue`, `elasticity`, `graph_harvesting`, `curriculum_learning`,
+`progressive_layer_drop`, `zeropp_loco_param`) removed. An error when the old and the new spelling
+are both present, or when a removed key meets a DeepSpeed version known to refuse it; a warning that
+names the version it assumed when the version is not known; information when the known version
+still supports it.
 
-**Why**: `runtime/zero/config.py` and `config_utils.py` warn "Config parameter {dep_field} is
-deprecated use {new_field} instead" and stop with "Cannot provide deprecated parameter '{dep}' and
-replacing parameter '{new}' together"; removed blocks are refused or ignored by current releases
-(schema notes, DeepSpeed#8489). The migration disappears with the next removal, and the hendrycks/apps
-config (`cpu_offload`) reads as if optimizer offload were a boolean.
+**Why**: `runtime/zero/config.py` and `config_utils.py` warn "Config parameter cpu_offload is
+deprecated use offload_optimizer instead" and stop with "Cannot provide deprecated parameter
+'cpu_offload' and replacing parameter 'offload_optimizer' together". `bfloat16` is read silently, only
+when `bf16` is absent. The removed keys stop the run as the very first check of the config
+(`DeepSpeedConfigError`, DeepSpeed#8489), even `"amp": {"enabled": false}`. The hendrycks/apps config
+(`cpu_offload`) reads as if optimizer offload were a boolean.
 
 **Example**: `"zero_optimization": {"stage": 2, "cpu_offload": true}`.
 
 **Fix** (safe): write the current spelling (`"offload_optimizer": {"device": "cpu"}`, the renamed key);
-when both spellings are present, remove the deprecated one (unsafe).
+when both spellings are present, remove the deprecated one (unsafe); remove a removed block (unsafe).
+
+**Evidence**: `deepspeed/runtime/config_utils.py` `DeepSpeedConfigModel._process_deprecated_field` (a warning
+line, or an assert when both are given; DeepSpeed 0.17.0 to 0.19.8), `runtime/precision_config.py`
+`get_bfloat16_config` (silent), `runtime/config.py` `_reject_removed_config_keys` (0.19.7 and newer;
+DeepSpeedConfigError, a stop): "NVIDIA Apex AMP integration has been removed. Use DeepSpeed 'fp16', 'bf16',
+or 'torch_autocast' instead. See https://github.com/deepspeedai/DeepSpeed/issues/8489."
 """
 
 from __future__ import annotations
@@ -33,6 +45,14 @@ RULE = Rule("TL502", "deepspeed-deprecated-key", Severity.WARNING,
             "A deprecated or removed DeepSpeed key", flavors=ds.ALL_FLAVORS)
 
 OFFLOAD_FLAGS = {"cpu_offload": "offload_optimizer", "cpu_offload_param": "offload_param"}
+# DeepSpeed release that first refuses each removed key (runtime/config.py _REMOVED_*_CONFIG_KEYS).
+REMOVED_SINCE = {
+    "nebula": "0.19.7", "compression_training": "0.19.7", "quantize_training": "0.19.7", "sparse_attention": "0.19.7",
+    "mics_shard_size": "0.19.7", "mics_hierarchical_params_gather": "0.19.7",
+    "amp": "0.19.8", "sparse_gradients": "0.19.8", "eigenvalue": "0.19.8", "elasticity": "0.19.8",
+    "graph_harvesting": "0.19.8", "curriculum_learning": "0.19.8", "progressive_layer_drop": "0.19.8",
+    "zeropp_loco_param": "0.19.8",
+}
 RENAMES = {("zero_optimization", "stage3_gather_fp16_weights_on_model_save"):
            ("stage3_gather_16bit_weights_on_model_save", "gather_16bit_weights_on_model_save"),
            ("bfloat16",): ("bf16",)}
@@ -54,11 +74,29 @@ def check(ctx: LintContext):
                 if info is None or not info.deprecated:
                     continue
                 if info.removed:
-                    yield RULE.at(cfg.doc, entry.key_span, f"`{entry.key}` is no longer a DeepSpeed setting: "
-                                  f"{info.description}",
-                                  [fix(f"remove {entry.key}", delete_entry(cfg.doc, mapping, entry), safe=False)])
+                    yield _removed(ctx, cfg, mapping, entry, info)
                     continue
                 yield from _deprecated(cfg, mapping, entry, path, info)
+
+
+def _removed(ctx, cfg, mapping, entry, info):
+    since = REMOVED_SINCE.get(entry.key, "0.19.8")
+    fixes = [fix(f"remove {entry.key}", delete_entry(cfg.doc, mapping, entry), safe=False)]
+    refused = ctx.version_in("deepspeed", f">={since}")
+    message = info.description
+    if refused is False:
+        found = ctx.version_of("deepspeed")
+        return RULE.at(cfg.doc, entry.key_span,
+                       f"`{entry.key}` still works on DeepSpeed {found.version if found else 'this version'}, but "
+                       f"DeepSpeed {since} removed it and refuses the config (\"{message}\").", fixes,
+                       severity=Severity.INFO)
+    assumptions = [] if refused else [
+        f"assumed DeepSpeed {since} or newer, which refuses it (older releases still read it): declare the version "
+        "with `versions = {deepspeed = \"X.Y.Z\"}` in [tool.trainlint] or `# trainlint: deepspeed=X.Y.Z`"]
+    return RULE.at(cfg.doc, entry.key_span,
+                   f"`{entry.key}` was removed in DeepSpeed {since}: from that release DeepSpeed stops before anything "
+                   f"else with \"DeepSpeedConfigError: {message}\" Remove it.", fixes,
+                   severity=Severity.ERROR, assumptions=assumptions)
 
 
 def _deprecated(cfg, mapping, entry, path, info):
@@ -96,13 +134,21 @@ def _deprecated(cfg, mapping, entry, path, info):
             else:
                 yield RULE.at(cfg.doc, entry.key_span,
                               f"`{key}` is deprecated and `{present[0]}` is set too: DeepSpeed stops with \"Cannot provide "
-                              f"deprecated parameter '{key}' and replacing parameter '{present[0]}' together\". Remove `{key}`.",
+                              f"deprecated parameter '{key}' and replacing parameter '{renames[-1]}' together\". Remove `{key}`.",
                               [fix(f"remove {key}", delete_entry(cfg.doc, mapping, entry), safe=False)],
                               severity=Severity.ERROR)
             return
+        if path == ("bfloat16",):
+            yield RULE.at(cfg.doc, entry.key_span,
+                          "`bfloat16` is the legacy name of `bf16`: DeepSpeed reads it without any message, only while "
+                          "`bf16` is absent, and integrations look for `bf16` (HF Trainer and Accelerate fill and compare "
+                          "`bf16.enabled`). Rename it.",
+                          [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))])
+            return
+        field = renames[-1]  # DeepSpeed names the field, not its alias
         yield RULE.at(cfg.doc, entry.key_span,
                       f"`{key}` is deprecated: DeepSpeed reads it as `{new}` with a warning (\"Config parameter {key} is "
-                      f"deprecated use {new} instead\"). Rename it.",
+                      f"deprecated use {field} instead\"). Rename it.",
                       [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))])
         return
     replacement = f" use `{info.replacement}` instead" if info.replacement else ""

@@ -9,12 +9,22 @@ boolean, including the optimizer and scheduler `params`.
 - ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8" (LLaMA-Factory#1116;
 string booleans in LLaMA-Factory#3493's `ds_config3.json`); Accelerate's `is_true`/`is_false` take
 `bool("false")` as true. Keys DeepSpeed reads without pydantic (`train_batch_size`, `gradient_clipping`,
-optimizer params) get the string itself and fail in arithmetic. Only pydantic sections of a raw
-DeepSpeed run coerce the text, hence a warning there unless HF compares the key.
+optimizer params) get the string itself and fail in arithmetic. Pydantic sections of a raw DeepSpeed
+run convert `"8"`, `"true"` and `"0.5"`, hence a warning there unless HF compares the key; but they
+refuse an exponent or a fraction in an integer field (`"reduce_bucket_size": "5e8"`: "Input should be
+a valid integer, unable to parse string as an integer"), an error.
 
 **Example**: `"bf16": {"enabled": "true"}`.
 
 **Fix** (safe): write the JSON number or boolean.
+
+**Evidence**: `transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.fill_match` (`ds_val != hf_val`,
+transformers 5.0 to 5.24): "Please correct the following DeepSpeed config values that mismatch
+TrainingArguments values: - ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8" (ValueError,
+a stop); `accelerate/utils/deepspeed.py` `HfDeepSpeedConfig.is_true` (`bool(value)`, Accelerate 1.12 to 1.15);
+`deepspeed/runtime/config_utils.py` `DeepSpeedConfigModel` (pydantic lax mode; DeepSpeed 0.17.1 to 0.19.8 for
+fp16/bf16, 0.17.0 to 0.19.8 for zero_optimization); `runtime/config.py` `_batch_assertion` for the raw keys
+("'>' not supported between instances of 'str' and 'int'").
 """
 
 from __future__ import annotations
@@ -68,6 +78,9 @@ def check(ctx: LintContext):
                           if text.lower() == "false" else ""))
             elif is_bool and path[-1] == "enabled" and integrated:
                 why = "Accelerate's is_true/is_false test it as text (the string \"false\" counts as true)"
+            elif ds.in_pydantic_section(path) and not is_bool and _integer_only(path) and not PYDANTIC_INT.fullmatch(text):
+                why = ("DeepSpeed's pydantic model refuses it: \"Input should be a valid integer, unable to parse string "
+                       "as an integer [type=int_parsing ...]\" (a quoted exponent or fraction is not an integer)")
             elif ds.in_pydantic_section(path):
                 severity = Severity.WARNING
                 why = ("DeepSpeed's pydantic model converts it, but integrations that read the dict before DeepSpeed "
@@ -77,6 +90,15 @@ def check(ctx: LintContext):
             yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
                                          f"{why}. Write {new}.",
                           [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity)
+
+
+# What pydantic v2 (lax mode) turns into an int from a string: digits, an optional sign, underscores, ".0".
+PYDANTIC_INT = re.compile(r"\s*[-+]?\d[\d_]*(\.0*)?\s*")
+
+
+def _integer_only(path: tuple) -> bool:
+    info = describe("deepspeed", path)
+    return info is not None and "integer" in info.types and "number" not in info.types
 
 
 def _json_number(text: str) -> bool:
