@@ -194,3 +194,23 @@ def test_gpt_neox_config_is_not_a_deepspeed_file(tmp_path):
                                         '  "zero_optimization": {"stage": 1, "allgather_bucket_size": 500000000}\n}\n')
     result = engine.check_path(neox, PLAIN)
     assert not [d for d in result.diagnostics if d.code in ("TL200", "TL201", "TL500", "TL501")]
+
+
+DEEPSPEED_FAMILY = ("TL200", "TL201", "TL202", "TL300", "TL301", "TL400", "TL401", "TL402", "TL403", "TL404", "TL405",
+                    "TL406", "TL431", "TL500", "TL501", "TL502", "TL503", "TL504", "TL600", "TL601", "TL602", "TL603",
+                    "TL604")
+
+
+def test_deepspeed_family_names_its_evidence():
+    from trainlint.rules import REGISTRY
+
+    for code in DEEPSPEED_FAMILY:
+        module = REGISTRY[code]
+        rule = module.RULE
+        assert rule.framework in ("deepspeed", "accelerate", "transformers", "lightning"), code
+        assert rule.evidence and ".py" in rule.evidence, code
+        doc = module.__doc__
+        assert "**Evidence**:" in doc, code
+        assert any(v in doc for v in ("0.19.8", "1.15", "5.24", "2.6.6")), f"{code}: no checked release named"
+        if rule.raises:
+            assert rule.raises.split(" ... ")[0][:40] in doc.replace("\n", " "), f"{code}: raises not quoted in the docs"

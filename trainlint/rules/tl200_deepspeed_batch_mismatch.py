@@ -44,7 +44,10 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL200", "deepspeed-batch-mismatch", Severity.ERROR,
             "DeepSpeed batch keys that fail train_batch_size == micro × accumulation × world size",
-            flavors=("deepspeed", "accelerate", "lightning"))
+            flavors=("deepspeed", "accelerate", "lightning"),
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config.py: DeepSpeedConfig._set_batch_related_parameters, _batch_assertion",
+            raises="Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 32 != 4 * 2 * 8")
 
 
 def batch_inputs(cfg: ds.DSConfig, ctx: LintContext):

@@ -41,7 +41,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl200_deepspeed_batch_mismatch import batch_inputs, ds_replace
 
 RULE = Rule("TL201", "deepspeed-batch-tied-to-world-size", Severity.WARNING,
-            "A hard-coded DeepSpeed train_batch_size ties the config to certain GPU counts", flavors=ds.ALL_FLAVORS)
+            "A hard-coded DeepSpeed train_batch_size ties the config to certain GPU counts", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config.py: DeepSpeedConfig._batch_assertion; transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process",
+            raises="Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 32 != 4 * 2 * 8")
 
 
 def check(ctx: LintContext):

@@ -19,6 +19,15 @@ gradient_acc_step * world_size 256 != 8 * 1 * 8" (sahil280114/codealpaca#14, alr
 `--gradient_accumulation_steps 4`.
 
 **Fix** (safe): add `"gradient_accumulation_steps": "auto"`.
+
+**Evidence**: `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.__post_init__` (`if "gradient_accumulation_steps"
+not in self.hf_ds_config.config: ... = 1`) and `accelerator.py` `Accelerator._prepare_deepspeed` (Accelerate 1.12
+to 1.15); `transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.fill_match` fills only present keys
+(transformers 5.0 to 5.24); `deepspeed/runtime/config.py` `_batch_assertion` (DeepSpeed 0.17.0 to 0.19.8). First
+message: "Gradient accumulation steps mismatch: GradientAccumulationPlugin has 4, DeepSpeed config has 1. Using
+DeepSpeed's value." (a warning line), then, with `train_batch_size` "auto", "Check batch related parameters.
+train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 256 != 8 * 1 * 8" (assert,
+a stop).
 """
 
 from __future__ import annotations
@@ -30,7 +39,10 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL202", "deepspeed-missing-gradient-accumulation", Severity.WARNING,
             '"auto" DeepSpeed batch keys without gradient_accumulation_steps (Accelerate inserts 1)',
-            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"))
+            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"),
+            framework="accelerate", versions="",
+            evidence="accelerate/utils/dataclasses.py: DeepSpeedPlugin.__post_init__; accelerate/accelerator.py: Accelerator._prepare_deepspeed",
+            raises="Gradient accumulation steps mismatch: GradientAccumulationPlugin has 4, DeepSpeed config has 1. Using DeepSpeed's value.")
 
 
 def check(ctx: LintContext):

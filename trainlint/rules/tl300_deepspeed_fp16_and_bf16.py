@@ -33,7 +33,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL300", "deepspeed-fp16-and-bf16", Severity.ERROR,
-            "fp16 and bf16 both enabled in a DeepSpeed config", flavors=ds.ALL_FLAVORS)
+            "fp16 and bf16 both enabled in a DeepSpeed config", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params; accelerate/utils/dataclasses.py: DeepSpeedPlugin.set_mixed_precision",
+            raises="bfloat16 and fp16 modes cannot be simultaneously enabled")
 
 
 def enabled(cfg: ds.DSConfig, ctx: LintContext, section: str):

@@ -11,6 +11,11 @@
 The finding is on `mixed_precision`; the fix edits the DeepSpeed file.
 
 **Fix** (safe): set that `enabled` to `"auto"`, so Accelerate fills it from `mixed_precision`.
+
+**Evidence**: `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.set_mixed_precision`, called from
+`AcceleratorState` (Accelerate 1.12 to 1.15): ``"`--mixed_precision` arg cannot be set to `bf16` when `fp16` is
+set in the DeepSpeed config file."`` (ValueError, a stop before DeepSpeed starts). The test is
+`str(enabled).lower() == "true"`, so the string "true" counts; `mixed_precision: fp8` conflicts with fp16 too.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL301", "deepspeed-precision-conflicts-with-accelerate", Severity.ERROR,
             "Accelerate mixed_precision conflicts with the 16-bit type enabled in the DeepSpeed config",
-            flavors=("accelerate",))
+            flavors=("accelerate",),
+            framework="accelerate", versions="",
+            evidence="accelerate/utils/dataclasses.py: DeepSpeedPlugin.set_mixed_precision",
+            raises="`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file.")
 
 
 def check(ctx: LintContext):

@@ -26,7 +26,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL400", "deepspeed-offload-param-without-stage3", Severity.WARNING,
-            "offload_param below ZeRO stage 3 is ignored", flavors=ds.ALL_FLAVORS)
+            "offload_param below ZeRO stage 3 is ignored", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/engine.py: DeepSpeedEngine._configure_zero_optimizer",
+            raises="")
 
 
 def check(ctx: LintContext):

@@ -42,7 +42,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL401", "deepspeed-offload-optimizer-without-zero", Severity.ERROR,
-            "offload_optimizer with ZeRO stage 0 stops the run (or does nothing)", flavors=ds.ALL_FLAVORS)
+            "offload_optimizer with ZeRO stage 0 stops the run (or does nothing)", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/engine.py: DeepSpeedEngine.zero_use_cpu_optimizer, _configure_basic_optimizer, _configure_optimizer; deepspeed/ops/adam/cpu_adam.py: DeepSpeedCPUAdam.step",
+            raises="CPUAdam param is on cuda:0 and must be 'cpu', make sure you enabled 'offload_optimizer': 'cpu' in your ZeRO config.")
 
 # DeepSpeed optimizer types that get a CPU implementation when offload_optimizer names a device.
 CPU_VARIANTS = {"adam": "CPUAdam", "adamw": "CPUAdam", "adagrad": "CPUAdagrad", "lion": "CPULion"}

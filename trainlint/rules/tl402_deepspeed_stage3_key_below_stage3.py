@@ -27,7 +27,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL402", "deepspeed-stage3-key-below-stage3", Severity.WARNING,
-            "stage3_* ZeRO settings have no effect below stage 3", flavors=ds.ALL_FLAVORS)
+            "stage3_* ZeRO settings have no effect below stage 3", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/zero/config.py: DeepSpeedZeroConfig; deepspeed/runtime/engine.py: DeepSpeedEngine._configure_zero_optimizer",
+            raises="")
 
 STAGE3_ALIASES = {
     "max_live_parameters", "max_reuse_distance", "prefetch_bucket_size", "param_persistence_threshold",

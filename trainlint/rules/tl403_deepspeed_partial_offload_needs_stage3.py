@@ -24,7 +24,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL403", "deepspeed-partial-offload-needs-stage3", Severity.ERROR,
-            "offload_optimizer.ratio < 1 needs ZeRO stage 3", flavors=ds.ALL_FLAVORS)
+            "offload_optimizer.ratio < 1 needs ZeRO stage 3", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/zero/config.py: DeepSpeedZeroConfig.offload_ratio_check",
+            raises="1 validation error for DeepSpeedZeroConfig ... Assertion failed, Partial offloading only supported for ZeRO Stage 3.")
 
 
 def check(ctx: LintContext):

@@ -30,7 +30,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL404", "deepspeed-nvme-without-path", Severity.ERROR,
-            "NVMe offload at ZeRO-3 without nvme_path", flavors=ds.ALL_FLAVORS)
+            "NVMe offload at ZeRO-3 without nvme_path", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/zero/partition_parameters.py: Init._validate_remote_device; deepspeed/runtime/zero/stage3.py: DeepSpeedZeroOptimizer_Stage3._configure_tensor_swapping",
+            raises="\"nvme_path\" in DeepSpeed Config cannot be None if remote device is OffloadDeviceEnum.nvme")
 
 
 def check(ctx: LintContext):

@@ -30,7 +30,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL405", "deepspeed-tiny-bucket", Severity.WARNING,
-            "ZeRO bucket sizes of 0 or a few elements throttle throughput", flavors=ds.ALL_FLAVORS)
+            "ZeRO bucket sizes of 0 or a few elements throttle throughput", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/zero/config.py: DeepSpeedZeroConfig (defaults); deepspeed/runtime/zero/stage_1_and_2.py, stage3.py, partitioned_param_coordinator.py",
+            raises="")
 
 TINY = 100_000
 # key (and alias) -> (default, stages where it matters, HF fills "auto")

@@ -30,7 +30,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL406", "deepspeed-activation-checkpointing-hf", Severity.INFO,
-            "DeepSpeed activation_checkpointing does not checkpoint Hugging Face models", flavors=ds.ALL_FLAVORS)
+            "DeepSpeed activation_checkpointing does not checkpoint Hugging Face models", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/activation_checkpointing/config.py: DeepSpeedActivationCheckpointingConfig (read, never applied by the engine)",
+            raises="")
 
 
 def check(ctx: LintContext):

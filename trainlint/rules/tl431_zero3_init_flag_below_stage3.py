@@ -25,7 +25,10 @@ from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL431", "zero3-init-flag-below-stage3", Severity.INFO,
-            "zero3_init_flag has no effect below ZeRO stage 3", flavors=("accelerate",))
+            "zero3_init_flag has no effect below ZeRO stage 3", flavors=("accelerate",),
+            framework="accelerate", versions="",
+            evidence="accelerate/utils/dataclasses.py: DeepSpeedPlugin.__post_init__",
+            raises="DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it to False.")
 
 
 def check(ctx: LintContext):

@@ -39,7 +39,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import known_keys, validation_errors
 
 RULE = Rule("TL500", "deepspeed-unknown-section-key", Severity.ERROR,
-            "A key that DeepSpeed's strictly validated sections reject", flavors=ds.ALL_FLAVORS)
+            "A key that DeepSpeed's strictly validated sections reject", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config_utils.py: DeepSpeedConfigModel (extra=\"forbid\"); deepspeed/runtime/zero/config.py: get_zero_config",
+            raises="1 validation error for DeepSpeedZeroConfig ... Extra inputs are not permitted [type=extra_forbidden, ...]")
 
 FP16_ONLY = {"loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis", "consecutive_hysteresis",
              "min_loss_scale", "auto_cast", "fp16_master_weights_and_grads"}

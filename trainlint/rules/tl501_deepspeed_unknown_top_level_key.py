@@ -30,7 +30,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe, known_keys
 
 RULE = Rule("TL501", "deepspeed-unknown-top-level-key", Severity.WARNING,
-            "A top-level DeepSpeed key that DeepSpeed ignores (typo or misplaced)", flavors=ds.ALL_FLAVORS)
+            "A top-level DeepSpeed key that DeepSpeed ignores (typo or misplaced)", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config.py: DeepSpeedConfig._initialize_params (param_dict.get)",
+            raises="")
 
 HINTS = {
     "cuda_visible_devices": "GPUs are chosen by the launcher (`deepspeed --include`, CUDA_VISIBLE_DEVICES)",

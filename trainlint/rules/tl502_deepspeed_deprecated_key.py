@@ -42,7 +42,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL502", "deepspeed-deprecated-key", Severity.WARNING,
-            "A deprecated or removed DeepSpeed key", flavors=ds.ALL_FLAVORS)
+            "A deprecated or removed DeepSpeed key", flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config_utils.py: DeepSpeedConfigModel._process_deprecated_field; deepspeed/runtime/config.py: _reject_removed_config_keys",
+            raises="Config parameter cpu_offload is deprecated use offload_optimizer instead")
 
 OFFLOAD_FLAGS = {"cpu_offload": "offload_optimizer", "cpu_offload_param": "offload_param"}
 # DeepSpeed release that first refuses each removed key (runtime/config.py _REMOVED_*_CONFIG_KEYS).

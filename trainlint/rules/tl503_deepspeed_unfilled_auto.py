@@ -18,6 +18,14 @@ it becomes false; sahil280114/codealpaca).
 
 **Fix**: inside pydantic sections, write the default DeepSpeed falls back to (safe: same behaviour);
 elsewhere none: write the value.
+
+**Evidence**: `deepspeed/runtime/config_utils.py` `DeepSpeedConfigModel.__init__` drops "auto" (nested sections
+too: pydantic calls the custom `__init__`), DeepSpeed 0.17.0 to 0.19.8: silent there;
+`transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.trainer_config_process` /
+`trainer_config_finalize` (transformers 5.0 to 5.24; 4.x also filled `amp.enabled` / `amp.opt_level`) and
+`accelerate/utils/dataclasses.py` `DeepSpeedPlugin.fill_match` (Accelerate 1.12 to 1.15) fill the listed keys.
+First message outside pydantic sections under Accelerate: "`{key}` not found in kwargs. Please specify `{key}`
+without `auto` (set to correct value) in the DeepSpeed config file or pass it in kwargs." (ValueError, a stop).
 """
 
 from __future__ import annotations
@@ -29,7 +37,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL503", "deepspeed-unfilled-auto", Severity.WARNING,
-            '"auto" in a DeepSpeed key that no integration fills', flavors=ds.ALL_FLAVORS)
+            '"auto" in a DeepSpeed key that no integration fills', flavors=ds.ALL_FLAVORS,
+            framework="deepspeed", versions="",
+            evidence="deepspeed/runtime/config_utils.py: DeepSpeedConfigModel.__init__; transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_process; accelerate/utils/dataclasses.py: DeepSpeedPlugin.fill_match",
+            raises="`{key}` not found in kwargs. Please specify `{key}` without `auto` (set to correct value) in the DeepSpeed config file or pass it in kwargs.")
 
 ZERO3_ONLY_FILLS = {("zero_optimization", "stage3_prefetch_bucket_size"),
                     ("zero_optimization", "stage3_param_persistence_threshold")}

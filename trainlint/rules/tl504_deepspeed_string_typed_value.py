@@ -38,7 +38,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe
 
 RULE = Rule("TL504", "deepspeed-string-typed-value", Severity.ERROR,
-            "A DeepSpeed number or boolean written as a string", flavors=ds.ALL_FLAVORS)
+            "A DeepSpeed number or boolean written as a string", flavors=ds.ALL_FLAVORS,
+            framework="transformers", versions="",
+            evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.fill_match; deepspeed/runtime/config_utils.py: DeepSpeedConfigModel",
+            raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8")
 
 NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 PARAMS = (("optimizer", "params"), ("scheduler", "params"))

@@ -39,7 +39,10 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL600", "hf-deepspeed-mismatch", Severity.ERROR,
             "A DeepSpeed value that differs from the HF TrainingArguments value it must match",
-            flavors=("huggingface", "axolotl"))
+            flavors=("huggingface", "axolotl"),
+            framework="transformers", versions="",
+            evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.fill_match, trainer_config_finalize",
+            raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8")
 
 COMPARED = [
     (("train_micro_batch_size_per_gpu",), "micro"),

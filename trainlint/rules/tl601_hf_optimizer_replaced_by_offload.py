@@ -15,6 +15,15 @@ Raw DeepSpeed would instead stop with "You are using ZeRO-Offload with a client 
 
 **Fix**: none; drop the offload, choose `adamw_torch`, or set `"zero_force_ds_cpu_optimizer": false`
 in the DeepSpeed config to keep your optimizer (slow on CPU-resident states).
+
+**Evidence**: `accelerate/accelerator.py` `Accelerator._prepare_deepspeed` (the swap when
+`offload_optimizer.device != "none"` and `zero_force_ds_cpu_optimizer` is not false) and `utils/deepspeed.py`
+`map_pytorch_optim_to_deepspeed` (DeepSpeedCPUAdam with `adamw_mode` only for torch AdamW or a 32-bit bnb AdamW,
+DeepSpeedCPUAdagrad for Adagrad, DeepSpeedCPULion for a 32-bit bnb Lion), Accelerate 1.12 to 1.15;
+`transformers/integrations/deepspeed.py` `deepspeed_optim_sched` passes HF's optimizer when the DeepSpeed config has
+no `optimizer` (transformers 5.0 to 5.24). Silent apart from an info line ("Detected ZeRO Offload and
+non-DeepSpeed optimizers: This combination should work as long as the custom optimizer has both CPU and GPU
+implementation (except LAMB)").
 """
 
 from __future__ import annotations
@@ -25,7 +34,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL601", "hf-optimizer-replaced-by-offload", Severity.WARNING,
-            "HF optim silently replaced by DeepSpeedCPUAdam under optimizer offload", flavors=("huggingface", "axolotl"))
+            "HF optim silently replaced by DeepSpeedCPUAdam under optimizer offload", flavors=("huggingface", "axolotl"),
+            framework="accelerate", versions="",
+            evidence="accelerate/accelerator.py: Accelerator._prepare_deepspeed; accelerate/utils/deepspeed.py: map_pytorch_optim_to_deepspeed",
+            raises="")
 
 EQUIVALENT = {"adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_apex_fused", "adamw_torch_xla",
               "adamw_torch_npu_fused", "adamw_anyprecision", "adam", "adamw", "adagrad", "adamw_bnb_32bit"}

@@ -10,6 +10,11 @@ Only its learning rate and Adam arguments matter, through the `"auto"` fill (TL6
 **Example**: `optim: adamw_bnb_8bit` + `"optimizer": {"type": "AdamW", ...}`.
 
 **Fix**: none; remove one of the two.
+
+**Evidence**: `transformers/integrations/deepspeed.py` `deepspeed_optim_sched` (transformers 5.0 to 5.24):
+`"optimizer" in config` → `DummyOptim`, HF's optimizer is never built. Silent; only `adafactor=True` stops:
+"--adafactor was passed, but also found `optimizer` configured in the DeepSpeed config. Only one optimizer can be
+configured."
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl601_hf_optimizer_replaced_by_offload import optim_node
 
 RULE = Rule("TL602", "hf-optim-ignored-by-deepspeed", Severity.INFO,
-            "HF optim is ignored when the DeepSpeed config defines an optimizer", flavors=("huggingface", "axolotl"))
+            "HF optim is ignored when the DeepSpeed config defines an optimizer", flavors=("huggingface", "axolotl"),
+            framework="transformers", versions="",
+            evidence="transformers/integrations/deepspeed.py: deepspeed_optim_sched",
+            raises="")
 
 
 def check(ctx: LintContext):

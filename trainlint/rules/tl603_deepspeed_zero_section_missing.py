@@ -10,6 +10,11 @@ Lightning accept such a file (ZeRO off), e.g. DeepSpeedExamples' pipeline-parall
 **Example**: `{"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}}`.
 
 **Fix** (unsafe): add `"zero_optimization": {"stage": 0}` (ZeRO off, as the file meant).
+
+**Evidence**: `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.__post_init__` (Accelerate 1.12 to 1.15), built
+by HF's `TrainingArguments.__post_init__` (transformers 5.0 to 5.24) and by Accelerate: "Please specify the ZeRO
+optimization config in the DeepSpeed config." (ValueError, a stop). A file on its own is a warning: that it is
+meant for HF or Accelerate is an assumption (its "auto" values).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL603", "deepspeed-zero-section-missing", Severity.ERROR,
             "A DeepSpeed config without zero_optimization cannot be used through HF Trainer or Accelerate",
-            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"))
+            flavors=("deepspeed", "huggingface", "axolotl", "accelerate"),
+            framework="accelerate", versions="",
+            evidence="accelerate/utils/dataclasses.py: DeepSpeedPlugin.__post_init__",
+            raises="Please specify the ZeRO optimization config in the DeepSpeed config.")
 
 
 def check(ctx: LintContext):
@@ -40,7 +48,9 @@ def check(ctx: LintContext):
                           "this config holds \"auto\" values, so it is meant for HF Trainer or Accelerate, but it has no "
                           "zero_optimization section: Accelerate stops with \"Please specify the ZeRO optimization config "
                           "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
-                          fixes, severity=Severity.WARNING)
+                          fixes, severity=Severity.WARNING,
+                          assumptions=["assumed this file is for HF Trainer or Accelerate (it holds \"auto\" values); raw "
+                                       "DeepSpeed and Lightning accept a config without zero_optimization"])
         else:
             target_doc = ctx.document if cfg.link is not None else cfg.doc
             where = ds.entry_of(target_doc, cfg.link) if cfg.link is not None else None

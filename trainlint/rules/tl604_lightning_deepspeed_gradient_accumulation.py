@@ -11,6 +11,11 @@ stops: "Do not set `gradient_accumulation_steps` in the DeepSpeed config as this
 init_args: {config: ds.json}}`.
 
 **Fix** (unsafe): remove the key and set `trainer.accumulate_grad_batches` to the value instead.
+
+**Evidence**: `lightning/pytorch/strategies/deepspeed.py` `DeepSpeedStrategy._format_batch_size_and_grad_accum_config`
+(Lightning 2.4.0 to 2.6.6): "Do not set `gradient_accumulation_steps` in the DeepSpeed config as this will be set
+with the `accumulate_grad_batches` argument passed via the Lightning Trainer." (MisconfigurationException, a
+stop).
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL604", "lightning-deepspeed-gradient-accumulation", Severity.ERROR,
-            "gradient_accumulation_steps in a DeepSpeed config used by Lightning", flavors=("lightning",))
+            "gradient_accumulation_steps in a DeepSpeed config used by Lightning", flavors=("lightning",),
+            framework="lightning", versions="",
+            evidence="lightning/pytorch/strategies/deepspeed.py: DeepSpeedStrategy._format_batch_size_and_grad_accum_config",
+            raises="Do not set `gradient_accumulation_steps` in the DeepSpeed config as this will be set with the `accumulate_grad_batches` argument passed via the Lightning Trainer.")
 
 
 def check(ctx: LintContext):
