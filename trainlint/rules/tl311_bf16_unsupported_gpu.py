@@ -5,12 +5,22 @@
 `precision: bf16-mixed`/`bf16-true`, Accelerate `mixed_precision: bf16`, Axolotl `bf16: true`,
 torchtune `dtype: bf16`.
 
-**Why**: the frameworks check the device: TrainingArguments "Your setup doesn't support bf16/gpu.
-You need to assign use_cpu if you want to train the model on CPU." (transformers
-`training_args.py`), torchtune "bf16 precision was requested but not available on this hardware.
-Please use fp32 precision instead." (`training/precision.py`). Lightning and Accelerate leave it to
-PyTorch, where bf16 on pre-Ampere GPUs is either refused or emulated many times slower. Axolotl's
+**Why**: the frameworks ask torch whether the device does bf16: TrainingArguments
+(`TrainingArguments.__post_init__`, transformers `training_args.py`, via
+`is_torch_bf16_gpu_available()` -> `torch.cuda.is_bf16_supported()`) stops with "Your setup doesn't
+support bf16/gpu." (transformers 5.x adds " You need to assign use_cpu if you want to train the model on
+CPU." and " You need Ampere+ GPU with cuda>=11.0."), Accelerate's launcher with "bf16 mixed precision
+requires PyTorch >= 1.10 and a supported device." (`commands/launch.py`), torchtune with "bf16 precision
+was requested but not available on this hardware. Please use fp32 precision instead."
+(`training/precision.py`). But from torch 2.4 `torch.cuda.is_bf16_supported()` counts emulation
+(`including_emulation=True` by default) and answers True on V100/T4, so those checks pass and bf16
+runs emulated, many times slower. Whether the run stops therefore depends on the torch release: a
+warning, never an error (a slow run is not a failed one). Lightning leaves it to PyTorch. Axolotl's
 `bf16: auto` is fine (it falls back to fp16), so it is not reported.
+
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops with torch < 2.4;
+with torch >= 2.4 bf16 is emulated (silent, slow)); verified against transformers 4.52 - 5.24. First
+message: "Your setup doesn't support bf16/gpu.".
 
 **Example**: `bf16: true` with `--gpu V100-32GB`.
 
@@ -22,11 +32,21 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key, replace_value
-from trainlint.rules._frameworks import flag, lightning_trainer, target_gpu
+from trainlint.rules._frameworks import Claim, flag, lightning_trainer, target_gpu
 from trainlint.rules.base import LintContext, Rule
 
-RULE = Rule("TL311", "bf16-unsupported-gpu", Severity.ERROR,
-            "bf16 on a GPU without bf16 support", flavors=("huggingface", "lightning", "litgpt", "accelerate", "axolotl", "torchtune"))
+RULE = Rule("TL311", "bf16-unsupported-gpu", Severity.WARNING,
+            "bf16 on a GPU without bf16 support", flavors=("huggingface", "lightning", "litgpt", "accelerate", "axolotl", "torchtune"),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="Your setup doesn't support bf16/gpu.")
+
+CLAIMS = (
+    Claim("transformers", "training_args.py TrainingArguments.__post_init__ (is_torch_bf16_gpu_available)",
+          "Your setup doesn't support bf16/gpu.", "stops"),  # with torch < 2.4
+    Claim("torch", "torch/cuda/__init__.py is_bf16_supported(including_emulation=True)", "", "silent",
+          since="2.4.0"),  # emulated bf16: no stop, much slower
+)
+EMULATED = "with torch >= 2.4 the check counts emulation and bf16 runs emulated, many times slower"
 
 
 def check(ctx: LintContext):
@@ -45,8 +65,8 @@ def check(ctx: LintContext):
         if ctx.flavor == "axolotl":
             yield RULE.at(doc, entry.key_span,
                           f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support: the HF Trainer under "
-                          f"Axolotl stops with \"Your setup doesn't support bf16/gpu\". Write `bf16: auto` (bf16 where "
-                          f"supported, else fp16).", [fix("write `bf16: auto`", replace_value(doc, entry.value, "auto"), safe=False)])
+                          f"Axolotl stops with \"Your setup doesn't support bf16/gpu\" on torch < 2.4 ({EMULATED}). Write "
+                          f"`bf16: auto` (bf16 where supported, else fp16).", [fix("write `bf16: auto`", replace_value(doc, entry.value, "auto"), safe=False)])
             return
         fp16 = root.entry("fp16")
         if fp16 is None:
@@ -55,7 +75,8 @@ def check(ctx: LintContext):
             edits = [replace_value(doc, entry.value, False), replace_value(doc, fp16.value, True)]
         yield RULE.at(doc, entry.key_span,
                       f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support (it needs an Ampere or newer "
-                      f"GPU): TrainingArguments stops with \"Your setup doesn't support bf16/gpu\". Use `fp16: true`.",
+                      f"GPU): TrainingArguments stops with \"Your setup doesn't support bf16/gpu\" on torch < 2.4 ({EMULATED}). "
+                      f"Use `fp16: true`.",
                       [fix("use fp16 mixed precision", *edits, safe=False)])
     elif ctx.flavor in ("lightning", "litgpt"):
         base = ("",) if ctx.flavor == "litgpt" else lightning_trainer(doc)
@@ -74,8 +95,9 @@ def check(ctx: LintContext):
         if node is None or node.kind != "scalar" or str(node.value).lower() != "bf16":
             return
         yield RULE.at(doc, node,
-                      f"`mixed_precision: {node.raw}` but the target {name} has no bf16 support: autocast to bf16 is "
-                      f"refused or emulated many times slower there. Use `mixed_precision: fp16`.",
+                      f"`mixed_precision: {node.raw}` but the target {name} has no bf16 support: `accelerate launch` stops "
+                      f"with \"bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\" on torch < 2.4 "
+                      f"({EMULATED}). Use `mixed_precision: fp16`.",
                       [fix("use fp16", replace_value(doc, node, "fp16"), safe=False)])
     elif ctx.flavor == "torchtune":
         node = root.get("dtype")
@@ -84,4 +106,4 @@ def check(ctx: LintContext):
         yield RULE.at(doc, node,
                       f"`dtype: {node.raw}` but the target {name} has no bf16 support: torchtune stops with \"bf16 "
                       f"precision was requested but not available on this hardware. Please use fp32 precision "
-                      f"instead.\" Use `dtype: fp32`.", [fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])
+                      f"instead.\" on torch < 2.4 ({EMULATED}). Use `dtype: fp32`.", [fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])
