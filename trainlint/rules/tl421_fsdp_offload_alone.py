@@ -3,9 +3,17 @@
 **What**: TrainingArguments `fsdp` that lists `offload` but neither `full_shard` nor
 `shard_grad_op`.
 
-**Why**: `TrainingArguments.__post_init__` refuses it: "`--fsdp offload` can't work on its own. It
-needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`. For example, `--fsdp "full_shard
-offload"`." (transformers `training_args.py`).
+**Why**: transformers up to 5.9 refuses it in `TrainingArguments.__post_init__` (`training_args.py`):
+"`--fsdp offload` can't work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp
+shard_grad_op`. For example, `--fsdp "full_shard offload"`." From 5.10 the string form is translated
+by `TrainingArguments._apply_legacy_fsdp_to_config` (`offload` -> `cpu_offload`, the sharding mode left
+to FSDP2's default, full sharding), with "Passing `fsdp` as a string is deprecated and will be removed
+in Transformers v5.20." logged, so the run starts. The rule holds for transformers < 5.10: with the
+release unknown it is a warning that says so, and it is not run on 5.10 and later.
+
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers < 5.10 (4.40 - 5.9); from 5.10 accepted. First message: "`--fsdp offload` can't work on its
+own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`.".
 
 **Example**: `fsdp: offload auto_wrap` → `fsdp: full_shard offload auto_wrap`.
 
@@ -20,7 +28,9 @@ from trainlint.rules._frameworks import words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL421", "fsdp-offload-alone", Severity.ERROR,
-            "fsdp offload needs full_shard or shard_grad_op", flavors=("huggingface",))
+            "fsdp offload needs full_shard or shard_grad_op", flavors=("huggingface",),
+            framework="transformers", versions="<5.10", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="`--fsdp offload` can't work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`.")
 
 
 def check(ctx: LintContext):
@@ -34,5 +44,5 @@ def check(ctx: LintContext):
         fixes = [fix("add full_shard", replace_value(doc, node, "full_shard " + node.value.strip()), safe=False)]
     yield RULE.at(doc, node,
                   "`fsdp` has `offload` without a sharding mode: TrainingArguments stops with \"`--fsdp offload` can't "
-                  "work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`\". Add "
-                  "full_shard (or shard_grad_op).", fixes)
+                  "work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`\" (transformers "
+                  "< 5.10; from 5.10 FSDP2 shards fully by default). Add full_shard (or shard_grad_op).", fixes)

@@ -3,10 +3,16 @@
 **What**: an HF TrainingArguments/TRL file with a non-empty `fsdp_config` (or the old top-level
 `fsdp_min_num_params` / `fsdp_transformer_layer_cls_to_wrap`) but no `fsdp` option.
 
-**Why**: the FSDP settings are read only when `--fsdp` is given; otherwise TrainingArguments warns
-"`--fsdp_config` is useful only when `--fsdp` is specified." and trains without FSDP - every GPU holds
-the whole model (transformers `training_args.py`). Usually `fsdp: full_shard auto_wrap` was forgotten
-(or the run is meant to get FSDP from an Accelerate config, which this file does not show).
+**Why**: the FSDP settings are read only when `--fsdp` is given. Up to transformers 5.9
+`TrainingArguments.__post_init__` (`training_args.py`) warns "`--fsdp_config` is useful only when
+`--fsdp` is specified."; from 5.10 `TrainingArguments._process_fsdp_args` returns at `if not self.fsdp`
+without a word. Either way the run trains without FSDP: every GPU holds the whole model. Usually
+`fsdp: full_shard auto_wrap` was forgotten (or the run is meant to get FSDP from an Accelerate config,
+which this file does not show: hence a warning).
+
+**Source**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs up to 5.9;
+silent from 5.10); verified against transformers 4.40 - 5.24. First message: "`--fsdp_config` is useful
+only when `--fsdp` is specified.".
 
 **Example**: `fsdp_config: {transformer_layer_cls_to_wrap: [LlamaDecoderLayer]}` without `fsdp`.
 
@@ -20,7 +26,9 @@ from trainlint.rules._frameworks import is_set, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL423", "fsdp-config-without-fsdp", Severity.WARNING,
-            "fsdp_config has no effect without fsdp", flavors=("huggingface",))
+            "fsdp_config has no effect without fsdp", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments._process_fsdp_args",
+            raises="`--fsdp_config` is useful only when `--fsdp` is specified.")
 
 
 def check(ctx: LintContext):
@@ -35,6 +43,7 @@ def check(ctx: LintContext):
     if entry is None or not is_set(entry.value):
         return
     yield RULE.at(doc, entry.key_span,
-                  "`fsdp_config` is set but `fsdp` is not: TrainingArguments warns \"`--fsdp_config` is useful only when "
-                  "`--fsdp` is specified.\" and trains without FSDP, so every GPU holds the whole model. Add `fsdp: "
+                  "`fsdp_config` is set but `fsdp` is not: transformers ignores it (up to 5.9 with the warning \"`--fsdp_config` "
+                  "is useful only when `--fsdp` is specified.\", from 5.10 without a word) and trains without FSDP, so "
+                  "every GPU holds the whole model. Add `fsdp: "
                   "full_shard auto_wrap` (or remove `fsdp_config`).")

@@ -3,11 +3,20 @@
 **What**: `gradient_checkpointing: true` together with `fsdp: full_shard ...` (or `hybrid_shard`) in an
 HF TrainingArguments/TRL file.
 
-**Why**: with full_shard, the HF Trainer's model-level checkpointing re-runs forward inside FSDP's
-backward and gathers each layer's parameters again: transformers warns "When using FSDP full shard,
-instead of using `gradient_checkpointing` in TrainingArguments, please use `activation_checkpointing`
-in `fsdp_config`. The former introduces a redundant AllGather operation in backward pass."
-(`training_args.py`). The run works but spends extra communication on every step.
+**Why**: the HF Trainer's model-level checkpointing re-runs forward inside FSDP's backward and gathers
+each layer's parameters again. transformers logs it: up to 5.9 `TrainingArguments.__post_init__`
+(`training_args.py`, full_shard/hybrid_shard only) "When using FSDP full shard, instead of using
+`gradient_checkpointing` in TrainingArguments, please use `activation_checkpointing` in `fsdp_config`.
+The former introduces a redundant AllGather operation in backward pass."; from 5.10
+`TrainingArguments._process_fsdp_args` (any FSDP) "When using FSDP, prefer `activation_checkpointing` in
+`fsdp_config` over `gradient_checkpointing`; the latter introduces a redundant AllGather in the backward
+pass." (5.23 renamed the training argument `activation_checkpointing`; `gradient_checkpointing` is its
+deprecated alias). The run works but spends extra communication on every step: a warning.
+
+**Source**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs); verified
+against transformers 4.52 - 5.24. First message: "When using FSDP, prefer `activation_checkpointing` in
+`fsdp_config` over `gradient_checkpointing`; the latter introduces a redundant AllGather in the backward
+pass.".
 
 **Example**: `gradient_checkpointing: true` + `fsdp: full_shard auto_wrap` →
 `gradient_checkpointing: false` + `fsdp_config: {activation_checkpointing: true}`.
@@ -24,7 +33,10 @@ from trainlint.rules._frameworks import flag, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL425", "gradient-checkpointing-with-fsdp", Severity.WARNING,
-            "gradient_checkpointing with FSDP full/hybrid shard: use fsdp_config.activation_checkpointing", flavors=("huggingface",))
+            "gradient_checkpointing with FSDP full/hybrid shard: use fsdp_config.activation_checkpointing", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments._process_fsdp_args",
+            raises="When using FSDP, prefer `activation_checkpointing` in `fsdp_config` over `gradient_checkpointing`; "
+                   "the latter introduces a redundant AllGather in the backward pass.")
 
 
 def check(ctx: LintContext):
@@ -56,5 +68,5 @@ def check(ctx: LintContext):
                      safe=False)]
     yield RULE.at(doc, ckpt.key_span,
                   f"`gradient_checkpointing: true` with FSDP {'full_shard' if 'full_shard' in options else 'hybrid_shard'}: each recomputed layer gathers its parameters "
-                  "again, \"a redundant AllGather operation in backward pass\" (transformers). Set "
+                  "again, \"a redundant AllGather in the backward pass\" (transformers warns). Set "
                   "`fsdp_config.activation_checkpointing: true` instead and turn `gradient_checkpointing` off.", fixes)
