@@ -191,3 +191,20 @@ def lightning_trainer(doc: Document) -> tuple:
 
 def dotted(key_path: tuple) -> str:
     return ".".join(str(k) for k in key_path)
+
+
+def version_status(ctx, package: str, spec: str) -> tuple[bool | None, tuple[str, ...]]:
+    """Whether the release `package` runs under satisfies the PEP 440 `spec`, as far as it is known.
+
+    Returns (holds, assumptions): holds is True/False only for an exactly resolved version (a pin, a setting,
+    the installed distribution), None otherwise; assumptions say what a finding then rests on."""
+    versions = getattr(ctx, "versions", None)
+    found = versions.get(package) if versions is not None else None
+    name = PACKAGE_NAMES.get(package, package)
+    if found is None:
+        return None, (f"{name} version unknown; declare it with `versions = {{{package} = \"X.Y.Z\"}}` in "
+                      f"[tool.trainlint] or `# trainlint: {package}=X.Y.Z`",)
+    holds = versions.includes(package, spec)
+    if found.assumed or holds is None:
+        return None, (f"assumed {found.describe()}",)
+    return holds, ()

@@ -25,11 +25,17 @@ and the release from which its replacement exists:
 stops with "Some keys are not used by the HfArgumentParser: [...]", and `TrlParser.parse_args_and_config`
 (TRL `scripts/utils.py`, TRL >= 0.19) with "Unknown arguments from config file: [...]. Please remove them,
 add them to the dataclass, or set `fail_with_unknown_args=False`."; TrlParser <= 0.18 drops the key
-silently. On the releases before the removal the key works. trainlint does not know the installed release
-yet, so the finding is a warning that names the releases; a file pinned to an old stack (open-r1:
-transformers 4.52.3, TRL 0.18.0) is fine with `torch_dtype`, `warmup_ratio` and `max_prompt_length`.
+silently (the setting has no effect). On the releases before the removal the key works. With the
+release known exactly (a pin, a setting), a removed key is an error and a key the release still has is
+not reported: a file pinned to an old stack (open-r1: transformers 4.52.3, TRL 0.18.0) is fine with
+`torch_dtype`, `warmup_ratio` and `max_prompt_length`. With the release unknown or assumed, the finding is
+a warning that names the releases and says what it assumed.
 `max_prompt_length` is reported only in GRPO/DPO files: TRL 1.x distillation configs still have it.
 open-instruct files are skipped: its own dataclass defines `max_seq_length`, `warmup_ratio`, ...
+
+**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
+removed the key (TrlParser <= 0.18: silent)); verified against transformers 4.40 - 5.24, TRL 0.15 -
+1.16. First message: "Some keys are not used by the HfArgumentParser: [...]".
 
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
@@ -38,7 +44,8 @@ works on the older release (`evaluation_strategy`, `per_gpu_*`, `no_cuda`, `push
 `max_seq_length`, `adafactor`). Unsafe, with the release they need in the title: `warmup_ratio` →
 `warmup_steps` (transformers >= 5.0: on 4.x a warmup_steps of 0.1 means no warmup), `torch_dtype` →
 `dtype` (TRL >= 0.23: TRL 0.18 drops the unknown `dtype` silently), `group_by_length` →
-`train_sampling_strategy` (transformers >= 5.2), and removing a key that did something.
+`train_sampling_strategy` (transformers >= 5.2), and removing a key that did something. With the release
+known, a rename whose new name exists there is safe, and one whose new name does not is not offered.
 """
 
 from __future__ import annotations
@@ -46,11 +53,13 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
-from trainlint.rules._frameworks import Claim, hf_dialect
+from trainlint.rules._frameworks import Claim, hf_dialect, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
-            "A TrainingArguments/TRL field removed in a newer transformers or TRL", flavors=("huggingface",))
+            "A TrainingArguments/TRL field removed in a newer transformers or TRL", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict",
+            raises="Some keys are not used by the HfArgumentParser: [...]")
 
 CLAIMS = (
     Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict",
@@ -137,11 +146,21 @@ def check(ctx: LintContext):
         info = _info(entry.key, info, ctx.plan)
         if info is None:
             continue
-        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect),
-                      list(_fixes(doc, root, entry, info)))
+        package = (info.get("package") or "transformers").lower()
+        removed, assumptions = (version_status(ctx, package, f">={info['removed']}") if info.get("removed")
+                                else (None, ()))
+        if removed is False:
+            continue  # the release this file runs under still has the field
+        new_ok = None
+        if info.get("replacement_since"):
+            new_ok, _ = version_status(ctx, package, f">={info['replacement_since']}")
+        severity = Severity.ERROR if removed else None
+        silent = dialect == "trl" and version_status(ctx, "trl", "<0.19")[0] is True
+        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), silent=silent),
+                      list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions)
 
 
-def message(key: str, info: dict, dialect: str) -> str:
+def message(key: str, info: dict, dialect: str, certain: bool = False, silent: bool = False) -> str:
     package = _name(info.get("package") or "transformers")
     removed = _short(info.get("removed"))
     deprecated = _short(info.get("deprecated"))
@@ -157,7 +176,9 @@ def message(key: str, info: dict, dialect: str) -> str:
     else:  # an old table without release numbers
         when = f"removed in {info.get('since') or package}"
         cond = "on that release and later"
-    if dialect == "trl":
+    if silent:
+        stop = "TrlParser (TRL < 0.19) drops the key without a word, so the setting has no effect"
+    elif dialect == "trl":
         stop = "TrlParser stops with \"Unknown arguments from config file\""
     else:
         stop = f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{key}']\""
@@ -168,11 +189,12 @@ def message(key: str, info: dict, dialect: str) -> str:
             todo += f", which needs {package} >= {since}"
     else:
         todo = hint or "remove it"
-    return (f"`{key}`{owner} was {when}: {cond} {stop}; older releases still accept it. "
-            f"{todo[0].upper()}{todo[1:]}.")
+    older = "" if certain else "; older releases still accept it"
+    return f"`{key}`{owner} was {when}: {cond} {stop}{older}. {todo[0].upper()}{todo[1:]}."
 
 
-def _fixes(doc, root, entry, info):
+def _fixes(doc, root, entry, info, new_ok=None):
+    """new_ok: whether the replacement exists on the release in use (True/False), None when unknown."""
     key, node = entry.key, entry.value
     replacement = info.get("replacement")
     package = _name(info.get("package") or "transformers")
@@ -194,16 +216,18 @@ def _fixes(doc, root, entry, info):
                       rename_key(doc, entry, "train_sampling_strategy"),
                       replace_value(doc, node, "group_by_length"), safe=False)
         return
+    if new_ok is False:
+        return  # the replacement does not exist on the release in use
     if key == "warmup_ratio":
         ratio = as_float(node.value) if node.kind == "scalar" else None
         if ratio is not None and 0 <= ratio < 1 and root.get("warmup_steps") is None:
             yield fix(f"write `warmup_steps: {node.raw}` (a ratio below 1; needs {package} >= {needs or '5.0'})",
-                      rename_key(doc, entry, "warmup_steps"), safe=False)
+                      rename_key(doc, entry, "warmup_steps"), safe=new_ok is True)
         return
     if replacement and "." not in replacement and key not in ("include_inputs_for_metrics", "push_to_hub_organization",
                                                               "sharded_ddp", "amp_backend", "tp_size"):
         if root.get(replacement) is None:
-            safe = key in SAFE_RENAMES
+            safe = key in SAFE_RENAMES or new_ok is True
             title = f"rename to `{replacement}`" + ("" if safe or not needs else f" (needs {package} >= {needs})")
             yield fix(title, rename_key(doc, entry, replacement), safe=safe)
         else:
