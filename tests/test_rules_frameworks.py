@@ -98,3 +98,57 @@ def test_helpers():
     assert words(doc.find(("a",))) == ["full_shard", "auto_wrap"]
     assert words(doc.find(("b",))) == ["offload", "full_shard"]
     assert words(doc.find(("c",))) == ["full_shard"]
+
+
+def _check_with_versions(module, text: str, versions: dict, flavor: str = "huggingface"):
+    from trainlint.context.versions import FrameworkVersion, Versions
+    from trainlint.document.reading import parse_document
+    from trainlint.rules.base import LintContext
+
+    items = {name: FrameworkVersion(name, version, "pin", "setup.py") for name, version in versions.items()}
+    ctx = LintContext(document=parse_document(text, "x.yaml"), flavor=flavor, versions=Versions(items))
+    return list(module.check(ctx))
+
+
+def test_removed_arguments_follow_the_pinned_releases():
+    from trainlint.diagnostics import Severity
+    from trainlint.rules import tl524_hf_removed_argument as tl524
+
+    recipe = ("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: bfloat16\ndataset_name: x\n"
+              "warmup_ratio: 0.1\noverwrite_output_dir: true\noutput_dir: out\n")
+    # open-r1's pins: every key is a field there
+    assert _check_with_versions(tl524, recipe, {"trl": "0.18.0", "transformers": "4.52.3"}) == []
+    # current releases: certain, so errors, and the renames are safe where the new name exists
+    found = _check_with_versions(tl524, recipe, {"trl": "1.16.0", "transformers": "5.24.0"})
+    assert [d.severity for d in found] == [Severity.ERROR] * 3 and not any(d.assumptions for d in found)
+    assert any(f.safe for d in found if "torch_dtype" in d.message for f in d.fixes)
+    # unknown releases: warnings that say what they assume, version-dependent renames unsafe
+    unknown = _check_with_versions(tl524, recipe, {})
+    assert all(d.severity is Severity.WARNING and d.assumptions for d in unknown)
+    assert not any(f.safe for d in unknown if "torch_dtype" in d.message for f in d.fixes)
+    # an old TRL with transformers 5.x: TrlParser drops warmup_ratio silently
+    old_trl = _check_with_versions(tl524, "dataset_name: x\nwarmup_ratio: 0.1\n", {"trl": "0.18.0", "transformers": "5.15.0"})
+    assert len(old_trl) == 1 and "without a word" in old_trl[0].message
+    # TRL 0.22 still has torch_dtype (removed in 0.27; dtype exists from 0.23)
+    mid = _check_with_versions(tl524, "dataset_name: x\ntorch_dtype: bfloat16\n", {"trl": "0.22.0"})
+    assert mid == []
+
+
+AUDITED = ("TL003 TL004 TL220 TL223 TL224 TL310 TL311 TL312 TL313 TL315 TL316 TL420 TL421 TL422 TL423 TL424 TL425 "
+           "TL426 TL427 TL428 TL429 TL520 TL521 TL522 TL523 TL524 TL525 TL526 TL527 TL528 TL529 TL530 TL531 TL620 "
+           "TL621 TL622 TL623 TL624").split()
+
+
+def test_framework_rules_name_their_evidence():
+    from trainlint.context.versions import FRAMEWORKS, parse_specifier
+    from trainlint.rules import REGISTRY
+    from trainlint.rules._frameworks import OUTCOMES, Claim
+
+    for code in AUDITED:
+        module = REGISTRY[code]
+        rule = module.RULE
+        assert rule.framework in FRAMEWORKS and ": " in rule.evidence, code
+        assert not rule.versions or parse_specifier(rule.versions) is not None, code
+        assert "**Source**" in module.__doc__ and rule.evidence in " ".join(module.__doc__.split()), code
+        for claim in getattr(module, "CLAIMS", ()):
+            assert isinstance(claim, Claim) and claim.outcome in OUTCOMES, code

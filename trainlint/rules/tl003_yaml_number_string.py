@@ -15,6 +15,9 @@ pydantic (Axolotl) and jsonargparse (Lightning) convert it. The finding assumes 
 without conversion (a script could load it otherwise), hence a warning. Holds for every transformers
 release read (4.40 - 5.24) and accelerate 1.13 - 1.15.
 
+**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the string
+fails later); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
+
 **Example**: `learning_rate: 2e-5` → `learning_rate: 2.0e-5`.
 
 **Fix** (safe): write the number so that every YAML reader sees a float.
@@ -31,7 +34,8 @@ from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL003", "yaml-number-as-string", Severity.WARNING,
-            "A number like 2e-5 that PyYAML reads as a string", flavors=("huggingface", "accelerate"))
+            "A number like 2e-5 that PyYAML reads as a string", flavors=("huggingface", "accelerate"),
+            framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict")
 
 CLAIMS = (
     Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict", "", "silent"),

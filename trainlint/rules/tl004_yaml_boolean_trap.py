@@ -12,6 +12,10 @@ framework then receives `False` where it expects the string "no": `TrainingArgum
 4.40 - 5.24 and accelerate 1.13 - 1.15. Accelerate's `downcast_bf16` is a boolean field
 (`ClusterConfig.downcast_bf16: bool`), so `downcast_bf16: no` is right and is not reported.
 
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.40 - 5.24, accelerate 1.13 - 1.15. First message: "False is not a valid SaveStrategy,
+please select one of ['no', 'steps', 'epoch', 'best']".
+
 **Example**: `save_strategy: no` → `save_strategy: "no"`.
 
 **Fix** (safe): quote the word.
@@ -24,7 +28,9 @@ from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
-RULE = Rule("TL004", "yaml-boolean-trap", Severity.ERROR, "yes/no/on/off read as a boolean where a word is expected")
+RULE = Rule("TL004", "yaml-boolean-trap", Severity.ERROR, "yes/no/on/off read as a boolean where a word is expected",
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="False is not a valid SaveStrategy, please select one of ['no', 'steps', 'epoch', 'best']")
 
 CLAIMS = (
     Claim("transformers", "training_args.py TrainingArguments.__post_init__ (SaveStrategy(...))",

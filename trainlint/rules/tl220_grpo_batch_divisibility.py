@@ -7,13 +7,24 @@ is not divisible by `num_generations` (default 8) or by the global batch, that s
 turns on `auto_find_batch_size`.
 
 **Why**: GRPO scores each prompt against the other completions of its group, so every batch must hold
-whole groups. `GRPOConfig.__post_init__` (TRL `grpo_config.py`) stops with "generation_batch_size
-({g}) must be divisible by num_generations ({k}).", "generation_batch_size ({g}) must be divisible by
-the global batch size ({per_device*num_processes}).", "'generation_batch_size' and
-'steps_per_generation' can not be both configured at the same time", "GRPO requires at least 2
-generations per prompt to calculate the advantages.", or "auto_find_batch_size is not supported by
-GRPO, because the generation batch must contain full prompt groups". Checks that depend on the number of processes
-run only when it is known (`--num-gpus`, an Accelerate file, a directive).
+whole groups. `GRPOConfig.__post_init__` (TRL `trainer/grpo_config.py`) stops with
+"'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time",
+"generation_batch_size ({g}) must be divisible by the global batch size ({per_device*num_processes}).",
+"generation_batch_size ({g}) must be divisible by num_generations ({k}).", or "GRPO requires at least 2
+generations per prompt to calculate the advantages. You provided {k}, which is less than the minimum
+required." (TRL 0.20 - 1.16; `generation_batch_size`/`steps_per_generation` exist from 0.18; in 0.18 and
+0.19 the num_generations check reads "The effective train batch size (n x p x s) must be evenly
+divisible by the number of generations per prompt (k). ...", and the global-batch check only enforces a
+multiple of the per-device batch). From TRL 1.9 it also refuses `auto_find_batch_size`:
+"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt
+groups of num_generations completions, ..."; before 1.9 that is accepted (and the halved batch may
+split groups), so that finding names the release. `num_generations` defaults to 8 in every release
+read. Checks that depend on the number of processes run only when it is known (`--num-gpus`, an
+Accelerate file, a directive).
+
+**Source**: `trl/trainer/grpo_config.py: GRPOConfig.__post_init__` (stops (the auto_find_batch_size
+check: TRL >= 1.9)); verified against TRL 0.18 - 1.16. First message: "generation_batch_size ({g}) must
+be divisible by num_generations ({k}).".
 
 **Example**: `per_device_train_batch_size: 4`, `num_generations: 6` on 1 GPU (4 is not a multiple of 6).
 
@@ -24,11 +35,24 @@ is a multiple of it).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.rules._frameworks import number
+from trainlint.rules._frameworks import Claim, number, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL220", "grpo-batch-divisibility", Severity.ERROR,
-            "GRPO generation batch not divisible into prompt groups", flavors=("huggingface",))
+            "GRPO generation batch not divisible into prompt groups", flavors=("huggingface",),
+            framework="trl", evidence="trl/trainer/grpo_config.py: GRPOConfig.__post_init__",
+            raises="generation_batch_size ({g}) must be divisible by num_generations ({k}).")
+
+CLAIMS = (
+    Claim("trl", "trainer/grpo_config.py GRPOConfig.__post_init__",
+          "generation_batch_size ({g}) must be divisible by num_generations ({k}).", "stops", since="0.20.0"),
+    Claim("trl", "trainer/grpo_config.py GRPOConfig.__post_init__",
+          "The effective train batch size ({n} x {p} x {s}) must be evenly divisible by the number of generations per "
+          "prompt ({k}).", "stops", since="0.18.0", until="0.20.0"),
+    Claim("trl", "trainer/grpo_config.py GRPOConfig.__post_init__",
+          "auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt groups "
+          "of num_generations completions, ...", "stops", since="1.9.0"),
+)
 
 
 def check(ctx: LintContext):
@@ -39,10 +63,18 @@ def check(ctx: LintContext):
         return
     auto = root.entry("auto_find_batch_size")
     if auto is not None and auto.value.kind == "scalar" and auto.value.value is True:
-        yield RULE.at(doc, auto.key_span,
-                      "`auto_find_batch_size: true` in a GRPO run: GRPOConfig stops with \"auto_find_batch_size is not "
-                      "supported by GRPO, because the generation batch must contain full prompt groups\". Set the batch "
-                      "size yourself.")
+        refused, assumptions = version_status(ctx, "trl", ">=1.9")
+        if refused is not False:
+            yield RULE.at(doc, auto.key_span,
+                          "`auto_find_batch_size: true` in a GRPO run: GRPOConfig (TRL >= 1.9) stops with "
+                          "\"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full "
+                          "prompt groups\" (older TRL accepts it, and a halved batch can split prompt groups). Set the "
+                          "batch size yourself.", assumptions=assumptions)
+        else:
+            yield RULE.at(doc, auto.key_span,
+                          "`auto_find_batch_size: true` in a GRPO run: on an out-of-memory error the batch is halved, and "
+                          "the halved generation batch can split prompt groups (TRL >= 1.9 refuses the setting for that "
+                          "reason). Set the batch size yourself.", severity=Severity.WARNING)
     k_node = root.get("num_generations")
     k = number(k_node) if k_node is not None else 8
     gen_node, spg_node = root.get("generation_batch_size"), root.get("steps_per_generation")

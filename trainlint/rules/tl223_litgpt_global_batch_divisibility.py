@@ -8,6 +8,10 @@
 `litgpt/args.py`), so the run silently trains with a smaller global batch than written (and stops
 with an assertion when the quotient is 0, "gradient_accumulation_iters > 0").
 
+**Source**: `litgpt/args.py: TrainArgs.gradient_accumulation_iters` (silent (rounded down); a bare
+AssertionError when the quotient is 0); verified against LitGPT 0.5.x. First message: "assert
+gradient_accumulation_iters > 0".
+
 **Example**: `global_batch_size: 64`, `micro_batch_size: 6`, `devices: 4` → 64 // 4 // 6 = 2
 accumulation steps: the real global batch is 48.
 
@@ -21,7 +25,9 @@ from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL223", "litgpt-global-batch-divisibility", Severity.WARNING,
-            "LitGPT global_batch_size not divisible by micro_batch_size x devices", flavors=("litgpt",))
+            "LitGPT global_batch_size not divisible by micro_batch_size x devices", flavors=("litgpt",),
+            framework="litgpt", evidence="litgpt/args.py: TrainArgs.gradient_accumulation_iters",
+            raises="assert gradient_accumulation_iters > 0")
 
 
 def check(ctx: LintContext):

@@ -14,6 +14,11 @@ on the command line). Under plain Accelerate the value silently overrides the sc
 GradientAccumulationPlugin ("Gradient accumulation steps mismatch ... Using DeepSpeed's value.").
 Either way the number is set in two places that must agree.
 
+**Source**: `transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_finalize`
+(stops at the start of training); verified against transformers 4.52 - 5.24 with accelerate 1.13 - 1.15.
+First message: "Please correct the following DeepSpeed config values that mismatch TrainingArguments
+values:".
+
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
 **Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
@@ -27,7 +32,9 @@ from trainlint.flavors.base import as_float, is_auto
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
-            "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",))
+            "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",),
+            framework="transformers", evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_finalize",
+            raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values:")
 
 KEYS = {
     "gradient_accumulation_steps": ("gradient_accumulation_steps", "1"),

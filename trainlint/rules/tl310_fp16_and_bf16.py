@@ -7,6 +7,9 @@ HF TrainingArguments / TRL / LLaMA-Factory file or an Axolotl config.
 of fp16 and bf16 can be True, but not both" ("... can be True for full eval, but not both"). Axolotl
 passes both flags on to TrainingArguments and fails the same way.
 
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.40 - 5.24. First message: "At most one of fp16 and bf16 can be True, but not both".
+
 **Example**: `bf16: true` and `fp16: true` → keep one.
 
 **Fix** (unsafe): set `fp16: false` (bf16 needs no loss scaling; on GPUs without bf16 keep fp16
@@ -21,7 +24,9 @@ from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL310", "fp16-and-bf16", Severity.ERROR,
-            "fp16 and bf16 both enabled: TrainingArguments refuses it", flavors=("huggingface", "axolotl"))
+            "fp16 and bf16 both enabled: TrainingArguments refuses it", flavors=("huggingface", "axolotl"),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="At most one of fp16 and bf16 can be True, but not both")
 
 PAIRS = (("fp16", "bf16", ""), ("fp16_full_eval", "bf16_full_eval", " for full eval"))
 

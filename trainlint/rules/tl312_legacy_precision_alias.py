@@ -11,6 +11,10 @@ variants do not).
 
 `32` and `64` (→ "32-true", "64-true") are accepted without a warning and are not reported.
 
+**Source**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (logs); verified against
+Lightning 2.0 - 2.6. First message: "`precision=16` is supported for historical reasons but its usage is
+discouraged. Please set your precision to 16-mixed instead!".
+
 **Example**: `precision: 16` → `precision: 16-mixed`; `precision: bf16` → `precision: bf16-mixed`.
 
 **Fix** (safe): write the unified name Lightning maps the alias to.
@@ -24,7 +28,9 @@ from trainlint.rules._frameworks import lightning_trainer
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL312", "legacy-precision-alias", Severity.INFO,
-            "A historical Lightning precision alias (16, bf16)", flavors=("lightning", "litgpt"))
+            "A historical Lightning precision alias (16, bf16)", flavors=("lightning", "litgpt"),
+            framework="lightning", evidence="lightning/fabric/connector.py: _convert_precision_to_unified_args",
+            raises="`precision=16` is supported for historical reasons but its usage is discouraged. Please set your precision to 16-mixed instead!")
 
 ALIASES = {"16": "16-mixed", "bf16": "bf16-mixed"}
 

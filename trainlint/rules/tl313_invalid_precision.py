@@ -4,11 +4,19 @@
 `"bf16-mixed"`, `"16-true"`, `"bf16-true"`, `"transformer-engine"`, `"transformer-engine-float16"`,
 or the aliases 64/32/16/"bf16"), or one that the chosen DeepSpeed/FSDP strategy does not support.
 
-**Why**: `fabric/connector.py` raises "Precision {p!r} is invalid. Allowed precision values: (...)"
-(the comparison is exact: `BF16-mixed` and `fp16` are invalid). The DeepSpeed and FSDP precision
+**Why**: `_convert_precision_to_unified_args` (`lightning/fabric/connector.py`, Lightning 2.0 - 2.6)
+raises "Precision {p!r} is invalid. Allowed precision values: (...)" (the comparison is exact:
+`BF16-mixed` and `fp16` are invalid). Under LightningCLI jsonargparse checks the value against the
+Trainer's `precision` type (a Union of Literals) first and stops with `Parser key "trainer.precision":
+... Does not validate against any of the Union subtypes`. The DeepSpeed and FSDP precision
 plugins accept only "32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed":
-"`Trainer(strategy='deepspeed', precision=...)` is not supported. `precision` must be one of: (...)",
-"`precision=...)` is not supported in FSDP. `precision` must be one of: (...)".
+"`Trainer(strategy='deepspeed', precision=...)` is not supported. `precision` must be one of: (...)"
+(`pytorch/plugins/precision/deepspeed.py`), "`precision=...)` is not supported in FSDP. `precision` must
+be one of: (...)" (`pytorch/plugins/precision/fsdp.py`).
+
+**Source**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (stops); verified
+against Lightning 2.0 - 2.6. First message: "Precision {p!r} is invalid. Allowed precision values:
+(...)".
 
 **Example**: `precision: fp16` → `precision: 16-mixed`; `precision: BF16-Mixed` → `bf16-mixed`.
 
@@ -24,7 +32,9 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl312_legacy_precision_alias import precision_node
 
 RULE = Rule("TL313", "invalid-precision", Severity.ERROR,
-            "A precision value Lightning rejects", flavors=("lightning", "litgpt"))
+            "A precision value Lightning rejects", flavors=("lightning", "litgpt"),
+            framework="lightning", evidence="lightning/fabric/connector.py: _convert_precision_to_unified_args",
+            raises="Precision {p!r} is invalid. Allowed precision values: (...)")
 
 VALID = ("transformer-engine", "transformer-engine-float16", "16-true", "16-mixed", "bf16-true", "bf16-mixed",
          "32-true", "64-true", "64", "32", "16", "bf16")
@@ -65,7 +75,9 @@ def check(ctx: LintContext):
         fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if not node.style else f'"{guess}"'), safe=False)] if guess else []
         yield RULE.at(doc, node,
                       f"`precision: {node.raw}` is not a Lightning precision: the Trainer stops with \"Precision "
-                      f"{text!r} is invalid. Allowed precision values: ...\"."
+                      f"{text!r} is invalid. Allowed precision values: ...\""
+                      + (" (LightningCLI's parser refuses it first: \"Does not validate against any of the Union "
+                         "subtypes\")." if ctx.flavor == "lightning" and lightning_trainer(doc) else ".")
                       + (f" Did you mean {guess}?" if guess else " Use 32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."),
                       fixes)
         return

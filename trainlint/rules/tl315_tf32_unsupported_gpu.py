@@ -8,6 +8,10 @@ P100: the same GPUs that lack bf16).
 newer GPU arch, cuda>=11 and torch>=1.7" (transformers `training_args.py`). Axolotl passes `tf32` on
 to TrainingArguments; its `tf32: auto` enables TF32 only where it exists and is not reported.
 
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.52 - 5.24. First message: "--tf32 requires Ampere or a newer GPU arch, cuda>=11 and
+torch>=1.7".
+
 **Example**: `tf32: true` with `--gpu V100-32GB` → `tf32: false`.
 
 **Fix** (safe: the GPU cannot use TF32 anyway, so matmuls run in fp32 either way): `tf32: false`.
@@ -21,7 +25,9 @@ from trainlint.rules._frameworks import flag, target_gpu
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL315", "tf32-unsupported-gpu", Severity.ERROR,
-            "tf32 on a GPU older than Ampere", flavors=("huggingface", "axolotl"))
+            "tf32 on a GPU older than Ampere", flavors=("huggingface", "axolotl"),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7")
 
 
 def check(ctx: LintContext):

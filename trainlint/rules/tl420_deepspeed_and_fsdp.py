@@ -8,6 +8,10 @@ validation stops with "deepspeed and fsdp cannot be used together." (`utils/sche
 the HF Trainer with "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of
 those flags." (transformers `trainer.py`).
 
+**Source**: `transformers/trainer.py: Trainer.__init__` (stops); verified against transformers 4.52 -
+5.24. First message: "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of
+those flags.".
+
 **Example**: `deepspeed: ds_zero3.json` with `fsdp: full_shard auto_wrap`.
 
 **Fix**: none automatic: keep one of them (and its settings).
@@ -20,7 +24,9 @@ from trainlint.rules._frameworks import is_set, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL420", "deepspeed-and-fsdp", Severity.ERROR,
-            "DeepSpeed and FSDP cannot be used together", flavors=("huggingface", "axolotl"))
+            "DeepSpeed and FSDP cannot be used together", flavors=("huggingface", "axolotl"),
+            framework="transformers", evidence="transformers/trainer.py: Trainer.__init__",
+            raises="Using --fsdp xxx together with --deepspeed is not possible, deactivate one of those flags.")
 
 
 def check(ctx: LintContext):

@@ -13,6 +13,9 @@ overhead on top. This is DeepSpeed#4953: the alignment-handbook ZeRO-3 Accelerat
 (ZeRO-Offload on one GPU is a real technique: with `offload_optimizer`/`offload_param` set this rule
 stays quiet.)
 
+**Source**: `deepspeed/runtime/zero/stage3.py: estimate_zero3_model_states_mem_needs` (runs (no message)
+and needs the unsharded memory); verified against DeepSpeed, FSDP: any release.
+
 **Example**: `distributed_type: DEEPSPEED`, `deepspeed_config: {zero_stage: 3}`, `num_processes: 1`.
 
 **Fix**: none automatic: use more GPUs (`num_processes` = the GPUs you have), or add CPU offload
@@ -25,7 +28,8 @@ from trainlint.diagnostics import Severity
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL426", "sharding-on-one-device", Severity.WARNING,
-            "ZeRO/FSDP sharding on a single process shards nothing", flavors=("accelerate", "lightning", "huggingface", "axolotl"))
+            "ZeRO/FSDP sharding on a single process shards nothing", flavors=("accelerate", "lightning", "huggingface", "axolotl"),
+            framework="deepspeed", evidence="deepspeed/runtime/zero/stage3.py: estimate_zero3_model_states_mem_needs")
 
 SHARDING_FSDP = {"full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2"}
 

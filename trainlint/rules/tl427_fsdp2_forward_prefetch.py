@@ -9,6 +9,10 @@ key) only for FSDP1 (`utils/dataclasses.py`: `if self.forward_prefetch is None a
 is not yet implemented in FSDP2, set to None or use `fsdp_version=1`". `accelerate to-fsdp2` lists it
 as NOT_YET_IMPLEMENTED. The run gets no forward prefetching, whatever the file says.
 
+**Source**: `accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.__post_init__` (silent from
+the config file; stops when passed in code); verified against accelerate 1.13 - 1.15. First message:
+"forward_prefetch is not yet implemented in FSDP2, set to None or use `fsdp_version=1`".
+
 **Example**: `fsdp_version: 2` with `fsdp_forward_prefetch: true` → remove the prefetch key.
 
 **Fix** (safe: it has no effect under FSDP2): remove `fsdp_forward_prefetch`.
@@ -22,7 +26,9 @@ from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL427", "fsdp2-forward-prefetch", Severity.WARNING,
-            "forward_prefetch does nothing under FSDP2", flavors=("accelerate",))
+            "forward_prefetch does nothing under FSDP2", flavors=("accelerate",),
+            framework="accelerate", evidence="accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.__post_init__",
+            raises="forward_prefetch is not yet implemented in FSDP2, set to None or use `fsdp_version=1`")
 
 
 def check(ctx: LintContext):

@@ -9,6 +9,11 @@ dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size." (`_validate_accelerat
 skipped for DeepSpeed sequence parallelism (`sp_backend: deepspeed` with `sp_size > 1`), and when
 every size is 1 (Accelerate then sets `dp_replicate_size` to the number of processes); so is this rule.
 
+**Source**: `accelerate/parallelism_config.py: ParallelismConfig._validate_accelerator` (stops);
+verified against accelerate 1.10 - 1.15 (sp_size from 1.12). First message: "ParallelismConfig
+total_size ({t}) does not match num_processes ({n}). Please adjust dp_replicate_size/
+dp_shard_size/tp_size/cp_size/sp_size.".
+
 **Example**: `num_processes: 8` with `dp_shard_size: 2` and `tp_size: 2` (product 4).
 
 **Fix**: none automatic: decide which size is wrong.
@@ -21,7 +26,9 @@ from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL428", "parallelism-size-mismatch", Severity.ERROR,
-            "parallelism_config sizes do not multiply to num_processes", flavors=("accelerate",))
+            "parallelism_config sizes do not multiply to num_processes", flavors=("accelerate",),
+            framework="accelerate", evidence="accelerate/parallelism_config.py: ParallelismConfig._validate_accelerator",
+            raises="ParallelismConfig total_size ({t}) does not match num_processes ({n}). Please adjust dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size.")
 
 SIZES = ("dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size")
 

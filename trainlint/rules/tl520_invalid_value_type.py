@@ -17,6 +17,9 @@ string default through the option's type, `string_to_bool` included) and Lightni
 yes/no booleans (TL004) have their own rules. Holds for transformers 4.40 - 5.24, TRL 0.18 - 1.16,
 accelerate 1.13 - 1.15.
 
+**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
+reaches the run as written); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
+
 **Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.
 
 **Fix** (safe): write a quoted number or boolean without quotes, quote a number where a string is
@@ -33,7 +36,8 @@ from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL520", "invalid-value-type", Severity.ERROR,
-            "A value of the wrong type for its key", flavors=("huggingface", "lightning", "accelerate"))
+            "A value of the wrong type for its key", flavors=("huggingface", "lightning", "accelerate"),
+            framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict")
 
 CLAIMS = (
     Claim("transformers", "hf_argparser.py HfArgumentParser.parse_dict", "", "silent"),

@@ -12,6 +12,10 @@ select one of ['no', 'steps', 'epoch', 'best']" (research/config-formats.md §2.
 "Invalid auto wrap policy: {p}. Must be one of [...]"; Lightning "You selected an invalid accelerator
 name: `accelerator='gpus'`". Lightning `precision` and `strategy` have their own rules (TL313, TL621).
 
+**Source**: `transformers/utils/generic.py: ExplicitEnum._missing_` (stops); verified against
+transformers 4.52 - 5.24, accelerate 1.13 - 1.15, Lightning 2.6. First message: "{value} is not a valid
+{Enum}, please select one of [...]".
+
 **Example**: `save_strategy: step` → `save_strategy: steps`; `optim: adamw_8bits` → `adamw_8bit`.
 
 **Fix** (unsafe: a guess): the closest allowed value, when one is close.
@@ -26,7 +30,9 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL521", "invalid-enum-value", Severity.ERROR,
             "A value outside the allowed set (optim, save_strategy, distributed_type, ...)",
-            flavors=("huggingface", "lightning", "accelerate"))
+            flavors=("huggingface", "lightning", "accelerate"),
+            framework="transformers", evidence="transformers/utils/generic.py: ExplicitEnum._missing_",
+            raises="{value} is not a valid {Enum}, please select one of [...]")
 
 
 def check(ctx: LintContext):

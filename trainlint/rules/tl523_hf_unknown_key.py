@@ -13,6 +13,10 @@ hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add data
 so a key with no close known spelling is not reported, and LLaMA-Factory and open-instruct files
 (which have their own argument classes) are skipped.
 
+**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser <= 0.18:
+silent, the key is dropped)); verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16. First message:
+"Some keys are not used by the HfArgumentParser: [...]".
+
 **Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
 
 **Fix** (unsafe: a guess): rename to the closest known key.
@@ -26,7 +30,9 @@ from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
-            "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface",))
+            "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict",
+            raises="Some keys are not used by the HfArgumentParser: [...]")
 
 
 def known() -> tuple[set[str], set[str]]:

@@ -9,6 +9,11 @@ that is not a field of accelerate's ClusterConfig/SageMakerConfig (for instance 
 version or fix (and potentially remove) these keys from your config file." - the launch stops.
 Known keys come from the accelerate schema (schemas/accelerate.schema.json, accelerate 1.15).
 
+**Source**: `accelerate/commands/config/config_args.py: BaseConfig.from_yaml_file` (stops); verified
+against accelerate 1.13 - 1.15. First message: "The config file at {file} had unknown keys
+({extra_keys}), please try upgrading your `accelerate` version or fix (and potentially remove) these
+keys from your config file.".
+
 **Example**: `num_process: 8` → `num_processes: 8`.
 
 **Fix** (unsafe): rename to the closest known key when there is one, else remove the key.
@@ -22,7 +27,9 @@ from trainlint.rules._frameworks import suggest
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL525", "accelerate-unknown-key", Severity.ERROR,
-            "A top-level key accelerate's config loader rejects", flavors=("accelerate",))
+            "A top-level key accelerate's config loader rejects", flavors=("accelerate",),
+            framework="accelerate", evidence="accelerate/commands/config/config_args.py: BaseConfig.from_yaml_file",
+            raises="The config file at {file} had unknown keys ({extra_keys}), please try upgrading your `accelerate` version or fix (and potentially remove) these keys from your config file.")
 
 
 def known() -> set[str] | None:

@@ -5,9 +5,14 @@ parameter of `lightning.pytorch.Trainer.__init__` (Lightning 2.6 schema) and is 
 removed 1.x arguments (those are TL620).
 
 **Why**: LightningCLI builds its parser from the Trainer's signature (jsonargparse), and unknown keys
-are rejected before training starts (``Key 'trainer.max_epoch' is not expected``, paraphrase;
-research/config-formats.md §3.4). A script that builds the Trainer with `**config` fails with
-"Trainer.__init__() got an unexpected keyword argument".
+are rejected before training starts (`jsonargparse/_core.py`, `ArgumentParser.validate`): "Group
+'trainer' does not accept option 'max_epoch'" (jsonargparse >= 4.44; 4.29 - 4.43: "Group 'trainer' does
+not accept nested key 'max_epoch'"; older: 'No action for key "trainer.max_epoch" to check its value.').
+A script that builds the Trainer with `**config` fails with "Trainer.__init__() got an unexpected
+keyword argument 'max_epoch'". Known arguments: Lightning 2.6.6's `Trainer.__init__`.
+
+**Source**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
+Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not accept option '{key}'".
 
 **Example**: `max_epoch: 10` → `max_epochs: 10`.
 
@@ -23,7 +28,9 @@ from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl620_lightning_removed_trainer_arg import _removed_keys
 
 RULE = Rule("TL526", "lightning-unknown-trainer-arg", Severity.ERROR,
-            "A trainer key that is not a Lightning Trainer argument", flavors=("lightning",))
+            "A trainer key that is not a Lightning Trainer argument", flavors=("lightning",),
+            framework="lightning", evidence="jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)",
+            raises="Group 'trainer' does not accept option '{key}'")
 
 
 def known() -> set[str] | None:
@@ -53,6 +60,6 @@ def check(ctx: LintContext):
         fixes = ([fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
                  if guess and trainer.get(guess) is None else [])
         yield RULE.at(doc, entry.key_span,
-                      f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI rejects the key and the run does "
-                      f"not start." + (f" Did you mean `{guess}`?" if guess else " Remove it or move it to the model/data section."),
+                      f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI stops with \"Group 'trainer' does not "
+                      f"accept option '{key}'\"." + (f" Did you mean `{guess}`?" if guess else " Remove it or move it to the model/data section."),
                       fixes)

@@ -7,6 +7,10 @@ absent (its default is 0).
 "--dataloader_prefetch_factor can only be set when data is loaded in a different process, i.e. when
 --dataloader_num_workers > 0." (transformers `training_args.py`).
 
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.52 - 5.24. First message: "--dataloader_prefetch_factor can only be set when data is
+loaded in a different process, i.e. when --dataloader_num_workers > 0.".
+
 **Example**: `dataloader_prefetch_factor: 4` without `dataloader_num_workers`.
 
 **Fix** (unsafe: it starts worker processes, which use host RAM): set `dataloader_num_workers: 2`;
@@ -21,7 +25,9 @@ from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL528", "prefetch-factor-without-workers", Severity.ERROR,
-            "dataloader_prefetch_factor needs dataloader_num_workers > 0", flavors=("huggingface",))
+            "dataloader_prefetch_factor needs dataloader_num_workers > 0", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="--dataloader_prefetch_factor can only be set when data is loaded in a different process, i.e. when --dataloader_num_workers > 0.")
 
 
 def check(ctx: LintContext):

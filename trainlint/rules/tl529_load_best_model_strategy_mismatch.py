@@ -5,10 +5,15 @@
 a multiple of `eval_steps` (default: `logging_steps`, 500).
 
 **Why**: the best checkpoint can only be reloaded if a checkpoint is saved at every evaluation.
-TrainingArguments stops with "--load_best_model_at_end requires the save and eval strategy to match
-(unless when `--save_strategy="best"`), but found\n- Evaluation strategy: ...\n- Save strategy: ..."
+TrainingArguments stops with "--load_best_model_at_end requires the save and eval strategy to match,
+except when --save_strategy="best", but found\n- Evaluation strategy: ...\n- Save strategy: ..."
+(transformers 5.8 - 5.24; 4.52 - 5.3 without the "except when" clause)
 or "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation
 steps, but found {s}, which is not a round multiple of {e}." (transformers `training_args.py`).
+
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.52 - 5.24. First message: "--load_best_model_at_end requires the save and eval strategy
+to match".
 
 **Example**: `eval_strategy: epoch` with `save_strategy: steps`.
 
@@ -23,7 +28,9 @@ from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL529", "load-best-model-strategy-mismatch", Severity.ERROR,
-            "load_best_model_at_end with save and eval strategies that differ", flavors=("huggingface",))
+            "load_best_model_at_end with save and eval strategies that differ", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="--load_best_model_at_end requires the save and eval strategy to match")
 
 
 def _strategy(node, default: str) -> str:

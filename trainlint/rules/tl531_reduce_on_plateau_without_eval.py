@@ -7,6 +7,10 @@
 evaluations; TrainingArguments stops with "lr_scheduler_type reduce_lr_on_plateau requires an eval
 strategy" (transformers `training_args.py`).
 
+**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+transformers 4.52 - 5.24. First message: "lr_scheduler_type reduce_lr_on_plateau requires an eval
+strategy".
+
 **Example**: `lr_scheduler_type: reduce_lr_on_plateau` → add `eval_strategy: epoch`.
 
 **Fix**: none automatic: choose when to evaluate (`eval_strategy: steps` + `eval_steps`, or `epoch`).
@@ -18,7 +22,9 @@ from trainlint.diagnostics import Severity
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL531", "reduce-on-plateau-without-eval", Severity.ERROR,
-            "reduce_lr_on_plateau needs an eval strategy", flavors=("huggingface",))
+            "reduce_lr_on_plateau needs an eval strategy", flavors=("huggingface",),
+            framework="transformers", evidence="transformers/training_args.py: TrainingArguments.__post_init__",
+            raises="lr_scheduler_type reduce_lr_on_plateau requires an eval strategy")
 
 
 def check(ctx: LintContext):

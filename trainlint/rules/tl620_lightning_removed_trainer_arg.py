@@ -6,11 +6,22 @@
 `resume_from_checkpoint`, `amp_backend`, `amp_level`, `track_grad_norm`, `replace_sampler_ddp`,
 `move_metrics_to_cpu`, `multiple_trainloader_mode`, `checkpoint_callback`, `weights_save_path`, ...
 
-**Why**: `Trainer.__init__` no longer has these parameters (pytorch/CHANGELOG.md, 2.0.0 "Removed"),
-and LightningCLI's jsonargparse parser rejects keys that are not Trainer parameters
-(``Key 'trainer.gpus' is not expected``), so the run stops before training on Lightning >= 2.0.
-Real cases: catalys1/mae-pytorch `multigpu.yaml` (`gpus: 8`), kouyk/pytorch-lightning-slurm
-`fit.yaml` (`auto_lr_find: true`).
+**Why**: `Trainer.__init__` no longer has these parameters (`src/lightning/pytorch/CHANGELOG.md`:
+2.0.0 "Removed" for most of them, `replace_sampler_ddp` renamed `use_distributed_sampler` in 2.0.0,
+`weights_save_path` removed in 1.8.0, `checkpoint_callback`, `flush_logs_every_n_steps`,
+`log_gpu_memory`, `progress_bar_refresh_rate`, `prepare_data_per_node`, `stochastic_weight_avg`,
+`terminate_on_nan` in 1.7.0, `reload_dataloaders_every_epoch` in 1.6.0). LightningCLI builds its parser
+from the Trainer's signature and jsonargparse rejects the key before training (`_core.py`,
+`ArgumentParser.validate`): "Group 'trainer' does not accept option 'gpus'" (jsonargparse >= 4.44;
+4.29 - 4.43: "... does not accept nested key 'gpus'"; older: 'No action for key "trainer.gpus" to check
+its value.'); a Trainer built in code fails with "Trainer.__init__() got an unexpected keyword
+argument 'gpus'". The Lightning release is not known to trainlint, hence a warning. Real cases:
+catalys1/mae-pytorch `multigpu.yaml` (`gpus: 8`), kouyk/pytorch-lightning-slurm `fit.yaml`
+(`auto_lr_find: true`).
+
+**Source**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops (LightningCLI));
+verified against Lightning 1.6 - 2.6 (per key: the release in the table). First message: "Group
+'trainer' does not accept option '{key}'".
 
 **Example**: `gpus: 8` → `accelerator: gpu` + `devices: 8`; `replace_sampler_ddp: false` →
 `use_distributed_sampler: false`; `precision: 16` with `amp_backend: native` → drop `amp_backend`.
@@ -30,7 +41,9 @@ from trainlint.rules._frameworks import lightning_trainer
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL620", "lightning-removed-trainer-arg", Severity.WARNING,
-            "A Trainer argument removed in Lightning 2.0 (jsonargparse rejects it)", flavors=("lightning",))
+            "A Trainer argument removed in Lightning 2.0 (jsonargparse rejects it)", flavors=("lightning",),
+            framework="lightning", evidence="jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)",
+            raises="Group 'trainer' does not accept option '{key}'")
 
 # key -> (since, replacement advice). The schema's x-trainlint-removed list is used when present.
 REMOVED = {
@@ -48,7 +61,7 @@ REMOVED = {
     "replace_sampler_ddp": ("2.0", "renamed `use_distributed_sampler`"),
     "move_metrics_to_cpu": ("2.0", "remove it"),
     "multiple_trainloader_mode": ("2.0", "use CombinedLoader's mode"),
-    "weights_save_path": ("2.0", "use `default_root_dir`"),
+    "weights_save_path": ("1.8", "use `default_root_dir`"),
     "checkpoint_callback": ("1.7", "renamed `enable_checkpointing`"),
     "flush_logs_every_n_steps": ("1.7", "remove it"),
     "log_gpu_memory": ("1.7", "use the DeviceStatsMonitor callback"),

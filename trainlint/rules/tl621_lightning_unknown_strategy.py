@@ -13,6 +13,11 @@ deepspeed_stage_{1,2,2_offload,3,3_offload,3_offload_nvme}, fsdp, fsdp_cpu_offlo
 single_xla, single_device (and the HPU names the lightning-habana plugin registers).
 Strategies given as `class_path` objects are not checked.
 
+**Source**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
+_AcceleratorConnector._check_config_and_set_final_flags` (stops); verified against Lightning 2.0 - 2.6.
+First message: "You selected an invalid strategy name: `strategy='...'`. It must be either a string or
+an instance of `lightning.pytorch.strategies.Strategy`.".
+
 **Example**: `strategy: deepspeed_stage3` → `strategy: deepspeed_stage_3`.
 
 **Fix** (unsafe: a guess): the closest registered name; `ddp_sharded` → `fsdp`, `tpu_spawn` → `xla`.
@@ -26,7 +31,9 @@ from trainlint.rules._frameworks import lightning_trainer, suggest
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL621", "lightning-unknown-strategy", Severity.ERROR,
-            "A strategy name Lightning's registry does not know", flavors=("lightning",))
+            "A strategy name Lightning's registry does not know", flavors=("lightning",),
+            framework="lightning", evidence="lightning/pytorch/trainer/connectors/accelerator_connector.py: _AcceleratorConnector._check_config_and_set_final_flags",
+            raises="You selected an invalid strategy name: `strategy='...'`. It must be either a string or an instance of `lightning.pytorch.strategies.Strategy`.")
 
 _DDP = ["ddp", "ddp_spawn", "ddp_fork", "ddp_notebook"]
 REGISTRY = (["auto", "deepspeed", "deepspeed_stage_1", "deepspeed_stage_2", "deepspeed_stage_2_offload",

@@ -12,6 +12,9 @@ arguments they know (`deepspeed_config_file`, `zero_stage`, `offload_optimizer_d
 silently dropped: the setting you wrote has no effect (research/config-formats.md §4; TRL's
 `alst_ulysses_4gpu.yaml` has `seq_parallel_communication_data_type` here).
 
+**Source**: `accelerate/commands/launch.py: _validate_launch_command` (silent); verified against
+accelerate 1.13 - 1.15.
+
 **Example**: `deepspeed_config: {zero_stage: 3, stage3_gather_16bit_weights_on_model_save: true}`.
 
 **Fix**: a misspelled plugin key is renamed (unsafe: a guess). A DeepSpeed JSON key has no automatic
@@ -26,7 +29,8 @@ from trainlint.rules._frameworks import suggest
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL622", "accelerate-ignored-plugin-key", Severity.WARNING,
-            "A deepspeed_config/fsdp_config key that Accelerate silently ignores", flavors=("accelerate",))
+            "A deepspeed_config/fsdp_config key that Accelerate silently ignores", flavors=("accelerate",),
+            framework="accelerate", evidence="accelerate/commands/launch.py: _validate_launch_command")
 
 SECTIONS = ("deepspeed_config", "fsdp_config")
 FALLBACK = {

@@ -6,13 +6,21 @@
 `zero3_save_16bit_model`, or has a top-level `mixed_precision` (any value, "no" included).
 
 **Why**: with a DeepSpeed JSON file, those values come from the file. Accelerate's DeepSpeedPlugin
-refuses to start when the YAML sets them too (`utils/dataclasses.py`): "When using
-`deepspeed_config_file`, the following accelerate config variables will be ignored: [...]. Please
-specify them appropriately in the DeepSpeed config file." Accelerate's own template says it:
+refuses to start when the YAML sets them too (`utils/dataclasses.py`,
+`DeepSpeedPlugin._deepspeed_config_checks`, accelerate 1.13 - 1.15): "When using `deepspeed_config_file`,
+the following accelerate config variables will be ignored: ['gradient_accumulation_steps',
+'gradient_clipping', 'zero_stage', 'offload_optimizer_device', 'offload_param_device',
+'offload_param_nvme_path', 'offload_optimizer_nvme_path', 'zero3_save_16bit_model', 'mixed_precision'].
+Please specify them appropriately in the DeepSpeed config file." (the list is always the whole list, not
+the offending key). Accelerate's own template says it:
 "set the mixed precision now instead of in the deepspeed config file ... requires the `fp16` and
 `bf16` options to be set to `auto`". `accelerate launch` passes every key of `deepspeed_config`, plus
 `mixed_precision` whenever the file sets it, to that check (`commands/launch.py`), and the
 `accelerate config` questionnaire writes no `mixed_precision` when a DeepSpeed file is chosen.
+
+**Source**: `accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks` (stops);
+verified against accelerate 1.13 - 1.15. First message: "When using `deepspeed_config_file`, the
+following accelerate config variables will be ignored: [...]".
 
 **Example**: `deepspeed_config: {deepspeed_config_file: ds.json, zero_stage: 3}`.
 
@@ -26,7 +34,9 @@ from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL623", "accelerate-deepspeed-file-with-plugin-keys", Severity.ERROR,
-            "deepspeed_config_file plus plugin keys: accelerate refuses the config", flavors=("accelerate",))
+            "deepspeed_config_file plus plugin keys: accelerate refuses the config", flavors=("accelerate",),
+            framework="accelerate", evidence="accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks",
+            raises="When using `deepspeed_config_file`, the following accelerate config variables will be ignored: [...]")
 
 IGNORED = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
            "offload_param_device", "offload_optimizer_nvme_path", "offload_param_nvme_path", "zero3_save_16bit_model")
@@ -45,7 +55,8 @@ def check(ctx: LintContext):
             yield RULE.at(doc, entry.key_span,
                           f"`deepspeed_config.{entry.key}` is set together with `deepspeed_config_file`: Accelerate stops "
                           f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
-                          f"ignored: ['{entry.key}']\". Set it in the DeepSpeed JSON file instead and remove it here.",
+                          f"ignored: ['gradient_accumulation_steps', 'gradient_clipping', 'zero_stage', ...]\" (`{entry.key}` "
+                          f"is one of them). Set it in the DeepSpeed JSON file instead and remove it here.",
                           [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)])
     root = doc.root
     mp = root.entry("mixed_precision") if root is not None else None
@@ -53,6 +64,6 @@ def check(ctx: LintContext):
         yield RULE.at(doc, mp.key_span,
                       f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate stops "
                       f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
-                      f"ignored: ['mixed_precision']\" (whatever its value). Enable fp16/bf16 in the DeepSpeed JSON (or set "
+                      f"ignored: [..., 'mixed_precision']\" (whatever its value). Enable fp16/bf16 in the DeepSpeed JSON (or set "
                       f"them to \"auto\" there) and remove it here.",
                       [fix("remove `mixed_precision`", delete_entry(doc, root, mp), safe=False)])

@@ -7,8 +7,14 @@ or DeepSpeed/FSDP strategy with `accelerator: mps`.
 **Why**: `pytorch/trainer/connectors/accelerator_connector.py` and the strategies check the pair:
 "The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`" (`accelerator_connector.py`), "The DeepSpeed
 strategy is only supported on CUDA GPUs but `...` is used." (`strategies/deepspeed.py`), "You set
-`strategy=...` but strategies from the DDP family are not supported on the MPS accelerator."
-The run stops at setup.
+`strategy=...` but strategies from the DDP family are not supported on the MPS accelerator. Either
+explicitly set `accelerator='cpu'` or change the strategy." (`_check_config_and_set_final_flags`, where
+MPS is available; the FSDP check comes after it but FSDP strings are not of the DDP family, so FSDP on
+MPS gets the FSDP message). Lightning 2.6. The run stops at setup.
+
+**Source**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
+_AcceleratorConnector._check_config_and_set_final_flags` (stops); verified against Lightning 2.6. First
+message: "The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`.".
 
 **Example**: `accelerator: cpu` + `strategy: deepspeed_stage_2`.
 
@@ -22,7 +28,10 @@ from trainlint.rules._frameworks import lightning_trainer
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL624", "lightning-strategy-accelerator-mismatch", Severity.ERROR,
-            "A strategy the chosen accelerator cannot run (FSDP/DeepSpeed off CUDA, DDP on MPS)", flavors=("lightning",))
+            "A strategy the chosen accelerator cannot run (FSDP/DeepSpeed off CUDA, DDP on MPS)", flavors=("lightning",),
+            framework="lightning", evidence="lightning/pytorch/trainer/connectors/accelerator_connector.py: "
+                                            "_AcceleratorConnector._check_config_and_set_final_flags",
+            raises="The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`.")
 
 
 CLASSES = {"cpu": "CPUAccelerator", "mps": "MPSAccelerator", "tpu": "XLAAccelerator", "hpu": "HPUAccelerator"}
@@ -54,15 +63,15 @@ def check(ctx: LintContext):
     shown = (strategy_node.raw if strategy_node.kind == "scalar"
              else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
     parallel = any(word in strategy for word in ("ddp", "deepspeed", "fsdp", "modelparallel"))
-    if accel == "mps" and parallel:
+    if "fsdp" in strategy:
+        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
+                   f"requires a GPU accelerator, but received `accelerator={accel!r}`\".")
+    elif accel == "mps" and parallel:
         message = (f"`strategy: {shown}` with `accelerator: mps`: Lightning stops with \"You set `strategy=...` but "
                    f"strategies from the DDP family are not supported on the MPS accelerator.\"")
     elif "deepspeed" in strategy and accel in CLASSES:
         message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only and "
                    f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{CLASSES[accel]}` is used.\"")
-    elif "fsdp" in strategy:
-        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
-                   f"requires a GPU accelerator, but received `accelerator={accel!r}`\".")
     else:
         return
     yield RULE.at(doc, strategy_node, message + " Use `accelerator: gpu` or a strategy this device supports.")
