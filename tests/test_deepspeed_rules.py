@@ -214,3 +214,14 @@ def test_deepspeed_family_names_its_evidence():
         assert any(v in doc for v in ("0.19.8", "1.15", "5.24", "2.6.6")), f"{code}: no checked release named"
         if rule.raises:
             assert rule.raises.split(" ... ")[0][:40] in doc.replace("\n", " "), f"{code}: raises not quoted in the docs"
+
+
+def test_optimizer_swap_keeps_32bit_bnb_algorithms(tmp_path):
+    # HF builds paged_adamw_32bit / lion_32bit as bnb AdamW/Lion(optim_bits=32): Accelerate maps them to
+    # DeepSpeedCPUAdam (AdamW mode) / DeepSpeedCPULion, the same algorithm; 8-bit ones become CPUAdam (Adam mode).
+    _write(tmp_path, "off.json", {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}})
+    base = "model_name_or_path: gpt2\noutput_dir: out\ndeepspeed: off.json\n"
+    for name, flagged in (("paged_adamw_32bit", False), ("lion_32bit", False), ("lion_8bit", True),
+                          ("paged_adamw_8bit", True)):
+        cfg = _write(tmp_path, f"{name}.yaml", base + f"optim: {name}\n")
+        assert bool(_found(engine.check_path(cfg, PLAIN), "TL601")) is flagged, name

@@ -1,7 +1,8 @@
 """TL301 deepspeed-precision-conflicts-with-accelerate: Accelerate's `mixed_precision` against the DeepSpeed file's other 16-bit type.
 
 **What**: an Accelerate config with `mixed_precision: fp16` whose DeepSpeed config file enables
-`bf16`, or `mixed_precision: bf16` with `fp16` enabled there (`true`, or the string `"true"`).
+`bf16`, or `mixed_precision: bf16` (or `fp8`, which Accelerate runs on bf16) with `fp16` enabled there
+(`true`, or the string `"true"`).
 
 **Why**: `accelerate/utils/dataclasses.py::DeepSpeedPlugin.set_mixed_precision` stops the launch:
 "`--mixed_precision` arg cannot be set to `bf16` when `fp16` is set in the DeepSpeed config file."
@@ -37,8 +38,8 @@ RULE = Rule("TL301", "deepspeed-precision-conflicts-with-accelerate", Severity.E
 def check(ctx: LintContext):
     mp = ctx.document.find(("mixed_precision",))
     value = as_str(mp.value) if mp is not None and mp.kind == "scalar" else None
-    if value is None or value.lower() not in ("fp16", "bf16"):
-        return
+    if value is None or value.lower() not in ("fp16", "bf16", "fp8"):
+        return  # fp8 runs on bf16 autocast: Accelerate tests it against fp16 like bf16
     mixed = value.lower()
     other = "bf16" if mixed == "fp16" else "fp16"
     for cfg in ds.ds_configs(ctx):

@@ -39,8 +39,12 @@ RULE = Rule("TL601", "hf-optimizer-replaced-by-offload", Severity.WARNING,
             evidence="accelerate/accelerator.py: Accelerator._prepare_deepspeed; accelerate/utils/deepspeed.py: map_pytorch_optim_to_deepspeed",
             raises="")
 
+# HF optim names whose optimizer Accelerate maps to the same algorithm on the CPU: torch AdamW and a 32-bit bnb
+# AdamW (HF builds paged_adamw_32bit as bnb AdamW(optim_bits=32)) -> DeepSpeedCPUAdam in AdamW mode; torch Adagrad
+# -> DeepSpeedCPUAdagrad; a 32-bit bnb Lion (lion_32bit, paged_lion_32bit) -> DeepSpeedCPULion.
 EQUIVALENT = {"adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_apex_fused", "adamw_torch_xla",
-              "adamw_torch_npu_fused", "adamw_anyprecision", "adam", "adamw", "adagrad", "adamw_bnb_32bit"}
+              "adamw_torch_npu_fused", "adamw_anyprecision", "adam", "adamw", "adagrad", "adamw_bnb_32bit",
+              "paged_adamw_32bit", "lion_32bit", "paged_lion_32bit"}
 
 
 def optim_node(ctx: LintContext):
