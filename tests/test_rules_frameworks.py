@@ -149,6 +149,32 @@ def test_framework_rules_name_their_evidence():
         rule = module.RULE
         assert rule.framework in FRAMEWORKS and ": " in rule.evidence, code
         assert not rule.versions or parse_specifier(rule.versions) is not None, code
-        assert "**Source**" in module.__doc__ and rule.evidence in " ".join(module.__doc__.split()), code
+        assert "**Evidence**:" in module.__doc__ and rule.evidence in " ".join(module.__doc__.split()), code
         for claim in getattr(module, "CLAIMS", ()):
             assert isinstance(claim, Claim) and claim.outcome in OUTCOMES, code
+
+
+def test_open_r1_recipes_are_fine_on_open_r1_pins():
+    """open-r1 pins transformers==4.52.3 and trl==0.18.0 (setup.py): torch_dtype, max_prompt_length, warmup_ratio
+    and overwrite_output_dir are fields there, so TL524 has nothing to say; on the current releases it does."""
+    from pathlib import Path
+
+    from trainlint.context.versions import FrameworkVersion, Versions
+    from trainlint.document.reading import parse_document
+    from trainlint.flavors import huggingface
+    from trainlint.rules import tl524_hf_removed_argument as tl524
+    from trainlint.rules.base import LintContext
+
+    def findings(path: Path, pins: dict) -> list:
+        doc = parse_document(path.read_text(), str(path))
+        plan = huggingface.read(doc).plan
+        versions = Versions({n: FrameworkVersion(n, v, "pin", "setup.py") for n, v in pins.items()})
+        return list(tl524.check(LintContext(document=doc, flavor="huggingface", plan=plan, versions=versions)))
+
+    recipes = sorted((Path(__file__).parent / "realworld" / "huggingface__open-r1" / "recipes").rglob("config_*.yaml"))
+    assert recipes
+    for path in recipes:
+        assert findings(path, {"transformers": "4.52.3", "trl": "0.18.0"}) == [], path.name
+    demo = next(p for p in recipes if p.parent.name == "grpo" and p.name == "config_demo.yaml")
+    current = findings(demo, {"transformers": "5.24.0", "trl": "1.16.0"})
+    assert {d.message.split("`")[1] for d in current} >= {"torch_dtype", "max_prompt_length", "warmup_ratio"}

@@ -15,7 +15,7 @@ pydantic (Axolotl) and jsonargparse (Lightning) convert it. The finding assumes 
 without conversion (a script could load it otherwise), hence a warning. Holds for every transformers
 release read (4.40 - 5.24) and accelerate 1.13 - 1.15.
 
-**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the string
+**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the string
 fails later); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
 
 **Example**: `learning_rate: 2e-5` → `learning_rate: 2.0e-5`.

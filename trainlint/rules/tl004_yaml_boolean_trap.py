@@ -12,7 +12,7 @@ framework then receives `False` where it expects the string "no": `TrainingArgum
 4.40 - 5.24 and accelerate 1.13 - 1.15. Accelerate's `downcast_bf16` is a boolean field
 (`ClusterConfig.downcast_bf16: bool`), so `downcast_bf16: no` is right and is not reported.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.40 - 5.24, accelerate 1.13 - 1.15. First message: "False is not a valid SaveStrategy,
 please select one of ['no', 'steps', 'epoch', 'best']".
 

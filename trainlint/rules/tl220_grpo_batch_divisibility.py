@@ -22,7 +22,7 @@ split groups), so that finding names the release. `num_generations` defaults to 
 read. Checks that depend on the number of processes run only when it is known (`--num-gpus`, an
 Accelerate file, a directive).
 
-**Source**: `trl/trainer/grpo_config.py: GRPOConfig.__post_init__` (stops (the auto_find_batch_size
+**Evidence**: `trl/trainer/grpo_config.py: GRPOConfig.__post_init__` (stops (the auto_find_batch_size
 check: TRL >= 1.9)); verified against TRL 0.18 - 1.16. First message: "generation_batch_size ({g}) must
 be divisible by num_generations ({k}).".
 

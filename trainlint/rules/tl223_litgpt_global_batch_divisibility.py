@@ -8,7 +8,7 @@
 `litgpt/args.py`), so the run silently trains with a smaller global batch than written (and stops
 with an assertion when the quotient is 0, "gradient_accumulation_iters > 0").
 
-**Source**: `litgpt/args.py: TrainArgs.gradient_accumulation_iters` (silent (rounded down); a bare
+**Evidence**: `litgpt/args.py: TrainArgs.gradient_accumulation_iters` (silent (rounded down); a bare
 AssertionError when the quotient is 0); verified against LitGPT 0.5.x. First message: "assert
 gradient_accumulation_iters > 0".
 

@@ -14,7 +14,7 @@ on the command line). Under plain Accelerate the value silently overrides the sc
 GradientAccumulationPlugin ("Gradient accumulation steps mismatch ... Using DeepSpeed's value.").
 Either way the number is set in two places that must agree.
 
-**Source**: `transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_finalize`
+**Evidence**: `transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.trainer_config_finalize`
 (stops at the start of training); verified against transformers 4.52 - 5.24 with accelerate 1.13 - 1.15.
 First message: "Please correct the following DeepSpeed config values that mismatch TrainingArguments
 values:".

@@ -7,7 +7,7 @@ HF TrainingArguments / TRL / LLaMA-Factory file or an Axolotl config.
 of fp16 and bf16 can be True, but not both" ("... can be True for full eval, but not both"). Axolotl
 passes both flags on to TrainingArguments and fails the same way.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.40 - 5.24. First message: "At most one of fp16 and bf16 can be True, but not both".
 
 **Example**: `bf16: true` and `fp16: true` → keep one.

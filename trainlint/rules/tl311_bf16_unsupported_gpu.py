@@ -18,7 +18,7 @@ runs emulated, many times slower. Whether the run stops therefore depends on the
 warning, never an error (a slow run is not a failed one). Lightning leaves it to PyTorch. Axolotl's
 `bf16: auto` is fine (it falls back to fp16), so it is not reported.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops with torch < 2.4;
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops with torch < 2.4;
 with torch >= 2.4 bf16 is emulated (silent, slow)); verified against transformers 4.52 - 5.24. First
 message: "Your setup doesn't support bf16/gpu.".
 

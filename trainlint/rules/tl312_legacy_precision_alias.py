@@ -11,7 +11,7 @@ variants do not).
 
 `32` and `64` (→ "32-true", "64-true") are accepted without a warning and are not reported.
 
-**Source**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (logs); verified against
+**Evidence**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (logs); verified against
 Lightning 2.0 - 2.6. First message: "`precision=16` is supported for historical reasons but its usage is
 discouraged. Please set your precision to 16-mixed instead!".
 

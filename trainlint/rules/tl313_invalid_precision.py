@@ -14,7 +14,7 @@ plugins accept only "32-true", "16-true", "bf16-true", "16-mixed", "bf16-mixed":
 (`pytorch/plugins/precision/deepspeed.py`), "`precision=...)` is not supported in FSDP. `precision` must
 be one of: (...)" (`pytorch/plugins/precision/fsdp.py`).
 
-**Source**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (stops); verified
+**Evidence**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (stops); verified
 against Lightning 2.0 - 2.6. First message: "Precision {p!r} is invalid. Allowed precision values:
 (...)".
 

@@ -8,7 +8,7 @@ P100: the same GPUs that lack bf16).
 newer GPU arch, cuda>=11 and torch>=1.7" (transformers `training_args.py`). Axolotl passes `tf32` on
 to TrainingArguments; its `tf32: auto` enables TF32 only where it exists and is not reported.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.52 - 5.24. First message: "--tf32 requires Ampere or a newer GPU arch, cuda>=11 and
 torch>=1.7".
 

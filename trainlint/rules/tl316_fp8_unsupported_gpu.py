@@ -20,7 +20,7 @@ Accelerate `mixed_precision: fp8`, Lightning/LitGPT `precision: transformer-engi
 - Axolotl's `fp8: true` uses torchao's float8 training, which has the same hardware requirement (not
   traced further here). A warning.
 
-**Source**: `transformer_engine/pytorch/fp8.py: check_fp8_support (via fp8_autocast)` (accelerate: logs
+**Evidence**: `transformer_engine/pytorch/fp8.py: check_fp8_support (via fp8_autocast)` (accelerate: logs
 and trains in fp16 (0.26 - 1.15); Transformer Engine (Lightning): stops); verified against accelerate
 0.26 - 1.15, Lightning 2.6. First message: "Device compute capability 8.9 or higher required for FP8
 execution.".

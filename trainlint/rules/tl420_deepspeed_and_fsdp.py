@@ -8,7 +8,7 @@ validation stops with "deepspeed and fsdp cannot be used together." (`utils/sche
 the HF Trainer with "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of
 those flags." (transformers `trainer.py`).
 
-**Source**: `transformers/trainer.py: Trainer.__init__` (stops); verified against transformers 4.52 -
+**Evidence**: `transformers/trainer.py: Trainer.__init__` (stops); verified against transformers 4.52 -
 5.24. First message: "Using --fsdp xxx together with --deepspeed is not possible, deactivate one of
 those flags.".
 

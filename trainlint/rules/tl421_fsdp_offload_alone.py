@@ -11,7 +11,7 @@ to FSDP2's default, full sharding), with "Passing `fsdp` as a string is deprecat
 in Transformers v5.20." logged, so the run starts. The rule holds for transformers < 5.10: with the
 release unknown it is a warning that says so, and it is not run on 5.10 and later.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers < 5.10 (4.40 - 5.9); from 5.10 accepted. First message: "`--fsdp offload` can't work on its
 own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`.".
 

@@ -8,7 +8,7 @@ with `--fsdp shard_grad_op`." From 5.10 `TrainingArguments._apply_legacy_fsdp_to
 one listed (`fsdp_config.setdefault("reshard_after_forward", ...)`) without a word, so half of the
 setting is silently ignored. An error where the release is known to be < 5.10, a warning otherwise.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops up to 5.9; silent
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops up to 5.9; silent
 from 5.10 (the first mode wins)); verified against transformers 4.40 - 5.24. First message: "`--fsdp
 full_shard` is not compatible with `--fsdp shard_grad_op`.".
 

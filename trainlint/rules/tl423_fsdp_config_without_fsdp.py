@@ -10,7 +10,7 @@ without a word. Either way the run trains without FSDP: every GPU holds the whol
 `fsdp: full_shard auto_wrap` was forgotten (or the run is meant to get FSDP from an Accelerate config,
 which this file does not show: hence a warning).
 
-**Source**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs up to 5.9;
+**Evidence**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs up to 5.9;
 silent from 5.10); verified against transformers 4.40 - 5.24. First message: "`--fsdp_config` is useful
 only when `--fsdp` is specified.".
 

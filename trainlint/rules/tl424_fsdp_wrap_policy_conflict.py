@@ -10,7 +10,7 @@
 drops `min_num_params` without a word. An error where the release is known to be < 5.10, a warning
 otherwise.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops up to 5.9; silent
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops up to 5.9; silent
 from 5.10 (min_num_params dropped)); verified against transformers 4.40 - 5.24. First message:
 "`min_num_params` and `transformer_layer_cls_to_wrap` are mutually exclusive.".
 

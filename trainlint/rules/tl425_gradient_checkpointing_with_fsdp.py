@@ -13,7 +13,7 @@ The former introduces a redundant AllGather operation in backward pass."; from 5
 pass." (5.23 renamed the training argument `activation_checkpointing`; `gradient_checkpointing` is its
 deprecated alias). The run works but spends extra communication on every step: a warning.
 
-**Source**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs); verified
+**Evidence**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs); verified
 against transformers 4.52 - 5.24. First message: "When using FSDP, prefer `activation_checkpointing` in
 `fsdp_config` over `gradient_checkpointing`; the latter introduces a redundant AllGather in the backward
 pass.".

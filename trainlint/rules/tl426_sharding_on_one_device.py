@@ -13,7 +13,7 @@ overhead on top. This is DeepSpeed#4953: the alignment-handbook ZeRO-3 Accelerat
 (ZeRO-Offload on one GPU is a real technique: with `offload_optimizer`/`offload_param` set this rule
 stays quiet.)
 
-**Source**: `deepspeed/runtime/zero/stage3.py: estimate_zero3_model_states_mem_needs` (runs (no message)
+**Evidence**: `deepspeed/runtime/zero/stage3.py: estimate_zero3_model_states_mem_needs` (runs (no message)
 and needs the unsharded memory); verified against DeepSpeed, FSDP: any release.
 
 **Example**: `distributed_type: DEEPSPEED`, `deepspeed_config: {zero_stage: 3}`, `num_processes: 1`.

@@ -9,7 +9,7 @@ key) only for FSDP1 (`utils/dataclasses.py`: `if self.forward_prefetch is None a
 is not yet implemented in FSDP2, set to None or use `fsdp_version=1`". `accelerate to-fsdp2` lists it
 as NOT_YET_IMPLEMENTED. The run gets no forward prefetching, whatever the file says.
 
-**Source**: `accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.__post_init__` (silent from
+**Evidence**: `accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.__post_init__` (silent from
 the config file; stops when passed in code); verified against accelerate 1.13 - 1.15. First message:
 "forward_prefetch is not yet implemented in FSDP2, set to None or use `fsdp_version=1`".
 

@@ -9,7 +9,7 @@ dp_replicate_size/ dp_shard_size/tp_size/cp_size/sp_size." (`_validate_accelerat
 skipped for DeepSpeed sequence parallelism (`sp_backend: deepspeed` with `sp_size > 1`), and when
 every size is 1 (Accelerate then sets `dp_replicate_size` to the number of processes); so is this rule.
 
-**Source**: `accelerate/parallelism_config.py: ParallelismConfig._validate_accelerator` (stops);
+**Evidence**: `accelerate/parallelism_config.py: ParallelismConfig._validate_accelerator` (stops);
 verified against accelerate 1.10 - 1.15 (sp_size from 1.12). First message: "ParallelismConfig
 total_size ({t}) does not match num_processes ({n}). Please adjust dp_replicate_size/
 dp_shard_size/tp_size/cp_size/sp_size.".

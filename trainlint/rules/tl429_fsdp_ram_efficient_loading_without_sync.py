@@ -12,7 +12,7 @@ cannot be False since efficient cpu ram loading enabled. Setting sync_module_sta
 `FullyShardedDataParallelPlugin.__post_init__`), and FSDP2 (the default) does not use it. The rule holds
 for transformers < 5.10: a warning that says so while the release is unknown; not run on 5.10 and later.
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers < 5.10; from 5.10 FSDP2 ignores the key and FSDP1 corrects it with a warning. First
 message: "`sync_module_states` must be `"True"` if `cpu_ram_efficient_loading` is `"True"`".
 

@@ -17,7 +17,7 @@ string default through the option's type, `string_to_bool` included) and Lightni
 yes/no booleans (TL004) have their own rules. Holds for transformers 4.40 - 5.24, TRL 0.18 - 1.16,
 accelerate 1.13 - 1.15.
 
-**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
+**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
 reaches the run as written); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
 
 **Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.

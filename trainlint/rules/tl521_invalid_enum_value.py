@@ -12,7 +12,7 @@ select one of ['no', 'steps', 'epoch', 'best']" (research/config-formats.md §2.
 "Invalid auto wrap policy: {p}. Must be one of [...]"; Lightning "You selected an invalid accelerator
 name: `accelerator='gpus'`". Lightning `precision` and `strategy` have their own rules (TL313, TL621).
 
-**Source**: `transformers/utils/generic.py: ExplicitEnum._missing_` (stops); verified against
+**Evidence**: `transformers/utils/generic.py: ExplicitEnum._missing_` (stops); verified against
 transformers 4.52 - 5.24, accelerate 1.13 - 1.15, Lightning 2.6. First message: "{value} is not a valid
 {Enum}, please select one of [...]".
 

@@ -10,7 +10,7 @@ got 0.", DeepSpeed "Gradient accumulation steps: 0 has to be greater than 0", Py
 "batch_size should be a positive integer value, but got batch_size=0"; transformers rejects a
 negative warmup ("warmup_steps must be an integer or a float" / must be 0 or positive).
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.52 - 5.24, accelerate 1.13 - 1.15, Lightning 2.6.
 
 **Example**: `gradient_accumulation_steps: 0` → 1.

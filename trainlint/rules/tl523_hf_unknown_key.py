@@ -6,14 +6,15 @@ usual script dataclasses, and that is one typo away from one that is (`lerning_r
 `per_device_batch_size`, `gradient_acumulation_steps`).
 
 **Why**: HfArgumentParser.parse_yaml_file/parse_json_file stop on keys no dataclass takes: "Some keys
-are not used by the HfArgumentParser: [...]"; TrlParser: "Unknown arguments from config file: [...].
-Please remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." Scripts that
+are not used by the HfArgumentParser: [...]"; TrlParser (TRL >= 0.19, `TrlParser.parse_args_and_config`): "Unknown arguments from config
+file: [...]. Please remove them, add them to the dataclass, or set `fail_with_unknown_args=False`."; TRL
+0.18 and older drop unknown config keys silently (`set_defaults_with_config` returns them unused). Scripts that
 ignore extra keys silently train with the default instead. Known keys come from the
 hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
 so a key with no close known spelling is not reported, and LLaMA-Factory and open-instruct files
 (which have their own argument classes) are skipped.
 
-**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser <= 0.18:
+**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser <= 0.18:
 silent, the key is dropped)); verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16. First message:
 "Some keys are not used by the HfArgumentParser: [...]".
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest
+from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
@@ -61,8 +62,12 @@ def check(ctx: LintContext):
         guess = suggest(key, keys, cutoff=0.85)
         if guess is None:
             continue
-        parser = ("TrlParser stops with \"Unknown arguments from config file\"" if hf_dialect(doc) == "trl"
-                  else "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\"")
+        if hf_dialect(doc) == "trl":
+            old_trl = version_status(ctx, "trl", "<0.19")[0] is True
+            parser = ("TrlParser (TRL < 0.19) drops it without a word" if old_trl
+                      else "TrlParser stops with \"Unknown arguments from config file\"")
+        else:
+            parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
                       f"`{key}` is not a TrainingArguments/TRL field: {parser}, and a script that tolerates it trains "

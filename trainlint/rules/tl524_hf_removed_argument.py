@@ -33,7 +33,7 @@ a warning that names the releases and says what it assumed.
 `max_prompt_length` is reported only in GRPO/DPO files: TRL 1.x distillation configs still have it.
 open-instruct files are skipped: its own dataclass defines `max_seq_length`, `warmup_ratio`, ...
 
-**Source**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
+**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
 removed the key (TrlParser <= 0.18: silent)); verified against transformers 4.40 - 5.24, TRL 0.15 -
 1.16. First message: "Some keys are not used by the HfArgumentParser: [...]".
 

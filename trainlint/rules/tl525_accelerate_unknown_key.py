@@ -9,7 +9,7 @@ that is not a field of accelerate's ClusterConfig/SageMakerConfig (for instance 
 version or fix (and potentially remove) these keys from your config file." - the launch stops.
 Known keys come from the accelerate schema (schemas/accelerate.schema.json, accelerate 1.15).
 
-**Source**: `accelerate/commands/config/config_args.py: BaseConfig.from_yaml_file` (stops); verified
+**Evidence**: `accelerate/commands/config/config_args.py: BaseConfig.from_yaml_file` (stops); verified
 against accelerate 1.13 - 1.15. First message: "The config file at {file} had unknown keys
 ({extra_keys}), please try upgrading your `accelerate` version or fix (and potentially remove) these
 keys from your config file.".

@@ -11,7 +11,7 @@ not accept nested key 'max_epoch'"; older: 'No action for key "trainer.max_epoch
 A script that builds the Trainer with `**config` fails with "Trainer.__init__() got an unexpected
 keyword argument 'max_epoch'". Known arguments: Lightning 2.6.6's `Trainer.__init__`.
 
-**Source**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
+**Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
 Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not accept option '{key}'".
 
 **Example**: `max_epoch: 10` → `max_epochs: 10`.

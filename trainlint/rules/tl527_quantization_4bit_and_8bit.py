@@ -11,7 +11,7 @@ load_in_8bit are both True, but only one can be used at the same time". (TRL's o
 `get_quantization_config` would pick 4-bit, but ModelConfig refuses the pair before.) Axolotl refuses it
 for QLoRA ("Can't load qlora in 8bit").
 
-**Source**: `trl/trainer/model_config.py: ModelConfig.__post_init__` (stops); verified against TRL 0.18
+**Evidence**: `trl/trainer/model_config.py: ModelConfig.__post_init__` (stops); verified against TRL 0.18
 - 1.16; transformers 4.52 - 5.24. First message: "You can't use 8 bit and 4 bit precision at the same
 time".
 

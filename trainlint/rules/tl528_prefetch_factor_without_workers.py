@@ -7,7 +7,7 @@ absent (its default is 0).
 "--dataloader_prefetch_factor can only be set when data is loaded in a different process, i.e. when
 --dataloader_num_workers > 0." (transformers `training_args.py`).
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.52 - 5.24. First message: "--dataloader_prefetch_factor can only be set when data is
 loaded in a different process, i.e. when --dataloader_num_workers > 0.".
 

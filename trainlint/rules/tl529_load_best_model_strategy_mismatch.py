@@ -11,7 +11,7 @@ except when --save_strategy="best", but found\n- Evaluation strategy: ...\n- Sav
 or "--load_best_model_at_end requires the saving steps to be a round multiple of the evaluation
 steps, but found {s}, which is not a round multiple of {e}." (transformers `training_args.py`).
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.52 - 5.24. First message: "--load_best_model_at_end requires the save and eval strategy
 to match".
 

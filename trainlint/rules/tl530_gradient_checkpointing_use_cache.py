@@ -11,7 +11,7 @@ with gradient checkpointing. Setting `use_cache=False`.". TRL's trainers pass `u
 themselves (SFTTrainer, DPOTrainer; GRPOTrainer's `model_init_kwargs`), without a message. The
 setting does nothing but (at most) warn; it usually comes from an inference config.
 
-**Source**: `transformers/modeling_layers.py: GradientCheckpointingLayer` (logs once (TRL trainers:
+**Evidence**: `transformers/modeling_layers.py: GradientCheckpointingLayer` (logs once (TRL trainers:
 silent)); verified against transformers 4.52 - 5.24, TRL 0.18 - 1.16. First message: "Caching is
 incompatible with gradient checkpointing in {layer}. Setting `use_cache=False`.".
 

@@ -7,7 +7,7 @@
 evaluations; TrainingArguments stops with "lr_scheduler_type reduce_lr_on_plateau requires an eval
 strategy" (transformers `training_args.py`).
 
-**Source**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
+**Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.52 - 5.24. First message: "lr_scheduler_type reduce_lr_on_plateau requires an eval
 strategy".
 

@@ -19,7 +19,7 @@ argument 'gpus'". The Lightning release is not known to trainlint, hence a warni
 catalys1/mae-pytorch `multigpu.yaml` (`gpus: 8`), kouyk/pytorch-lightning-slurm `fit.yaml`
 (`auto_lr_find: true`).
 
-**Source**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops (LightningCLI));
+**Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops (LightningCLI));
 verified against Lightning 1.6 - 2.6 (per key: the release in the table). First message: "Group
 'trainer' does not accept option '{key}'".
 

@@ -13,7 +13,7 @@ deepspeed_stage_{1,2,2_offload,3,3_offload,3_offload_nvme}, fsdp, fsdp_cpu_offlo
 single_xla, single_device (and the HPU names the lightning-habana plugin registers).
 Strategies given as `class_path` objects are not checked.
 
-**Source**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
+**Evidence**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
 _AcceleratorConnector._check_config_and_set_final_flags` (stops); verified against Lightning 2.0 - 2.6.
 First message: "You selected an invalid strategy name: `strategy='...'`. It must be either a string or
 an instance of `lightning.pytorch.strategies.Strategy`.".

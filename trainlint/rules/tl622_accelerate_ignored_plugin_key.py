@@ -12,7 +12,7 @@ arguments they know (`deepspeed_config_file`, `zero_stage`, `offload_optimizer_d
 silently dropped: the setting you wrote has no effect (research/config-formats.md §4; TRL's
 `alst_ulysses_4gpu.yaml` has `seq_parallel_communication_data_type` here).
 
-**Source**: `accelerate/commands/launch.py: _validate_launch_command` (silent); verified against
+**Evidence**: `accelerate/commands/launch.py: _validate_launch_command` (silent); verified against
 accelerate 1.13 - 1.15.
 
 **Example**: `deepspeed_config: {zero_stage: 3, stage3_gather_16bit_weights_on_model_save: true}`.

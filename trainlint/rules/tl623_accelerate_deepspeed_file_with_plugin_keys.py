@@ -18,7 +18,7 @@ the offending key). Accelerate's own template says it:
 `mixed_precision` whenever the file sets it, to that check (`commands/launch.py`), and the
 `accelerate config` questionnaire writes no `mixed_precision` when a DeepSpeed file is chosen.
 
-**Source**: `accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks` (stops);
+**Evidence**: `accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks` (stops);
 verified against accelerate 1.13 - 1.15. First message: "When using `deepspeed_config_file`, the
 following accelerate config variables will be ignored: [...]".
 

@@ -12,7 +12,7 @@ explicitly set `accelerator='cpu'` or change the strategy." (`_check_config_and_
 MPS is available; the FSDP check comes after it but FSDP strings are not of the DDP family, so FSDP on
 MPS gets the FSDP message). Lightning 2.6. The run stops at setup.
 
-**Source**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
+**Evidence**: `lightning/pytorch/trainer/connectors/accelerator_connector.py:
 _AcceleratorConnector._check_config_and_set_final_flags` (stops); verified against Lightning 2.6. First
 message: "The strategy `fsdp` requires a GPU accelerator, but received `accelerator='cpu'`.".
 
