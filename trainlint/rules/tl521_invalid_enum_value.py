@@ -7,10 +7,14 @@ Lightning `trainer.accelerator` and `gradient_clip_algorithm`, Accelerate `distr
 `fsdp_auto_wrap_policy`, ... Allowed values come from the JSON Schemas (schemas/) plus the plugin
 values listed in accelerate's `utils/dataclasses.py`.
 
-**Why**: enum conversion fails at startup: transformers "'step' is not a valid SaveStrategy, please
-select one of ['no', 'steps', 'epoch', 'best']" (research/config-formats.md §2.4); Accelerate
-"Invalid auto wrap policy: {p}. Must be one of [...]"; Lightning "You selected an invalid accelerator
-name: `accelerator='gpus'`". Lightning `precision` and `strategy` have their own rules (TL313, TL621).
+**Why**: enum conversion fails at startup: transformers' `ExplicitEnum._missing_` (`utils/generic.py`,
+called from `TrainingArguments.__post_init__`) "step is not a valid SaveStrategy, please select one of
+['no', 'steps', 'epoch', 'best']"; Accelerate's `ClusterConfig.__post_init__` builds
+`DistributedType(...)` (a ValueError for an unknown name), `prepare_simple_launcher_cmd_env` says
+"Unknown mixed_precision mode: {m}. Choose between [...]" and `FullyShardedDataParallelPlugin` "Invalid
+auto wrap policy: {p}. Must be one of [...]"; Lightning's `_AcceleratorConnector` "You selected an
+invalid accelerator name: `accelerator='gpus'`. Available names are: auto, ...". Lightning `precision`
+and `strategy` have their own rules (TL313, TL621).
 
 **Evidence**: `transformers/utils/generic.py: ExplicitEnum._missing_` (stops); verified against
 transformers 4.52 - 5.24, accelerate 1.13 - 1.15, Lightning 2.6. First message: "{value} is not a valid
