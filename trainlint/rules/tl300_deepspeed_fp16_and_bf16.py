@@ -11,6 +11,9 @@ enables the other 16-bit type ("`--mixed_precision` arg cannot be set to `bf16` 
 the DeepSpeed config file."), and with HF's own precision off, HF Trainer reports both as mismatches
 ("- ds fp16.enabled=True vs hf fp16|fp16_full_eval=False").
 
+Under Lightning the Trainer's `precision` adds the section the file lacks (`16-mixed` adds fp16,
+`bf16-mixed` adds bf16 when fp16 is present but bf16 is not), which can enable the second type.
+
 **Example**: `"fp16": {"enabled": true}, "bf16": {"enabled": "auto"}` with `bf16: true` in the HF config.
 
 **Fix**: when one side is `"auto"` under HF or Accelerate, set the other to `"auto"` too (safe: the
@@ -21,7 +24,8 @@ integration then fills both from one flag); otherwise turn fp16 off (unsafe: it 
 `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.set_mixed_precision` (ValueError, a stop; Accelerate 1.12
 to 1.15), called from `AcceleratorState` when HF Trainer builds its `Accelerator`;
 `transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.trainer_config_finalize` (ValueError;
-transformers 5.0 to 5.24).
+transformers 5.0 to 5.24); `lightning/fabric/strategies/deepspeed.py` `_format_precision_config` (Lightning 2.4
+to 2.6.6) adds the missing section.
 """
 
 from __future__ import annotations
@@ -68,10 +72,42 @@ def enabled(cfg: ds.DSConfig, ctx: LintContext, section: str):
     return False, None, ""
 
 
+LIGHTNING_ADDS = {"16": "fp16", "16-mixed": "fp16", "16-true": "fp16", "bf16": "bf16", "bf16-mixed": "bf16",
+                  "bf16-true": "bf16"}
+
+
+def _lightning_added(cfg: ds.DSConfig) -> tuple[str | None, str]:
+    """The section Lightning's _format_precision_config adds from Trainer(precision=...), and the precision."""
+    doc = cfg.host_doc
+    if doc is None:
+        return None, ""
+    for path in (("trainer", "precision"), ("fit", "trainer", "precision")):
+        node = doc.find(path)
+        if node is not None and node.kind == "scalar":
+            value = str(node.value).strip().lower()
+            added = LIGHTNING_ADDS.get(value)
+            if added == "fp16" and cfg.find("fp16") is None:
+                return "fp16", value
+            if added == "bf16" and cfg.find("fp16") is not None and cfg.find("bf16") is None:
+                return "bf16", value
+            return None, value
+    return None, ""
+
+
 def check(ctx: LintContext):
     for cfg in ds.ds_configs(ctx):
         fp16, fp16_node, fp16_how = enabled(cfg, ctx, "fp16")
         bf16, bf16_node, bf16_how = enabled(cfg, ctx, "bf16")
+        if cfg.host == "lightning":
+            added, precision = _lightning_added(cfg)
+            present, node = ("bf16", bf16_node) if added == "fp16" else ("fp16", fp16_node)
+            if added and (bf16 if added == "fp16" else fp16) and node is not None:
+                yield RULE.at(cfg.doc, node,
+                              f"{present}.enabled is true and the Trainer's precision `{precision}` makes Lightning add "
+                              f"`\"{added}\": {{\"enabled\": true}}` (the file has no `{added}` section): DeepSpeed stops "
+                              "with \"bfloat16 and fp16 modes cannot be simultaneously enabled\". Make the Trainer's "
+                              f"precision match `{present}`, or turn it off here.")
+                continue
         if not (fp16 and bf16) or fp16_node is None or bf16_node is None:
             continue
         fixes = []
