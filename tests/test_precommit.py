@@ -118,8 +118,8 @@ def selected(hook: dict, path: str) -> bool:
 def test_manifest_declares_both_hooks():
     found = hooks()
     assert set(found) == {"trainlint", "trainlint-fix"}
-    assert found["trainlint"]["entry"] == "trainlint check"
-    assert found["trainlint-fix"]["entry"] == "trainlint check --fix"
+    assert found["trainlint"]["entry"] == "trainlint check --force-exclude"  # the project excludes apply
+    assert found["trainlint-fix"]["entry"] == "trainlint check --fix --force-exclude"
     for hook in found.values():
         assert hook["language"] == "python"
         assert hook["files"] == found["trainlint"]["files"] and hook["exclude"] == found["trainlint"]["exclude"]

@@ -12,8 +12,6 @@ from pathlib import Path
 
 from trainlint import __version__
 
-CONFIG_SUFFIXES = {".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"}
-SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "dist", "build"}
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -27,6 +25,10 @@ class InvalidProjectSettings(UsageError):
 
 def _codes(text: str) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in text.replace(" ", ",").split(",") if c.strip())
+
+
+def _patterns(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 def _positive(text: str) -> int:
@@ -69,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="lowest severity that makes the exit code 1 (default: warning)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
+    check.add_argument("--exclude", type=_patterns, default=None, metavar="PATTERNS",
+                       help="gitignore-style patterns to skip when walking folders (replaces the default list)")
+    check.add_argument("--extend-exclude", type=_patterns, default=None, metavar="PATTERNS",
+                       help="patterns to skip besides the default ones and those in the settings")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply the excludes to files named on the command line too (for pre-commit)")
 
     estimate = sub.add_parser("estimate", help="show the per-GPU memory breakdown of a config, or of flags alone")
     estimate.add_argument("path", nargs="?", metavar="PATH", help="a config file (optional: flags alone work too)")
@@ -122,21 +130,32 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def expand_paths(paths: list[str]) -> list[str]:
-    out: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if any(part in SKIP_DIRS for part in child.relative_to(path).parts[:-1]):
-                    continue
-                if child.is_file() and child.suffix.lower() in CONFIG_SUFFIXES:
-                    out.append(str(child))
-        elif path.exists() or raw == "-":
-            out.append(raw)
-        else:
-            raise UsageError(f"{raw}: no such file or directory")
-    return out
+def expand_paths(paths: list[str], args=None) -> list:
+    """The files to check (`Target`s): folders walked as ruff does (git's ignores, `exclude` / `extend-exclude`
+    from flags or the project settings), files named on the command line kept unless `--force-exclude`."""
+    from trainlint.context.discovery import discover
+    from trainlint.context.settings import SettingsError, find_project_config
+
+    exclude = getattr(args, "exclude", None)
+    extend = tuple(getattr(args, "extend_exclude", None) or ())
+    root, respect = Path.cwd(), True
+    if not getattr(args, "isolated", False) and paths:
+        first = Path(paths[0]) if paths[0] != "-" else Path.cwd()
+        try:
+            project = find_project_config(str((first if first.is_dir() else first.parent).resolve()))
+        except SettingsError:
+            project = None  # reported, with its position, when the settings are read for checking
+        if project is not None and project.path:
+            root, respect = Path(project.path).parent, project.respect_gitignore
+            if exclude is None and project.exclude is not None:
+                exclude = project.exclude
+            extend = project.extend_exclude + extend
+    targets, missing = discover(paths, exclude=tuple(exclude) if exclude is not None else None,
+                                extend_exclude=extend, pattern_root=root, respect_gitignore=respect,
+                                force_exclude=getattr(args, "force_exclude", False))
+    if missing:
+        raise UsageError(f"{missing[0]}: no such file or directory")
+    return targets
 
 
 PRECISION_FLAGS = {
@@ -200,9 +219,11 @@ def cmd_check(args) -> int:
         _check_gpu_name(args.gpu)
     _check_rule_codes(args.select, "--select")
     _check_rule_codes(args.ignore, "--ignore")
-    paths = expand_paths(args.paths)
-    if not paths:
+    targets = expand_paths(args.paths, args)
+    if not targets and not args.force_exclude:
         raise UsageError("no config files found in the given paths")
+    paths = [target.path for target in targets]
+    explicit = {target.path for target in targets if target.explicit}
     projects = {} if args.isolated else project_configs(paths)
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
                         fail_level=args.fail_level, use_project_config=not args.isolated)
@@ -227,8 +248,11 @@ def cmd_check(args) -> int:
         if outcome.fixed:
             print(f"trainlint: fixed {outcome.applied} edit(s) in {len(outcome.fixed)} file(s)", file=sys.stderr)
 
-    results = engine.dedupe_across([lint(p) for p in paths])
-    fmt = args.output_format or _project_output_format(paths) or "text"
+    # A file found by walking a folder that is not a training config (a workflow, a compose file) is skipped
+    # without a finding; TL005 is for files named on the command line.
+    results = engine.dedupe_across([r for p in paths for r in (lint(p),)
+                                    if p in explicit or engine.is_training_config(r)])
+    fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
     sys.stdout.write(output.render(fmt, results, show_fixes=args.show_fixes))
     if any(r.internal_error for r in results):
         return EXIT_ERROR

@@ -6,6 +6,7 @@ Bad input never raises out of here: it becomes diagnostics.
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -173,6 +174,26 @@ def dedupe_across(results: list[FileResult]) -> list[FileResult]:
     for result in results:
         result.diagnostics = _dedupe(result.diagnostics, seen)
     return results
+
+
+# Keys that only training configs have: a file that does not parse, but names some of them, is a broken training
+# config (worth a TL001); one that names none is some other YAML/JSON (a workflow, a compose file) to leave alone.
+_TRAINING_KEYS = re.compile(
+    r"""(?:^|[\s{,"'])(?:per_device_train_batch_size|gradient_accumulation_steps|train_batch_size|"""
+    r"""train_micro_batch_size_per_gpu|zero_optimization|learning_rate|model_name_or_path|num_train_epochs|"""
+    r"""distributed_type|base_model|micro_batch_size|_component_|lr_scheduler_type|fsdp_config|deepspeed|"""
+    r"""gradient_checkpointing|max_seq_length|accumulate_grad_batches|mixed_precision)["']?\s*:""",
+    re.MULTILINE)
+
+
+def is_training_config(result: FileResult) -> bool:
+    """Whether the file is (or, if it does not parse, looks like) a training config trainlint reads."""
+    if result.flavor != "unknown":
+        return True
+    doc = result.document
+    if doc.syntax_error is None or doc.kind == "unreadable" and not doc.text:
+        return False
+    return _TRAINING_KEYS.search(doc.text[:200_000]) is not None
 
 
 def selection_from(select: tuple[str, ...], ignore: tuple[str, ...]) -> RuleSelection | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from lsprotocol import types as t
 
 from conftest import DS_DUP, TRAIN_YAML, change_doc, diagnostics, open_doc, pulls
@@ -140,3 +142,33 @@ async def test_unicode_line_separator_is_not_a_line_break(client, project):
     items = await diagnostics(client, uri, predicate=lambda xs: any(x.code == "TL004" and x.range.start.line == 2 for x in xs))
     (d,) = [x for x in items if x.code == "TL004"]
     assert (d.range.start.line, d.range.start.character) == (2, 15)
+
+
+WORKFLOW = "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps: [{run: 'echo hi'}]\n"
+COMPOSE_BROKEN = "services:\n  web:\n    image: [x\n"
+
+
+@pytest.mark.parametrize("name, text, language", [
+    ("ci.yml", WORKFLOW, "yaml"), ("docker-compose.yml", COMPOSE_BROKEN, "yaml"),
+    ("tsconfig.json", '{"compilerOptions": {"strict": true, "strict": false}}', "json"),
+    ("package.json", '{"name": "x", "version": "1.0.0",}', "json"),
+])
+async def test_other_yaml_and_json_get_no_diagnostics_and_no_lens(client, project, name, text, language):
+    uri = project.write(name, text)
+    open_doc(client, uri, text, language=language)
+    # the real config next to it still gets its findings (so the server did lint)
+    config = project.uri("train.yaml")
+    open_doc(client, config, TRAIN_YAML)
+    assert "TL004" in _codes(await diagnostics(client, config))
+    items = await diagnostics(client, uri, timeout=1.0)
+    assert items == []
+    lenses = await client.text_document_code_lens_async(t.CodeLensParams(text_document=t.TextDocumentIdentifier(uri=uri)))
+    assert not lenses
+
+
+async def test_a_broken_training_config_still_gets_its_syntax_error(client, project):
+    text = "model_name_or_path: gpt2\nper_device_train_batch_size: [2\n"
+    uri = project.write("broken_train.yaml", text)
+    open_doc(client, uri, text)
+    items = await diagnostics(client, uri, predicate=lambda xs: "TL001" in _codes(xs))
+    assert "TL001" in _codes(items)

@@ -29,6 +29,7 @@ OVERRIDABLE = {
     "grad-accum": ("grad_accum", int),
 }
 LIST_KEYS = ("select", "ignore", "extend-select")
+PATTERN_KEYS = ("exclude", "extend-exclude")
 FAIL_LEVELS = ("error", "warning", "info")
 
 _DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
@@ -95,6 +96,9 @@ class ProjectConfig:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     per_file: tuple[tuple[str, dict[str, Any]], ...] = ()
     output_format: str | None = None
+    exclude: tuple[str, ...] | None = None  # None: the default excludes (trainlint.context.discovery)
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
 
     def for_file(self, file_path: str) -> tuple[Overrides, tuple[str, ...]]:
         """Project overrides and extra ignored codes for one file (per-file sections win)."""
@@ -202,6 +206,8 @@ def _parse_project_table(table: dict, source: str) -> ProjectConfig:
     overrides: dict[str, Any] = {}
     lists: dict[str, tuple[str, ...]] = {}
     fail_level = output_format = None
+    patterns: dict[str, tuple[str, ...]] = {}
+    respect_gitignore = True
     per_file_ignores: list = []
     per_file: list = []
     for key, value in table.items():
@@ -216,6 +222,10 @@ def _parse_project_table(table: dict, source: str) -> ProjectConfig:
             fail_level = value
         elif norm == "output-format":
             output_format = str(value)
+        elif norm in PATTERN_KEYS:
+            patterns[norm] = tuple(value)
+        elif norm == "respect-gitignore":
+            respect_gitignore = value
     _check_models(overrides, source, ())
     for glob, values in per_file:
         _check_models(values, source, ("per-file", glob))
@@ -223,7 +233,8 @@ def _parse_project_table(table: dict, source: str) -> ProjectConfig:
         path=source, overrides=overrides,
         selection=RuleSelection(lists.get("select", ()), lists.get("ignore", ()), lists.get("extend-select", ())),
         fail_level=fail_level, per_file_ignores=tuple(per_file_ignores), per_file=tuple(per_file),
-        output_format=output_format)
+        output_format=output_format, exclude=patterns.get("exclude"), extend_exclude=patterns.get("extend-exclude", ()),
+        respect_gitignore=respect_gitignore)
 
 
 def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides: dict, lists: dict,
@@ -239,6 +250,12 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
     elif norm == "output-format":
         if not isinstance(value, str):
             raise SettingsError(f"{source}: output-format must be a string, got {value!r}")
+    elif norm in PATTERN_KEYS:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"{source}: {key} must be a list of gitignore-style patterns")
+    elif norm == "respect-gitignore":
+        if not isinstance(value, bool):
+            raise SettingsError(f"{source}: respect-gitignore must be true or false, got {value!r}")
     elif norm == "per-file-ignores":
         if not isinstance(value, dict):
             raise SettingsError(f"{source}: per-file-ignores must be a table of glob = [codes]")
@@ -256,8 +273,8 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
                 entries[name] = typed
             per_file.append((glob, entries))
     else:
-        known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | {"fail-level", "output-format", "per-file",
-                                                             "per-file-ignores"})
+        known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | set(PATTERN_KEYS) | {
+            "fail-level", "output-format", "per-file", "per-file-ignores", "respect-gitignore"})
         from trainlint.catalog.naming import closest
 
         hint = closest(norm, known, n=1)

@@ -395,7 +395,7 @@ def _failures(ls: TrainlintServer, report: Report) -> int:
 def code_lens(ls: TrainlintServer, params: t.CodeLensParams):
     uri = params.text_document.uri
     entry = ls.current(uri)
-    if entry is None:
+    if entry is None or (not ls.is_config(entry) and not ls.dependents(uri)):
         return []
     top = t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=0))
     lenses = []

@@ -310,6 +310,8 @@ class TrainlintServer(LanguageServer):
         seen: set = set()
         out = Report(index=index)
         contributors = [entry] + [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None]
+        if len(contributors) == 1 and not self.is_config(entry):
+            return out  # a workflow, a compose file, a tsconfig: not ours to lint
         stamps = []
         for source_entry in contributors:
             stamps.append((source_entry.uri, source_entry.stamp))
@@ -323,6 +325,12 @@ class TrainlintServer(LanguageServer):
                 out.pairs.append((d, convert.diagnostic(d, index)))
         out.result_id = f"{abs(hash((tuple(stamps), self.encoding, len(out.pairs)))):x}"
         return out
+
+    def is_config(self, entry: Entry) -> bool:
+        """A training config (or was one while its text last parsed): other YAML/JSON gets no diagnostics. A text
+        the server will not read at all (too large) still says so: the user opened it."""
+        return (entry.good_flavor != "unknown" or entry.result.document.kind == "unreadable"
+                or engine.is_training_config(entry.result))
 
     # ---- publishing -------------------------------------------------------------------------------
     def publish(self, uri: str) -> None:

@@ -1,0 +1,136 @@
+"""Which files a `trainlint check PATH...` run looks at, the way ruff finds files.
+
+Walking a folder skips what git ignores (`.gitignore` files at every level, `.git/info/exclude`), the `exclude`
+patterns (default: virtual environments, caches, build output, `node_modules`) and `extend-exclude`, and keeps
+files with a config suffix. Files named on the command line are always checked, unless `force_exclude` is set
+(pre-commit passes every changed file by name, so excludes must apply to them too). Patterns are gitignore-style,
+relative to the folder of the settings file that gives them (or the working directory for flags).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"})
+DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "env", "__pycache__", ".tox",
+                   ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist", "build", "site-packages", ".idea",
+                   ".vscode-test")
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    explicit: bool  # named on the command line (rather than found by walking a folder)
+
+
+class _Ignores:
+    """gitignore-style matching of paths under one root: the root's patterns plus nested .gitignore files."""
+
+    def __init__(self, root: Path, patterns: list[str], use_gitignore: bool):
+        import pathspec
+
+        self.root = root
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        self.use_gitignore = use_gitignore
+        self._by_dir: dict[Path, object] = {}
+        self.git_root = _git_root(root) if use_gitignore else None
+        if self.git_root is not None:
+            exclude = self.git_root / ".git" / "info" / "exclude"
+            self._by_dir[self.git_root / ".git-info-exclude"] = _spec_of(exclude)
+
+    def _gitignore(self, folder: Path):
+        if folder not in self._by_dir:
+            self._by_dir[folder] = _spec_of(folder / ".gitignore")
+        return self._by_dir[folder]
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        suffix = "/" if is_dir else ""
+        if self.spec is not None:
+            rel = _relative(path, self.root)
+            if rel is not None and self.spec.match_file(rel + suffix):
+                return True
+        if self.git_root is None:
+            return False
+        rel_git = _relative(path, self.git_root)
+        if rel_git is None:
+            return False
+        info = self._by_dir.get(self.git_root / ".git-info-exclude")
+        if info is not None and info.match_file(rel_git + suffix):
+            return True
+        # every .gitignore from the git root down to the file's folder, each relative to its own folder
+        folder = self.git_root
+        for part in Path(rel_git).parts[:-1] if rel_git else ():
+            spec = self._gitignore(folder)
+            if spec is not None and spec.match_file(_relative(path, folder) + suffix):
+                return True
+            folder = folder / part
+        spec = self._gitignore(folder)
+        return spec is not None and spec.match_file(_relative(path, folder) + suffix)
+
+
+def _spec_of(path: Path):
+    import pathspec
+
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend_exclude: tuple[str, ...] = (),
+             pattern_root: Path | None = None, respect_gitignore: bool = True,
+             force_exclude: bool = False) -> tuple[list[Target], list[str]]:
+    """(the files to check, the paths given that do not exist). `-` stands for standard input."""
+    root = (pattern_root or Path.cwd()).resolve()
+    patterns = list(DEFAULT_EXCLUDE if exclude is None else exclude) + list(extend_exclude)
+    ignores = _Ignores(root, patterns, respect_gitignore)
+    targets: list[Target] = []
+    missing: list[str] = []
+    seen: set[str] = set()
+
+    def add(path: str, explicit: bool) -> None:
+        key = os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            targets.append(Target(path, explicit))
+
+    for raw in paths:
+        if raw == "-":
+            add(raw, True)
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            base = path.resolve()
+            if force_exclude and ignores.ignored(base, True):
+                continue
+            for folder, dirs, files in os.walk(path):
+                here = Path(folder).resolve()
+                dirs[:] = sorted(d for d in dirs if not ignores.ignored(here / d, True))
+                for name in sorted(files):
+                    child = Path(folder) / name
+                    if child.suffix.lower() in CONFIG_SUFFIXES and not ignores.ignored(here / name, False):
+                        add(str(child), False)
+        elif path.exists() or path.is_symlink():
+            if force_exclude and ignores.ignored(path.resolve() if not path.is_symlink() else path.absolute(), False):
+                continue
+            add(raw, True)
+        else:
+            missing.append(raw)
+    return targets, missing
