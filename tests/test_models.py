@@ -60,7 +60,7 @@ def test_catalog_names_do_not_collide():
         ("BERT-base-uncased", 109_482_240),
         ("T5-small", 60_506_624),
         ("Mixtral-8x7B", 46_702_792_704),
-        ("DeepSeek-V3", 671_026_419_200),
+        ("DeepSeek-V3", 671_026_404_352),  # transformers: e_score_correction_bias is a buffer
     ],
 )
 def test_well_known_counts(name, params):
@@ -254,7 +254,10 @@ def test_multimodal_config_reads_text_config():
     nested = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
               "text_config": {k: v for k, v in entry.config.items() if k != "model_type"},
               "vision_config": {"model_type": "siglip_vision_model"}}
-    assert from_hf_config(nested, "g").total_params == entry.published_params
+    arch = from_hf_config(nested, "g")
+    # The language model as the catalog counts it, plus the vision tower and projector (never dropped).
+    assert arch.total_params - arch.tower_params == entry.published_params
+    assert [t.role for t in arch.towers] == ["vision", "projector"] and not arch.approximate
 
 
 def test_llava_style_config_reads_its_language_model():
@@ -262,7 +265,8 @@ def test_llava_style_config_reads_its_language_model():
     config = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"], "torch_dtype": "float16",
               "text_config": llama, "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024}}
     arch = from_hf_config(config, "llava")
-    assert arch.total_params == 6_738_415_616 and arch.checkpoint_dtype == "float16"
+    assert arch.total_params - arch.tower_params == 6_738_415_616 and arch.checkpoint_dtype == "float16"
+    assert arch.tower_params > 0
 
 
 def test_transformers_5_config_spelling():
@@ -315,8 +319,8 @@ def test_importing_does_not_load_the_catalog():
 
 
 def test_unsupported_model_type_says_why():
-    with pytest.raises(UnsupportedArchitecture, match="mamba.*not supported"):
-        from_hf_config({"model_type": "mamba", "hidden_size": 8}, "m")
+    with pytest.raises(UnsupportedArchitecture, match="'rwkv9' is not supported.*lacks a depth"):
+        from_hf_config({"model_type": "rwkv9", "hidden_size": 8, "vocab_size": 10}, "m")
     with pytest.raises(UnsupportedArchitecture, match="no 'model_type'"):
         from_hf_config({"hidden_size": 8}, "m")
     with pytest.raises(UnsupportedArchitecture, match="intermediate_size"):
@@ -397,9 +401,9 @@ def test_bad_local_config_raises(tmp_path):
     (folder / "config.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ModelLookupError, match="not valid JSON"):
         find_model(str(folder))
-    _write_config(tmp_path / "mamba", {"model_type": "mamba"})
+    _write_config(tmp_path / "rwkv", {"model_type": "rwkv9"})
     with pytest.raises(ModelLookupError, match="not supported"):
-        find_model(str(tmp_path / "mamba"))
+        find_model(str(tmp_path / "rwkv"))
 
 
 def test_explicit_path_without_config_says_so(tmp_path):

@@ -21,6 +21,10 @@ __all__ = [
     "Architecture",
     "LayerStack",
     "Linear",
+    "SIZING_APPROXIMATE",
+    "SIZING_CHECKPOINT",
+    "SIZING_EXACT",
+    "Tower",
     "UnsupportedArchitecture",
 ]
 
@@ -117,6 +121,31 @@ class LayerStack:
 
 
 @dataclass(frozen=True)
+class Tower:
+    """A part of a multimodal model outside the language model's layer stacks, counted exactly but
+    not layer by layer: a vision tower (`role="vision"`), the projector or connector that maps its
+    output into the language model (`role="projector"`), an audio encoder (`role="audio"`).
+
+    `params` are all of its parameters; `num_layers`, `hidden_size` and `linears_params` (the part in
+    `nn.Linear` weights and biases, which PEFT's `all-linear` also adapts) describe it for people and
+    for the estimate.
+    """
+
+    name: str
+    role: str
+    params: int
+    num_layers: int = 0
+    hidden_size: int = 0
+    linears_params: int = 0
+
+
+# How an Architecture's parameter count was obtained (Architecture.sizing).
+SIZING_EXACT = "exact"  # a per-family builder: the count transformers builds from the config
+SIZING_CHECKPOINT = "checkpoint"  # read from the checkpoint's safetensors headers: exact for what it stores
+SIZING_APPROXIMATE = "approximate"  # the generic tier: standard config keys of a model type without a builder
+
+
+@dataclass(frozen=True)
 class Architecture:
     """A whole model: layer stacks plus embeddings, final norm(s) and head.
 
@@ -148,16 +177,46 @@ class Architecture:
     quantization: str | None = None  # `quantization_config.quant_method`: gptq, awq, bitsandbytes, fp8, ...
     # The single largest module outside the layers (embedding table or lm_head), see largest_module_params.
     largest_outer_module_params: int = field(default=0, compare=False)
+    # Vision towers, projectors, audio encoders of a multimodal model: counted in total_params.
+    towers: tuple[Tower, ...] = ()
+    # Parameters in the layers that no LayerStack describes one by one (Mamba's conv, A_log, D, ...) are in
+    # the stacks' extra_params; `other_params` holds what sits outside every layer and is not an embedding,
+    # head or norm (mllama's cross-attention gates live in their layers, Llama 4's router in its stack).
+    other_params: int = 0
+    sizing: str = SIZING_EXACT  # SIZING_EXACT / SIZING_CHECKPOINT / SIZING_APPROXIMATE
+    sizing_note: str = ""  # why the count is approximate, or which files it was read from
+    # The checkpoint's own count (safetensors headers) when read; total_params then reports it.
+    checkpoint_params: int | None = None
 
     @property
-    def total_params(self) -> int:
-        """Every parameter, tied weights counted once (what `model.num_parameters()` reports)."""
+    def counted_params(self) -> int:
+        """The parameters the stacks, embeddings, head, norms and towers add up to."""
         return (
             sum(stack.params for stack in self.stacks)
             + self.embedding_params
             + self.head_params
             + self.final_norm_params
+            + self.other_params
+            + sum(t.params for t in self.towers)
         )
+
+    @property
+    def total_params(self) -> int:
+        """Every parameter, tied weights counted once (what `model.num_parameters()` reports), towers
+        included; the checkpoint's own count when it was read from safetensors headers."""
+        if self.checkpoint_params is not None:
+            return self.checkpoint_params
+        return self.counted_params
+
+    @property
+    def tower_params(self) -> int:
+        """Parameters of the vision towers, projectors and other encoders outside the language model."""
+        return sum(t.params for t in self.towers)
+
+    @property
+    def approximate(self) -> bool:
+        """True when the count comes from the generic tier (standard keys only), not a family builder."""
+        return self.sizing == SIZING_APPROXIMATE
 
     @property
     def num_layers(self) -> int:
@@ -177,6 +236,8 @@ class Architecture:
             + self.embedding_params
             + self.head_params
             + self.final_norm_params
+            + self.other_params
+            + sum(t.params for t in self.towers)
         )
 
     @property
@@ -287,6 +348,12 @@ class Architecture:
             stack = next(s for s in self.stacks if s.num_experts)
             parts.append(f"{stack.num_experts} experts, top-{stack.experts_per_token}, "
                          f"{_billions(self.active_params_per_token)} active")
+        for tower in self.towers:
+            parts.append(f"{tower.role} {_billions(tower.params)}")
+        if self.sizing == SIZING_APPROXIMATE:
+            parts.append("approximate (generic sizing)")
+        elif self.sizing == SIZING_CHECKPOINT:
+            parts.append("count from the checkpoint")
         return f"{self.name}: " + ", ".join(parts)
 
     def linear_names(self) -> list[str]:

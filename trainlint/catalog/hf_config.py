@@ -1,10 +1,15 @@
 """Build an `Architecture` from a Hugging Face `config.json`, family by family.
 
-`from_hf_config(config, name)` understands these `model_type`s: llama, mistral, mixtral, qwen2,
-qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text (and gemma3 through its `text_config`), phi3,
-phi, olmo2, gpt_oss, deepseek_v2, deepseek_v3, gpt2, gpt_neox (Pythia), bert, roberta, xlm-roberta, t5,
-mt5, falcon (also the older RefinedWeb / RefinedWebModel configs). Anything else raises `UnsupportedArchitecture`
-with the reason.
+`from_hf_config(config, name)` has an exact builder per family: here the Llama-like core (llama,
+mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, olmoe, gemma, gemma2, gemma3_text, phi3, phi, olmo2,
+gpt_oss, deepseek_v2, deepseek_v3, gpt2, gpt_neox, bert, roberta, xlm-roberta, t5, mt5, falcon and the
+older RefinedWeb configs); `hf_decoders` (granite, cohere, glm, starcoder2, opt, bloom, Llama 4, mllama,
+...), `hf_encoders` (DistilBERT, DeBERTa, ModernBERT, ViT, BART, Whisper, ...) and `hf_ssm` (Mamba,
+Mamba-2, Jamba, Qwen3-Next) add theirs. A multimodal config is read through its text config, and
+`hf_vision` counts its vision tower and projector (`Architecture.towers`). Any other `model_type` goes
+to the generic tier (`hf_generic`): an approximate count from the standard keys, labelled so
+(`Architecture.sizing`); only a config without even a width, a depth and a vocabulary raises
+`UnsupportedArchitecture`, with the reason.
 
 Counting conventions:
 
@@ -25,7 +30,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from trainlint.catalog.architecture import Architecture, LayerStack, Linear, UnsupportedArchitecture
+from trainlint.catalog.architecture import (
+    SIZING_APPROXIMATE,
+    Architecture,
+    LayerStack,
+    Linear,
+    UnsupportedArchitecture,
+)
+from trainlint.catalog import hf_decoders, hf_encoders, hf_generic, hf_ssm, hf_vision
+from trainlint.catalog.hf_common import _attn_shape, _Cfg, _decoder, _dense_mlp, _qkvo
 
 __all__ = ["from_hf_config", "supported_model_types", "text_config"]
 
@@ -83,143 +96,34 @@ def _with_module_paths(arch: Architecture) -> Architecture:
 _MULTIMODAL_TEXT_KEYS = ("text_config", "llm_config", "language_config", "text_model")
 
 
+# The text model_type of multimodal configs whose text_config names none, or names a text-only
+# variant that builds like a plain family; and the flat (transformers 4) Qwen-VL configs.
+_TEXT_MODEL_TYPE = {"gemma3": "gemma3_text", "mllama": "mllama_text_model", "llama4": "llama4_text",
+                    "qwen2_vl": "qwen2", "qwen2_5_vl": "qwen2", "qwen3_vl": "qwen3", "llava": "llama",
+                    "llava_next": "llama", "idefics3": "llama", "smolvlm": "llama", "idefics2": "mistral",
+                    "mistral3": "mistral", "paligemma": "gemma", "llava_onevision": "qwen2"}
+_TEXT_ALIASES = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen3_vl_text": "qwen3"}
+
+
 def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The language model's config: the nested `text_config` (`llm_config`, ...) of a multimodal
-    config whose top level is not itself a supported text model, else `config` unchanged."""
-    if config.get("model_type") in _BUILDERS:
+    config whose top level is not itself a supported text model, else `config` unchanged. A flat
+    Qwen2-VL / Qwen2.5-VL config (its text fields at the top level) is its own text config."""
+    outer_type = config.get("model_type")
+    if outer_type in _BUILDERS:
         return config
     for key in _MULTIMODAL_TEXT_KEYS:
         nested = config.get(key)
         if isinstance(nested, Mapping) and nested:
             inner = dict(nested)
-            if "model_type" not in inner and config.get("model_type") == "gemma3":
-                inner["model_type"] = "gemma3_text"
+            if "model_type" not in inner and outer_type in _TEXT_MODEL_TYPE:
+                inner["model_type"] = _TEXT_MODEL_TYPE[outer_type]
+            if inner.get("model_type") in _TEXT_ALIASES:
+                inner["model_type"] = _TEXT_ALIASES[inner["model_type"]]
             return inner
+    if outer_type in ("qwen2_vl", "qwen2_5_vl") and "hidden_size" in config:
+        return {**config, "model_type": "qwen2"}
     return config
-
-
-# The `transformers` config-class defaults that saved config.json files often leave out (Gemma 3's
-# nested text_config omits head counts and vocab_size, T5 v1.0 omits feed_forward_proj, ...).
-# A field missing from config.json takes the value transformers would give it.
-_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
-    "llama": dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                  num_attention_heads=32, max_position_embeddings=2048),
-    "mistral": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                    num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=131072),
-    "mixtral": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                    num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=131072,
-                    num_local_experts=8, num_experts_per_tok=2),
-    "qwen2": dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016, num_hidden_layers=32,
-                  num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=32768),
-    "qwen2_moe": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=24,
-                      num_attention_heads=16, num_key_value_heads=16, max_position_embeddings=32768,
-                      num_experts=60, num_experts_per_tok=4, moe_intermediate_size=1408,
-                      shared_expert_intermediate_size=5632, decoder_sparse_step=1),
-    "qwen3": dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016, num_hidden_layers=32,
-                  num_attention_heads=32, num_key_value_heads=32, head_dim=128, max_position_embeddings=32768),
-    "gemma": dict(vocab_size=256000, hidden_size=3072, intermediate_size=24576, num_hidden_layers=28,
-                  num_attention_heads=16, num_key_value_heads=16, head_dim=256, max_position_embeddings=8192),
-    "gemma2": dict(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
-                   num_attention_heads=8, num_key_value_heads=4, head_dim=256, max_position_embeddings=8192),
-    "gemma3_text": dict(vocab_size=262208, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
-                        num_attention_heads=8, num_key_value_heads=4, head_dim=256, max_position_embeddings=131072),
-    "phi3": dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
-                 num_attention_heads=32, max_position_embeddings=4096),
-    "gpt_oss": dict(vocab_size=201088, hidden_size=2880, intermediate_size=2880, num_hidden_layers=36,
-                    num_attention_heads=64, num_key_value_heads=8, head_dim=64, num_local_experts=128,
-                    num_experts_per_tok=4, max_position_embeddings=131072),
-    "gpt2": dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12),
-    "bert": dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                 intermediate_size=3072, max_position_embeddings=512, type_vocab_size=2),
-    "t5": dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8,
-               relative_attention_num_buckets=32, feed_forward_proj="relu"),
-    "gpt_neox": dict(vocab_size=50432, hidden_size=6144, num_hidden_layers=44, num_attention_heads=64,
-                     intermediate_size=24576, max_position_embeddings=2048),
-    "falcon": dict(vocab_size=65024, hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
-                   multi_query=True, parallel_attn=True, new_decoder_architecture=False, bias=False),
-}
-
-
-class _Cfg:
-    """Typed access to a config dict that names the missing field when it fails."""
-
-    def __init__(self, config: Mapping[str, Any], model_type: str):
-        self.raw = {**_CLASS_DEFAULTS.get(model_type, {}), **config}
-        self.model_type = model_type
-
-    def has(self, key: str) -> bool:
-        return self.raw.get(key) is not None
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.raw.get(key)
-        return default if value is None else value
-
-    def int(self, *keys: str, default: int | None = None) -> int:
-        for key in keys:
-            value = self.raw.get(key)
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-                    raise UnsupportedArchitecture(
-                        f"{self.model_type} config field {key!r} must be an integer, got {value!r}")
-                return int(value)
-        if default is not None:
-            return default
-        raise UnsupportedArchitecture(f"{self.model_type} config lacks {' / '.join(repr(k) for k in keys)}")
-
-    def bool(self, key: str, default: bool) -> bool:
-        value = self.raw.get(key)
-        return default if value is None else bool(value)
-
-
-def _dense_mlp(h: int, f: int, gated: bool, bias: bool, names=("gate_proj", "up_proj", "down_proj"),
-               group_in: str = "mlp_in", group_out: str = "mlp_out", per_expert: bool = False) -> list[Linear]:
-    gate, up, down = names
-    lins = [Linear(gate, h, f, bias, group_in, per_expert)] if gated else []
-    lins.append(Linear(up, h, f, bias, group_in, per_expert))
-    lins.append(Linear(down, f, h, bias, group_out, per_expert))
-    return lins
-
-
-def _qkvo(h: int, heads: int, kv: int, hd: int, qkv_bias: bool, o_bias: bool,
-          names=("q_proj", "k_proj", "v_proj", "o_proj"), group_in: str = "attn_in") -> list[Linear]:
-    q, k, v, o = names
-    return [
-        Linear(q, h, heads * hd, qkv_bias, group_in),
-        Linear(k, h, kv * hd, qkv_bias, group_in),
-        Linear(v, h, kv * hd, qkv_bias, group_in),
-        Linear(o, heads * hd, h, o_bias, "attn_out"),
-    ]
-
-
-def _attn_shape(c: _Cfg, default_head_dim: int | None = None) -> tuple[int, int, int, int]:
-    h = c.int("hidden_size")
-    heads = c.int("num_attention_heads")
-    kv = c.int("num_key_value_heads", default=heads)
-    if c.has("head_dim"):
-        hd = c.int("head_dim")
-    elif default_head_dim is not None:
-        hd = default_head_dim
-    else:
-        if h % heads:
-            raise UnsupportedArchitecture(f"hidden_size {h} is not divisible by num_attention_heads {heads}")
-        hd = h // heads
-    return h, heads, kv, hd
-
-
-def _decoder(c: _Cfg, name: str, source: str, stacks: list[LayerStack], *, h: int, heads: int, kv: int, hd: int,
-             f: int, act: str, gated: bool, tie: bool, vocab: int, final_norm: int, max_pos: int | None = None,
-             lm_head_bias: bool = False) -> Architecture:
-    embed = vocab * h
-    head = 0 if tie else vocab * h + (vocab if lm_head_bias else 0)
-    return Architecture(
-        name=name, model_type=c.model_type, kind="decoder", hidden_size=h, vocab_size=vocab,
-        intermediate_size=f, hidden_act=act, gated_mlp=gated, num_attention_heads=heads,
-        num_key_value_heads=kv, head_dim=hd,
-        max_position_embeddings=max_pos if max_pos is not None else c.int("max_position_embeddings", default=0),
-        tie_word_embeddings=tie, stacks=tuple(s for s in stacks if s.num_layers), embedding_params=embed,
-        head_params=head, final_norm_params=final_norm, source=source,
-        largest_outer_module_params=max(embed, head),
-    )
 
 
 # Per family: which attention/MLP biases, extra norms and defaults `transformers` uses.
@@ -396,7 +300,7 @@ def _deepseek(c: _Cfg, name: str, source: str) -> Architecture:
     common = dict(norm_params=norms, attention_heads=heads, kv_heads=heads, head_dim=qdim)
     dense = LayerStack("decoder", layers - sparse, tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
     shared = c.int("n_shared_experts", default=0)
-    router = h * experts + (experts if c.model_type == "deepseek_v3" else 0)
+    router = h * experts  # V3's e_score_correction_bias is a buffer in transformers, not a parameter
     moe_lins = attn + _dense_mlp(h, fe, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
     if shared:
         moe_lins += _dense_mlp(h, fe * shared, True, False, group_in="shared_in", group_out="shared_out")
@@ -571,6 +475,9 @@ _BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     "gpt_neox": _gpt_neox,
     "RefinedWeb": _falcon,
     "RefinedWebModel": _falcon,
+    **hf_decoders.BUILDERS,
+    **hf_encoders.BUILDERS,
+    **hf_ssm.BUILDERS,
 }
 
 
@@ -595,11 +502,21 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
         raise UnsupportedArchitecture("the config has no 'model_type', so its architecture is unknown")
     builder = _BUILDERS.get(str(model_type))
     if builder is None:
-        raise UnsupportedArchitecture(
-            f"model_type {model_type!r} is not supported; supported: {', '.join(supported_model_types())}"
-        )
-    arch = _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
-    return replace(arch, checkpoint_dtype=_checkpoint_dtype(outer, config), quantization=_quant_method(outer, config))
+        # The generic tier: approximate, from the standard keys; it raises naming what it lacks.
+        arch = _with_module_paths(hf_generic.generic_architecture(config, name, source))
+    else:
+        arch = _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
+    towers, exact = hf_vision.towers(outer, arch.hidden_size, arch.intermediate_size) if outer is not config \
+        else ((), True)
+    extra: dict[str, Any] = {}
+    if towers:
+        extra["towers"] = towers
+    if not exact and not arch.approximate:
+        extra["sizing"] = SIZING_APPROXIMATE
+        extra["sizing_note"] = (f"the vision tower or projector of model_type {outer.get('model_type')!r} is "
+                                "counted by the generic ViT formula")
+    return replace(arch, checkpoint_dtype=_checkpoint_dtype(outer, config), quantization=_quant_method(outer, config),
+                   **extra)
 
 
 def _checkpoint_dtype(*configs: Mapping[str, Any]) -> str | None:

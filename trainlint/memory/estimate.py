@@ -86,11 +86,28 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kbit_fp32_upcast=plan.flavor in ("huggingface", "axolotl"))
 
 
+def _sizing_assumptions(arch) -> list[str]:
+    """How the model's parameters were counted, when it is not the exact per-family builder, and
+    what of a multimodal model the layer-by-layer terms leave out."""
+    notes = []
+    if getattr(arch, "approximate", False):
+        notes.append(f"model size approximate ({arch.total_params / 1e9:.2f}B params): {arch.sizing_note}")
+    elif getattr(arch, "sizing", "exact") == "checkpoint":
+        notes.append(f"parameters: {arch.sizing_note}")
+    towers = getattr(arch, "towers", ())
+    if towers:
+        parts = ", ".join(f"{t.role} {t.params / 1e6:,.0f}M" for t in towers)
+        notes.append(f"multimodal: {parts} params are in the weights, gradients and optimizer states; "
+                     "their activations (image tokens) are not modelled")
+    return notes
+
+
 def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     assumptions: list[str] = []
     run = build_run(plan, arch, assumptions)
     result = estimate_run(run)
     assumptions.extend(result.assumptions)
+    assumptions.extend(_sizing_assumptions(arch))
     components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
     reserved = int(result.peak_allocated * (1 + FRAGMENTATION))
     overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,

@@ -5,6 +5,16 @@ from __future__ import annotations
 from trainlint.diagnostics import Span
 
 
+def model_caveats(ctx) -> tuple[str, ...]:
+    """What a memory finding assumes about the model's size: an approximate count (the generic tier, or
+    a vision tower counted by the generic formula). Passed as a diagnostic's assumptions, so the engine
+    keeps such a finding at warning severity."""
+    arch = getattr(ctx, "architecture", None)
+    if arch is not None and getattr(arch, "approximate", False):
+        return (f"the model's parameter count is approximate: {arch.sizing_note}",)
+    return ()
+
+
 def verdict_basis(ctx) -> str | None:
     """None when a fit verdict is sound; else what is missing for one."""
     plan = ctx.plan

@@ -25,7 +25,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
+from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, verdict_basis
 
 RULE = Rule("TL100", "out-of-memory", Severity.ERROR, "The training step needs more GPU memory than the GPU has")
 
@@ -43,4 +43,5 @@ def check(ctx: LintContext):
         message += f" Cheapest change that fits: {offers[0].candidate.title}."
     elif advice:
         message += f" {advice[0].upper()}{advice[1:]}."
-    yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers])
+    yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers],
+                  assumptions=model_caveats(ctx))

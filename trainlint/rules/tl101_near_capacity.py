@@ -14,7 +14,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import TARGET, plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import anchor, breakdown_text, verdict_basis
+from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, verdict_basis
 
 RULE = Rule("TL101", "near-capacity", Severity.WARNING, "The estimated peak is above 90% of the GPU")
 
@@ -28,4 +28,4 @@ def check(ctx: LintContext):
                   f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), {est.utilization:.0%} of "
                   f"{ctx.gpu.name}'s {ctx.gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. With under 10% "
                   "headroom a longer batch or fragmentation can still run out of memory.",
-                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers])
+                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=model_caveats(ctx))
