@@ -178,3 +178,13 @@ def test_open_r1_recipes_are_fine_on_open_r1_pins():
     demo = next(p for p in recipes if p.parent.name == "grpo" and p.name == "config_demo.yaml")
     current = findings(demo, {"transformers": "5.24.0", "trl": "1.16.0"})
     assert {d.message.split("`")[1] for d in current} >= {"torch_dtype", "max_prompt_length", "warmup_ratio"}
+
+
+def test_litgpt_batch_rounding_is_certain_only_with_devices_in_the_file(tmp_path):
+    from trainlint.diagnostics import Severity
+
+    base = "checkpoint_dir: checkpoints/my-org/my-model\ntrain:\n  global_batch_size: 64\n  micro_batch_size: 6\n"
+    in_file = [d for d in lint(tmp_path, "a.yaml", base + "devices: 4\n").diagnostics if d.code == "TL223"]
+    assert [d.severity for d in in_file] == [Severity.ERROR] and not in_file[0].assumptions
+    flag = [d for d in lint(tmp_path, "b.yaml", base, "--num-gpus", "4").diagnostics if d.code == "TL223"]
+    assert [d.severity for d in flag] == [Severity.WARNING] and "devices" in flag[0].assumptions[0]

@@ -15,6 +15,9 @@ gradient_accumulation_iters > 0".
 **Example**: `global_batch_size: 64`, `micro_batch_size: 6`, `devices: 4` → 64 // 4 // 6 = 2
 accumulation steps: the real global batch is 48.
 
+Certain when the file sets `devices` (an error); with the device count taken from `--num-gpus` or a
+launch file, a warning that says so.
+
 **Fix**: none automatic: make `global_batch_size` a multiple of micro_batch_size x devices.
 """
 
@@ -24,7 +27,7 @@ from trainlint.diagnostics import Severity
 from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 
-RULE = Rule("TL223", "litgpt-global-batch-divisibility", Severity.WARNING,
+RULE = Rule("TL223", "litgpt-global-batch-divisibility", Severity.ERROR,
             "LitGPT global_batch_size not divisible by micro_batch_size x devices", flavors=("litgpt",),
             framework="litgpt", evidence="litgpt/args.py: TrainArgs.gradient_accumulation_iters",
             raises="assert gradient_accumulation_iters > 0")
@@ -38,8 +41,14 @@ def check(ctx: LintContext):
     if total is None or micro is None or micro <= 0:
         return
     devices = number(doc.find(("devices",)))
+    assumptions: tuple = ()
     if devices is None:
-        devices = ctx.plan.num_gpus.value if ctx.plan is not None and not ctx.plan.num_gpus.is_default else None
+        plan = ctx.plan
+        devices = plan.num_gpus.value if plan is not None and not plan.num_gpus.is_default else None
+        if devices is not None:
+            origin = plan.num_gpus.origin
+            assumptions = (f"{devices} devices from the {origin.describe()} (the file sets no `devices`; LitGPT's "
+                           f"default is 1)",)
     if devices is None or devices <= 0:
         return
     nodes = number(doc.find(("num_nodes",))) or 1
@@ -56,4 +65,4 @@ def check(ctx: LintContext):
                    + (f" x {nodes} nodes" if nodes > 1 else "") + f" = {step}: LitGPT rounds the accumulation down to "
                    f"{accumulate}, so the run trains with a global batch of {accumulate * step}, not {total}. Use "
                    f"{(total // step) * step or step} or {(total // step + 1) * step}.")
-    yield RULE.at(doc, total_node, message)
+    yield RULE.at(doc, total_node, message, assumptions=assumptions)

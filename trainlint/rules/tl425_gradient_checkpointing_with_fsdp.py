@@ -11,7 +11,8 @@ The former introduces a redundant AllGather operation in backward pass."; from 5
 `TrainingArguments._process_fsdp_args` (any FSDP) "When using FSDP, prefer `activation_checkpointing` in
 `fsdp_config` over `gradient_checkpointing`; the latter introduces a redundant AllGather in the backward
 pass." (5.23 renamed the training argument `activation_checkpointing`; `gradient_checkpointing` is its
-deprecated alias). The run works but spends extra communication on every step: a warning.
+deprecated alias). The run works but spends extra communication on every step: a warning. The rule
+reports full_shard/hybrid_shard, and shard_grad_op too where transformers is known to be >= 5.10.
 
 **Evidence**: `transformers/training_args.py: TrainingArguments._process_fsdp_args` (logs); verified
 against transformers 4.52 - 5.24. First message: "When using FSDP, prefer `activation_checkpointing` in
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, insert_entry, replace_value
-from trainlint.rules._frameworks import flag, words
+from trainlint.rules._frameworks import flag, version_status, words
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL425", "gradient-checkpointing-with-fsdp", Severity.WARNING,
@@ -46,7 +47,10 @@ def check(ctx: LintContext):
         return
     ckpt = root.entry("gradient_checkpointing")
     options = words(root.get("fsdp"))
-    if ckpt is None or flag(ckpt.value) is not True or not ({"full_shard", "hybrid_shard"} & set(options)):
+    sharded = {"full_shard", "hybrid_shard"}
+    if version_status(ctx, "transformers", ">=5.10")[0]:
+        sharded |= {"shard_grad_op", "hybrid_shard_zero2"}  # 5.10+ warns for any FSDP
+    if ckpt is None or flag(ckpt.value) is not True or not (sharded & set(options)):
         return
     config = root.get("fsdp_config")
     if config is not None and config.kind == "mapping":
@@ -67,6 +71,6 @@ def check(ctx: LintContext):
         fixes = [fix("use fsdp_config.activation_checkpointing instead", replace_value(doc, ckpt.value, False), edit,
                      safe=False)]
     yield RULE.at(doc, ckpt.key_span,
-                  f"`gradient_checkpointing: true` with FSDP {'full_shard' if 'full_shard' in options else 'hybrid_shard'}: each recomputed layer gathers its parameters "
+                  f"`gradient_checkpointing: true` with FSDP {next(o for o in options if o in sharded)}: each recomputed layer gathers its parameters "
                   "again, \"a redundant AllGather in the backward pass\" (transformers warns). Set "
                   "`fsdp_config.activation_checkpointing: true` instead and turn `gradient_checkpointing` off.", fixes)
