@@ -76,3 +76,75 @@ def test_approximate_model_caps_memory_findings_at_warning(tmp_path):
     assert oom.severity is Severity.WARNING
     assert any("approximate" in a for a in oom.assumptions)
     assert any("approximate" in a for a in result.estimate.assumptions)
+
+
+# ---- exact counts from safetensors headers ----------------------------------------------------------
+
+def _safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> None:
+    """A real safetensors file: header, then zero bytes for the data (shapes kept tiny)."""
+    import math
+    import struct
+
+    sizes = {"F32": 4, "BF16": 2, "F16": 2, "I32": 4, "U8": 1}
+    header, offset = {}, 0
+    for name, (dtype, shape) in tensors.items():
+        n = math.prod(shape) * sizes[dtype]
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
+
+
+def test_checkpoint_headers_make_a_generic_count_exact(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "brand_new", "hidden_size": 8, "num_hidden_layers": 2,
+                                                    "num_attention_heads": 2, "vocab_size": 16}))
+    _safetensors(folder / "model-00001-of-00002.safetensors",
+                 {"model.embed_tokens.weight": ("BF16", [16, 8]), "model.layers.0.w": ("BF16", [8, 8])})
+    _safetensors(folder / "model-00002-of-00002.safetensors",
+                 {"model.layers.1.w": ("BF16", [8, 8]), "model.layers.1.rotary_emb.inv_freq": ("F32", [4])})
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": {
+        "model.embed_tokens.weight": "model-00001-of-00002.safetensors", "model.layers.0.w": "model-00001-of-00002.safetensors",
+        "model.layers.1.w": "model-00002-of-00002.safetensors"}}))
+    arch = load_config_file(folder / "config.json")
+    assert arch.sizing == "checkpoint" and not arch.approximate
+    assert arch.total_params == 16 * 8 + 2 * 64  # inv_freq is a buffer, not a parameter
+    assert "2 safetensors files" in arch.sizing_note
+
+
+def test_checkpoint_headers_confirm_an_exact_builder(tmp_path):
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    config = {"model_type": "llama", "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
+              "num_attention_heads": 2, "vocab_size": 10, "tie_word_embeddings": True}
+    (folder / "config.json").write_text(json.dumps(config))
+    arch = load_config_file(folder / "config.json")
+    _safetensors(folder / "model.safetensors", {"all": ("F32", [arch.total_params])})
+    checked = load_config_file(folder / "config.json")
+    assert checked.total_params == arch.total_params and checked.sizing == "exact"
+    assert "matches the headers" in checked.sizing_note
+    _safetensors(folder / "model.safetensors", {"all": ("F32", [arch.total_params + 5])})
+    noted = load_config_file(folder / "config.json")
+    assert noted.total_params == arch.total_params and "+5 against" in noted.sizing_note
+
+
+@pytest.mark.parametrize("bad", ["lfs", "quantized", "huge_header", "truncated"])
+def test_unreadable_or_quantized_checkpoints_are_ignored(tmp_path, bad):
+    import struct
+
+    folder = tmp_path / bad
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "brand_new", "hidden_size": 8, "num_hidden_layers": 2,
+                                                    "num_attention_heads": 2, "vocab_size": 16}))
+    target = folder / "model.safetensors"
+    if bad == "lfs":
+        target.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n")
+    elif bad == "quantized":
+        _safetensors(target, {"model.layers.0.qweight": ("I32", [2, 8]), "model.layers.0.scales": ("F16", [8])})
+    elif bad == "huge_header":
+        target.write_bytes(struct.pack("<Q", 2**40) + b"{}")
+    else:
+        target.write_bytes(struct.pack("<Q", 100) + b'{"a": ')
+    arch = load_config_file(folder / "config.json")
+    assert arch.approximate and arch.checkpoint_params is None

@@ -24,13 +24,14 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trainlint.catalog.architecture import Architecture, UnsupportedArchitecture
+from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
+from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.hf_config import from_hf_config
 from trainlint.catalog.naming import closest, normalize
 
@@ -160,9 +161,30 @@ def load_config_file(path: Path, name: str | None = None) -> Architecture:
         raise ModelLookupError(f"{path} is not valid JSON: {exc}") from exc
     label = name or (path.parent.name if path.name == "config.json" else path.stem)
     try:
-        return from_hf_config(config, label, source=str(path))
+        arch = from_hf_config(config, label, source=str(path))
     except UnsupportedArchitecture as exc:
         raise ModelLookupError(f"{path}: {exc}") from exc
+    return with_checkpoint_count(arch, path.parent) if path.name == "config.json" else arch
+
+
+def with_checkpoint_count(arch: Architecture, folder: Path) -> Architecture:
+    """`arch` checked against the safetensors headers in `folder`, when there are any (see
+    `trainlint.catalog.checkpoint`): an approximate count is replaced by the checkpoint's exact one;
+    an exact builder's count is kept (it is what transformers builds) and a difference is noted
+    (a checkpoint can store more, such as DeepSeek-V3's multi-token-prediction layer)."""
+    counted = count_checkpoint(folder)
+    if counted is None:
+        return arch
+    where = f"{counted.files} safetensors file{'s' if counted.files != 1 else ''} in {folder}"
+    if arch.approximate:
+        return replace(arch, sizing=SIZING_CHECKPOINT, checkpoint_params=counted.params,
+                       sizing_note=f"{counted.params:,} parameters counted from the headers of {where} "
+                                   f"(the config alone gave ~{arch.counted_params:,})")
+    if counted.params == arch.total_params:
+        return replace(arch, sizing_note=f"matches the headers of {where}")
+    return replace(arch, sizing_note=f"the headers of {where} hold {counted.params:,} parameters, "
+                                     f"{counted.params - arch.total_params:+,} against what transformers builds "
+                                     "from config.json")
 
 
 def _looks_like_a_path(name: str) -> bool:
