@@ -1,4 +1,4 @@
-"""TL642: axolotl `adapter: lora` + `load_in_4bit: true` (an unquantized base, upcast to fp32)."""
+"""Axolotl and torchtune rules: TL642 (adapter: lora + load_in_4bit), evidence, version-dependent branches."""
 
 from __future__ import annotations
 
@@ -36,3 +36,59 @@ def test_not_reported(tmp_path):
     # an unknown model: no sizes, still the finding
     (found,) = findings(tmp_path, BASE.format(model="my-org/m") + "adapter: lora\nload_in_4bit: true\n")
     assert "GiB" not in found.message
+
+
+# --- the family's evidence and version-dependent branches -----------------------------------------
+
+from trainlint.context.versions import FrameworkVersion, Versions  # noqa: E402
+from trainlint.document.reading import parse_document  # noqa: E402
+from trainlint.rules import REGISTRY  # noqa: E402
+from trainlint.rules.base import LintContext  # noqa: E402
+
+FAMILY = ("TL314", "TL630", "TL631", "TL632", "TL633", "TL634", "TL635", "TL636", "TL637", "TL638", "TL639", "TL640",
+          "TL641", "TL642")
+
+
+def test_family_names_its_evidence():
+    for code in FAMILY:
+        module = REGISTRY[code]
+        rule, doc = module.RULE, module.__doc__
+        assert rule.framework in ("axolotl", "torchtune"), code
+        assert rule.evidence and ".py" in rule.evidence, code
+        assert "**Evidence**:" in doc, code
+        if rule.raises:
+            assert rule.raises[:40] in doc.replace("\n", " "), f"{code}: raises not quoted in the docs"
+
+
+def run(code: str, text: str, flavor: str, **pins: str):
+    versions = Versions({n: FrameworkVersion(n, v, "pin", "requirements.txt") for n, v in pins.items()})
+    ctx = LintContext(document=parse_document(text, "x.yaml"), flavor=flavor, versions=versions)
+    return list(REGISTRY[code].check(ctx))
+
+
+MUON = "base_model: m\noptimizer: muon\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n"
+
+
+def test_tl639_fsdp2_refused_before_axolotl_0_13_1():
+    assert not run("TL639", MUON, "axolotl")  # version unknown: the current behaviour
+    assert not run("TL639", MUON, "axolotl", axolotl="0.13.1")
+    (old,) = run("TL639", MUON, "axolotl", axolotl="0.12.0")
+    assert "incompatible with DeepSpeed and FSDP" in old.message and "0.13.1" in old.message
+    (ds,) = run("TL639", "optimizer: muon\ndeepspeed: zero2.json\n", "axolotl", axolotl="0.12.0")
+    assert "DeepSpeed and FSDP" in ds.message
+
+
+COMPILE = "optimizer_in_bwd: true\ncompile:\n  model: true\n  optimizer_step: true\noptimizer:\n  _component_: torch.optim.AdamW\n"
+
+
+def test_tl640_compile_check_only_after_torchtune_0_6_1():
+    assert not run("TL640", COMPILE, "torchtune", torchtune="0.6.1")
+    (unknown,) = run("TL640", COMPILE, "torchtune")
+    assert unknown.assumptions and "0.6.1" in unknown.assumptions[0]
+    (known,) = run("TL640", COMPILE, "torchtune", torchtune="0.7.0.dev0")
+    assert not known.assumptions
+
+
+def test_tl642_only_from_axolotl_0_13():
+    assert REGISTRY["TL642"].RULE.applies_to(Versions({"axolotl": FrameworkVersion("axolotl", "0.12.2", "pin")})) is False
+    assert REGISTRY["TL642"].RULE.applies_to(Versions({"axolotl": FrameworkVersion("axolotl", "0.13.0", "pin")})) is True

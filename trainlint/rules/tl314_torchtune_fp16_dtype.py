@@ -31,7 +31,10 @@ from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL314", "torchtune-fp16-dtype", Severity.ERROR,
-            "torchtune recipes refuse dtype fp16", flavors=("torchtune",))
+            "torchtune recipes refuse dtype fp16", flavors=("torchtune",),
+            framework="torchtune", versions="",
+            evidence="recipes/full_finetune_distributed.py: FullFinetuneRecipeDistributed.__init__; torchtune/training/precision.py: get_dtype",
+            raises="full fp16 training is not supported with this recipe. Please use bf16 or fp32 instead.")
 
 SPELLINGS = ("float16", "half")  # fp16 in words torchtune's get_dtype does not know
 

@@ -25,7 +25,10 @@ from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL630", "axolotl-qlora-without-4bit", Severity.ERROR,
-            "adapter: qlora needs load_in_4bit: true", flavors=("axolotl",))
+            "adapter: qlora needs load_in_4bit: true", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/peft.py: LoraConfig.validate_qlora",
+            raises="Require cfg.load_in_4bit to be True for qlora")
 
 
 def check(ctx: LintContext):

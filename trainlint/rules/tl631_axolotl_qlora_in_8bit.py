@@ -23,7 +23,10 @@ from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL631", "axolotl-qlora-in-8bit", Severity.ERROR,
-            "adapter: qlora with load_in_8bit", flavors=("axolotl",))
+            "adapter: qlora with load_in_8bit", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/peft.py: LoraConfig.validate_qlora",
+            raises="Can't load qlora in 8bit")
 
 
 def check(ctx: LintContext):

@@ -19,7 +19,10 @@ from trainlint.fixes.edits import delete_entry, fix
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL632", "axolotl-warmup-conflict", Severity.ERROR,
-            "warmup_steps and warmup_ratio are mutually exclusive", flavors=("axolotl",))
+            "warmup_steps and warmup_ratio are mutually exclusive", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/validation.py: check_warmup",
+            raises="warmup_steps and warmup_ratio are mutually exclusive")
 
 
 def check(ctx: LintContext):

@@ -22,7 +22,10 @@ from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL633", "axolotl-sample-packing-rlhf", Severity.ERROR,
-            "sample_packing does not work with RLHF training", flavors=("axolotl",))
+            "sample_packing does not work with RLHF training", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/validation.py: RLValidationMixin.check_sample_packing_w_rl",
+            raises="`sample_packing: true` does not work with RLHF training")
 
 
 def check(ctx: LintContext):

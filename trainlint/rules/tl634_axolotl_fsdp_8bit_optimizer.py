@@ -26,7 +26,10 @@ from trainlint.rules._frameworks import flag, is_set, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL634", "axolotl-fsdp-8bit-optimizer", Severity.ERROR,
-            "8-bit optimizer with FSDP offload, or bnb 8-bit AdamW with FSDP2", flavors=("axolotl",))
+            "8-bit optimizer with FSDP offload, or bnb 8-bit AdamW with FSDP2", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/validation.py: check_fsdp_offload_w_8bit_optimizer, check_fsdp2_w_8bit_optimizer",
+            raises="FSDP Offload not compatible with {optimizer}")
 
 FSDP2_REFUSED = {"adamw_bnb_8bit", "adamw_8bit"}
 

@@ -25,7 +25,10 @@ from trainlint.rules._frameworks import number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL635", "axolotl-batch-size-and-accumulation", Severity.ERROR,
-            "batch_size and gradient_accumulation_steps both set", flavors=("axolotl",))
+            "batch_size and gradient_accumulation_steps both set", flavors=("axolotl",),
+            framework="axolotl", versions="",
+            evidence="axolotl/utils/schemas/validation.py: check_gas_bsz",
+            raises="please set only one of gradient_accumulation_steps or batch_size")
 
 
 def check(ctx: LintContext):

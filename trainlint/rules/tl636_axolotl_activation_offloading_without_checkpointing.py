@@ -24,7 +24,10 @@ from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL636", "axolotl-activation-offloading-without-checkpointing", Severity.ERROR,
-            "activation_offloading requires gradient_checkpointing", flavors=("axolotl",))
+            "activation_offloading requires gradient_checkpointing", flavors=("axolotl",),
+            framework="axolotl", versions=">=0.12.0",
+            evidence="axolotl/utils/schemas/validation.py: check_activation_offloading_wo_gc",
+            raises="activation_offloading requires gradient_checkpointing")
 
 
 def check(ctx: LintContext):

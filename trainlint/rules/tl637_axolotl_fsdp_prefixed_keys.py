@@ -24,7 +24,10 @@ from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL637", "axolotl-fsdp-prefixed-keys", Severity.INFO,
-            "fsdp_config keys with the deprecated fsdp_ prefix", flavors=("axolotl",))
+            "fsdp_config keys with the deprecated fsdp_ prefix", flavors=("axolotl",),
+            framework="axolotl", versions=">=0.12.0",
+            evidence="axolotl/utils/schemas/validation.py: check_fsdp_config_kwargs_prefix",
+            raises="Configuring FSDP fields with the `fsdp_` prefix is deprecated.")
 
 
 def check(ctx: LintContext):

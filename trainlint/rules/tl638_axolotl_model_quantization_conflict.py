@@ -21,7 +21,10 @@ from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL638", "axolotl-model-quantization-conflict", Severity.ERROR,
-            "model_quantization_config with load_in_4bit/load_in_8bit", flavors=("axolotl",))
+            "model_quantization_config with load_in_4bit/load_in_8bit", flavors=("axolotl",),
+            framework="axolotl", versions=">=0.12.0",
+            evidence="axolotl/utils/schemas/validation.py: check_model_quantization_config_vs_bnb",
+            raises="model_quantization_config and load_in_8bit or load_in_4bit cannot be used together.")
 
 
 def check(ctx: LintContext):

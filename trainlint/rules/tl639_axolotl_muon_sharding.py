@@ -16,6 +16,9 @@ else `fsdp_config.fsdp_version`, else 1.
 
 **Example**: `optimizer: muon` + `deepspeed: deepspeed_configs/zero2.json`.
 
+When the file's Axolotl version is known to be older than 0.13.1 (pins, installed, or
+`# trainlint: axolotl=0.12.0`), FSDP2 is reported too, with the old message.
+
 **Fix**: none automatic: use FSDP2 (`fsdp_version: 2`) or DDP with Muon, or another optimizer.
 """
 
@@ -26,7 +29,10 @@ from trainlint.rules._frameworks import is_set, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL639", "axolotl-muon-sharding", Severity.ERROR,
-            "The Muon optimizer needs DDP or FSDP2 in Axolotl (not DeepSpeed, not FSDP1)", flavors=("axolotl",))
+            "The Muon optimizer needs DDP or FSDP2 in Axolotl (not DeepSpeed, not FSDP1)", flavors=("axolotl",),
+            framework="axolotl", versions=">=0.8.0",
+            evidence="axolotl/utils/schemas/validation.py: check_muon_deepspeed_fsdp",
+            raises="Muon optimizer is currently incompatible with DeepSpeed")
 
 
 def check(ctx: LintContext):
@@ -37,10 +43,14 @@ def check(ctx: LintContext):
     opt = root.get("optimizer")
     if opt is None or opt.kind != "scalar" or opt.value != "muon":
         return
+    # axolotl 0.8.0 - 0.13.0 refused Muon with DeepSpeed and with any FSDP, FSDP2 included (one message)
+    old = ctx.version_in("axolotl", "<0.13.1") is True
+    said_old = "Muon optimizer is currently incompatible with DeepSpeed and FSDP"
     if is_set(root.get("deepspeed")):
+        said = said_old if old else "Muon optimizer is currently incompatible with DeepSpeed"
         yield RULE.at(doc, opt,
-                      "`optimizer: muon` with `deepspeed`: Axolotl stops with \"Muon optimizer is currently incompatible "
-                      "with DeepSpeed\". Use FSDP2 (or plain DDP) with Muon, or another optimizer under DeepSpeed.")
+                      f"`optimizer: muon` with `deepspeed`: Axolotl stops with \"{said}\". Use "
+                      f"{'plain DDP' if old else 'FSDP2 (or plain DDP)'} with Muon, or another optimizer under DeepSpeed.")
         return
     config = root.get("fsdp_config")
     if not is_set(root.get("fsdp")) and not is_set(config):
@@ -48,7 +58,12 @@ def check(ctx: LintContext):
     version = number(root.get("fsdp_version"))
     if version is None and config is not None and config.kind == "mapping":
         version = number(config.get("fsdp_version"))
-    if (version or 1) != 2:
+    if old:
+        yield RULE.at(doc, opt,
+                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl {ctx.version_of('axolotl').version} stops with "
+                      f"\"{said_old}\" (FSDP2 support came in 0.13.1). Use plain DDP with Muon, or upgrade Axolotl "
+                      f"and use FSDP2.")
+    elif (version or 1) != 2:
         yield RULE.at(doc, opt,
                       f"`optimizer: muon` with FSDP{version or 1}: Axolotl stops with \"Muon optimizer is only compatible "
                       f"with FSDP2. Set fsdp_version: 2 to use Muon with FSDP.\"")

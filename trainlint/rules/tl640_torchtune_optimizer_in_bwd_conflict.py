@@ -31,7 +31,10 @@ from trainlint.rules._frameworks import flag, number
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL640", "torchtune-optimizer-in-bwd-conflict", Severity.ERROR,
-            "optimizer_in_bwd with gradient accumulation or clipping", flavors=("torchtune",))
+            "optimizer_in_bwd with gradient accumulation or clipping", flavors=("torchtune",),
+            framework="torchtune", versions="",
+            evidence="recipes/full_finetune_distributed.py: FullFinetuneRecipeDistributed.__init__",
+            raises="Gradient accumulation is not supported with optimizer in bwd.")
 
 
 def check(ctx: LintContext):
@@ -58,8 +61,11 @@ def check(ctx: LintContext):
                       f"optimizer_in_bwd: True\"): the global norm needs every gradient at once. "
                       f"Set clip_grad_norm to null, or optimizer_in_bwd false.", [off])
     step = root.find(("compile", "optimizer_step"))
-    if step is not None and flag(step) is True:
+    newer = ctx.version_in("torchtune", ">0.6.1")  # the check is on main after 0.6.1; 0.6.1 has no optimizer_step
+    if step is not None and flag(step) is True and newer is not False:
+        assumed = () if newer else ("torchtune version unknown: this check exists on torchtune main after 0.6.1 "
+                                    "(unreleased); 0.6.1 and earlier have no `compile.optimizer_step`",)
         yield RULE.at(doc, step,
                       "`compile.optimizer_step: true` with `optimizer_in_bwd: true`: the recipe stops with \"optimizer_in_bwd "
                       "not supported with compiling the optimizer step\" (there is no separate optimizer step to "
-                      "compile). Turn one of them off.", [off])
+                      "compile). Turn one of them off.", [off], assumptions=assumed)

@@ -25,7 +25,10 @@ from trainlint.rules._frameworks import flag
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL641", "torchtune-activation-offloading-without-checkpointing", Severity.ERROR,
-            "enable_activation_offloading needs enable_activation_checkpointing", flavors=("torchtune",))
+            "enable_activation_offloading needs enable_activation_checkpointing", flavors=("torchtune",),
+            framework="torchtune", versions="",
+            evidence="recipes/full_finetune_distributed.py: FullFinetuneRecipeDistributed.__init__",
+            raises="enable_activation_offloading should only be True when enable_activation_checkpointing is True")
 
 
 def check(ctx: LintContext):

@@ -35,7 +35,10 @@ from trainlint.rules._frameworks import flag, is_set
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL642", "axolotl-lora-load-in-4bit", Severity.WARNING,
-            "adapter: lora with load_in_4bit loads an unquantized base (then upcast to fp32)", flavors=("axolotl",))
+            "adapter: lora with load_in_4bit loads an unquantized base (then upcast to fp32)", flavors=("axolotl",),
+            framework="axolotl", versions=">=0.13.0",
+            evidence="axolotl/loaders/model.py: ModelLoader._set_quantization_config, _prepare_model_for_quantization",
+            raises="")
 
 PREQUANTIZED = ("bnb", "4bit", "gptq", "awq", "nf4", "int4")  # a base_model name that says it is quantized already
 
