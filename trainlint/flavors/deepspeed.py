@@ -42,9 +42,25 @@ OPTIMIZERS = {
 }
 
 
+# GPT-NeoX / Megatron configs carry DeepSpeed sections next to keys DeepSpeed never reads; they compute the batch
+# for world / (pipe x model parallel) themselves and hand DeepSpeed an mpu: not DeepSpeed files.
+MEGATRON_PARALLEL_KEYS = {"pipe_parallel_size", "model_parallel_size", "pipe-parallel-size", "model-parallel-size",
+                          "tensor_model_parallel_size", "pipeline_model_parallel_size"}
+MEGATRON_MODEL_KEYS = {"num_layers", "num_attention_heads", "seq_length", "max_position_embeddings", "train_iters",
+                       "lr_decay_style", "lr_decay_iters", "checkpoint_activations", "tokenizer_type", "data_path",
+                       "data-path", "vocab_file", "vocab-file", "num-layers", "hidden-size", "seq-length"}
+
+
+def is_megatron(doc: Document) -> bool:
+    """A GPT-NeoX / Megatron config (EleutherAI/gpt-neox configs/*.yml): a parallel-size key, or two model or
+    schedule keys of Megatron's."""
+    keys = top_keys(doc)
+    return bool(keys & MEGATRON_PARALLEL_KEYS) or len(keys & MEGATRON_MODEL_KEYS) >= 2
+
+
 def detect(doc: Document) -> float:
     keys = top_keys(doc)
-    if not keys or keys & FOREIGN_KEYS:
+    if not keys or keys & FOREIGN_KEYS or is_megatron(doc):
         return 0.0
     strong = len(keys & STRONG_KEYS)
     companions = len(keys & COMPANION_KEYS)

@@ -14,6 +14,7 @@ from typing import Any
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto
+from trainlint.flavors.deepspeed import is_megatron
 
 # Integrations that read a DeepSpeed config, and where their configs name it.
 LINK_KEYS = {
@@ -426,23 +427,6 @@ def first_stop_alone(tb, micro, gas) -> str | None:
     if one is None or one[3] is None:
         return None
     return one[3] if two is not None and two[3] == one[3] else f"on 1 GPU: {one[3]}"
-
-
-# GPT-NeoX / Megatron configs carry DeepSpeed sections next to keys DeepSpeed never reads; they compute the batch
-# for world / (pipe x model parallel) themselves and pass DeepSpeed an mpu: not DeepSpeed files.
-MEGATRON_PARALLEL_KEYS = {"pipe_parallel_size", "model_parallel_size", "pipe-parallel-size", "model-parallel-size",
-                          "tensor_model_parallel_size", "pipeline_model_parallel_size"}
-MEGATRON_MODEL_KEYS = {"num_layers", "num_attention_heads", "seq_length", "max_position_embeddings", "train_iters",
-                       "lr_decay_style", "lr_decay_iters", "checkpoint_activations", "tokenizer_type", "data_path",
-                       "data-path", "vocab_file", "vocab-file", "num-layers", "hidden-size", "seq-length"}
-
-
-def is_megatron(doc: Document) -> bool:
-    root = doc.root
-    if root is None or root.kind != "mapping":
-        return False
-    keys = {str(k) for k in root.keys()}
-    return bool(keys & MEGATRON_PARALLEL_KEYS) or len(keys & MEGATRON_MODEL_KEYS) >= 2
 
 
 def elastic(cfg: DSConfig) -> bool:
