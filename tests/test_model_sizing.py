@@ -148,3 +148,62 @@ def test_unreadable_or_quantized_checkpoints_are_ignored(tmp_path, bad):
         target.write_bytes(struct.pack("<Q", 100) + b'{"a": ')
     arch = load_config_file(folder / "config.json")
     assert arch.approximate and arch.checkpoint_params is None
+
+
+# ---- names people write for derivatives ------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "entry"), [
+    ("Qwen/Qwen2.5-Coder-7B-Instruct", "Qwen2.5-7B"),
+    ("Qwen/Qwen2.5-Coder-1.5B-Instruct", "Qwen2.5-1.5B"),
+    ("unsloth/Qwen2.5-Coder-32B-Instruct-bnb-4bit", "Qwen2.5-32B"),
+    ("Qwen/Qwen2.5-Math-7B-Instruct", "Qwen2.5-7B"),
+    ("Qwen/QwQ-32B", "Qwen2.5-32B"),
+    ("Qwen/QwQ-32B-Preview", "Qwen2.5-32B"),
+    ("Qwen/Qwen2-7B-Instruct", "Qwen2.5-7B"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "Qwen2.5-7B"),
+    ("unsloth/DeepSeek-R1-Distill-Qwen-14B-bnb-4bit", "Qwen2.5-14B"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "DeepSeek-R1-Distill-Qwen-1.5B"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "Llama-3.1-8B"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "Llama-3.3-70B"),
+    ("NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B"),
+    ("lmsys/vicuna-7b-v1.5", "Llama-2-7B"),
+    ("mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B-v0.1"),
+    ("HuggingFaceH4/zephyr-7b-beta", "zephyr-7b-beta"),
+    ("google/gemma-2-9b-it", "Gemma-2-9B"),
+    ("meta-llama/Llama-2-7b-chat-hf", "Llama-2-7B"),
+    ("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit", "Llama-3.1-8B"),
+    ("unsloth/Llama-3.2-1B-Instruct-unsloth-bnb-4bit", "Llama-3.2-1B"),
+    ("NousResearch/Meta-Llama-3-8B-Instruct", "Llama-3-8B"),
+    ("unsloth/gemma-3-4b-it", "Gemma-3-4B"),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL-7B"),
+])
+def test_derivatives_and_reuploads_resolve(name, entry):
+    from trainlint.catalog.models import find_model
+
+    arch = find_model(name)
+    assert arch is not None and arch.name == entry
+
+
+@pytest.mark.parametrize(("folder", "name"), [
+    ("Qwen__Qwen2.5-Coder-1.5B-Instruct", "Qwen/Qwen2.5-Coder-1.5B-Instruct"),
+    ("deepseek-ai__DeepSeek-R1-Distill-Qwen-7B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"),
+    ("Qwen__Qwen2-1.5B-Instruct", "Qwen/Qwen2-1.5B-Instruct"),
+    ("mistralai__Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-Instruct-v0.3"),
+])
+def test_derivative_aliases_have_the_derivatives_exact_count(folder, name):
+    from trainlint.catalog.models import find_model
+
+    assert find_model(name).total_params == EXPECTED[folder]["total_params"]
+
+
+@pytest.mark.parametrize(("query", "first"), [
+    ("Qwen2.5-9B", ["Qwen2.5-7B", "Qwen2.5-14B"]),
+    ("llama-3-13b", ["Llama-3-8B", "Llama-3-70B"]),
+    ("gemma-2-4b", ["Gemma-2-2B", "Gemma-2-9B"]),
+    ("Llama-3.2-7B", ["Llama-3.2-3B", "Llama-3.2-1B"]),
+    ("Qwen2.5-VL-5B", ["Qwen2.5-VL-3B", "Qwen2.5-VL-7B"]),
+])
+def test_closest_suggestions_rank_by_family_then_size(query, first):
+    from trainlint.catalog.models import closest_models
+
+    assert closest_models(query)[:2] == first

@@ -38,6 +38,13 @@ def test_catalog_is_large_and_consistent():
         assert entry.params_source and entry.config.get("model_type") in supported_model_types()
 
 
+def test_multimodal_catalog_entries_count_their_vision_towers():
+    # google/gemma-3-4b-it is the multimodal checkpoint: its vision tower is part of what trains.
+    full, text = _arch("google/gemma-3-4b-it"), _arch("Gemma-3-4B-text")
+    assert full.total_params == 4_300_079_472 and full.total_params - full.tower_params == text.total_params
+    assert _arch("Qwen/Qwen2.5-VL-7B-Instruct").total_params == 8_292_166_656
+
+
 def test_catalog_names_do_not_collide():
     from trainlint.catalog.naming import normalize
 
@@ -250,7 +257,7 @@ def test_bias_flags_and_head_dim_override():
 
 
 def test_multimodal_config_reads_text_config():
-    entry = next(e for e in CATALOG if e.name == "Gemma-3-4B")
+    entry = next(e for e in CATALOG if e.name == "Gemma-3-4B-text")
     nested = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
               "text_config": {k: v for k, v in entry.config.items() if k != "model_type"},
               "vision_config": {"model_type": "siglip_vision_model"}}
@@ -292,7 +299,7 @@ def test_missing_fields_take_transformers_class_defaults():
     config = {"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
               "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
                               "num_hidden_layers": 34, "sliding_window": 1024}}
-    assert from_hf_config(config, "g").total_params == _arch("Gemma-3-4B").total_params
+    assert from_hf_config(config, "g").total_params == _arch("Gemma-3-4B-text").total_params
     # T5 v1.0 configs have no feed_forward_proj: ReLU, ungated.
     t5 = from_hf_config({"model_type": "t5"}, "t5")
     assert t5.total_params == _arch("t5-small").total_params and not t5.gated_mlp

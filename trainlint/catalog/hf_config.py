@@ -482,8 +482,9 @@ _BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
 
 
 def supported_model_types() -> list[str]:
-    """The config.json `model_type` values `from_hf_config` understands."""
-    return sorted(_BUILDERS)
+    """The config.json `model_type` values `from_hf_config` counts exactly: the text families and the
+    multimodal ones (their vision towers and projectors included). Others get the generic tier."""
+    return sorted(set(_BUILDERS) | set(_TEXT_MODEL_TYPE))
 
 
 def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog") -> Architecture:

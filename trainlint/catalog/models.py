@@ -22,6 +22,7 @@ Nothing here touches the network. The catalog is read once, on first use.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, replace
@@ -268,11 +269,99 @@ def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architectu
         base = _without_variant_words(name_or_path)
         if base:
             entry = _catalog_entry(base, by_short_name=False) or _catalog_entry(base, by_short_name=True)
+    if entry is None:
+        entry = derivative_of(name_or_path)
     return entry.architecture() if entry is not None else None
 
 
+@lru_cache(maxsize=1)
+def _derivative_rules() -> tuple[tuple[re.Pattern, str], ...]:
+    text = resources.files("trainlint.catalog").joinpath("data/derivatives.json").read_text(encoding="utf-8")
+    return tuple((re.compile(rule["match"]), rule["model"]) for rule in json.loads(text)["derivatives"])
+
+
+def derivative_of(name: str) -> CatalogModel | None:
+    """The catalog entry whose architecture a fine-tune or re-release named `name` keeps
+    (`Qwen/Qwen2.5-Coder-7B-Instruct` is Qwen2.5-7B, `deepseek-ai/DeepSeek-R1-Distill-Llama-8B` is
+    Llama-3.1-8B), by the rules in data/derivatives.json; None when no rule matches."""
+    part = name.rstrip("/").rsplit("/", 1)[-1].lower()
+    candidates = [part]
+    stripped = part
+    while True:  # drop trailing variant words, keeping the separators inside the name ("2.5", "1.5b")
+        shorter = re.sub(r"[-_. ]([a-z0-9]+)$", lambda m: "" if m.group(1) in _VARIANT_WORDS
+                         or re.fullmatch(r"\d{4}", m.group(1)) else m.group(0), stripped)
+        if shorter == stripped:
+            break
+        stripped = shorter
+    if stripped != part:
+        candidates.append(stripped)
+    for candidate in candidates:
+        for pattern, model in _derivative_rules():
+            match = pattern.fullmatch(candidate)
+            if match is None:
+                continue
+            target = model.format(**{k: v for k, v in match.groupdict().items() if v is not None})
+            entry = _catalog_entry(target, by_short_name=False)
+            if entry is not None:
+                return entry
+    return None
+
+
+_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+
+
+def _family_and_size(name: str) -> tuple[str, str, float | None]:
+    """(base family word, versioned family, size in billions) from a model name:
+    `Qwen2.5-Coder-7B-Instruct` -> ("qwen", "qwen2.5", 7.0), `Mixtral-8x7B` -> ("mixtral", "mixtral", 56.0)."""
+    part = name.rstrip("/").rsplit("/", 1)[-1].lower()
+    base_match = re.match(r"[a-z]+", part)
+    base = base_match.group(0) if base_match else ""
+    size = None
+    m = _SIZE.search(part)
+    if m:
+        size = float(m.group(2)) * (int(m.group(1)) if m.group(1) else 1) / (1000 if m.group(3) == "m" else 1)
+        family = part[:m.start()]
+    else:
+        family = part
+    versioned = re.match(r"[a-z]+[-_. ]?[\d.]*\d|[a-z]+", family.strip("-_. "))
+    return base, (versioned.group(0).replace("_", "-").replace(" ", "-") if versioned else base), size
+
+
 def closest_models(name: str, n: int = 3) -> list[str]:
-    """Catalog names most like `name`, best first, for "did you mean" messages."""
+    """Catalog names most like `name`, best first, for "did you mean" messages: the same family and
+    version nearest in size first (`Qwen2.5-9B` -> Qwen2.5-7B, Qwen2.5-14B, ...), then the same family
+    of another version, then names that merely look alike."""
+    base, family, size = _family_and_size(name)
+    wants_vision = bool(re.search(r"(^|[-_. /])(vl|vlm|vision|llava)($|[-_. ])", name.lower()))
+    if base:
+        ranked = []
+        for entry in _load_catalog():
+            e_base, e_family, _ = _family_and_size(entry.name)
+            if e_base != base:
+                continue
+            tier = (0 if e_family == family else 1) + (0 if _is_multimodal(entry) == wants_vision else 0.5)
+            distance = abs(math.log(max(entry.published_params, 1) / (size * 1e9))) if size else 0.0
+            ranked.append((tier, distance, entry.name))
+        ranked.sort()
+        result = [entry_name for _, _, entry_name in ranked[:n]]
+        if len(result) >= n:
+            return result
+    else:
+        result = []
+    for hit in _closest_by_spelling(name, n):
+        if hit not in result:
+            result.append(hit)
+        if len(result) == n:
+            break
+    return result
+
+
+def _is_multimodal(entry: CatalogModel) -> bool:
+    return isinstance(entry.config.get("vision_config"), dict)
+
+
+def _closest_by_spelling(name: str, n: int) -> list[str]:
+    """Catalog names whose spelling is most like `name`."""
     names: list[str] = []
     by_name: dict[str, str] = {}
     for entry in _load_catalog():
