@@ -21,6 +21,7 @@ Nothing here touches the network. The catalog is read once, on first use.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -341,9 +342,10 @@ def closest_models(name: str, n: int = 3) -> list[str]:
                 continue
             tier = (0 if e_family == family else 1) + (0 if _is_multimodal(entry) == wants_vision else 0.5)
             distance = abs(math.log(max(entry.published_params, 1) / (size * 1e9))) if size else 0.0
-            ranked.append((tier, distance, entry.name))
+            spelling = difflib.SequenceMatcher(None, normalize(name.rsplit("/", 1)[-1]), normalize(entry.name)).ratio()
+            ranked.append((tier, distance, -spelling, entry.name))
         ranked.sort()
-        result = [entry_name for _, _, entry_name in ranked[:n]]
+        result = [entry_name for *_, entry_name in ranked[:n]]
         if len(result) >= n:
             return result
     else:
