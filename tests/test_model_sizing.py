@@ -207,3 +207,13 @@ def test_closest_suggestions_rank_by_family_then_size(query, first):
     from trainlint.catalog.models import closest_models
 
     assert closest_models(query)[:2] == first
+
+
+def test_peft_defaults_follow_the_configs_top_level_model_type():
+    # PEFT reads config.model_type: "gemma3" (multimodal) has no default target_modules, "opt" has q/v.
+    gemma = load_config_file(DATA / "google__gemma-3-4b-it" / "config.json")
+    assert gemma.config_model_type == "gemma3" and gemma.default_lora_targets is None
+    assert load_config_file(DATA / "facebook__opt-125m" / "config.json").default_lora_targets == ("q_proj", "v_proj")
+    bart = load_config_file(DATA / "facebook__bart-base" / "config.json")
+    assert bart.lora_params(8, ["q_proj", "v_proj"]) == 8 * (768 + 768) * 2 * (6 + 12)  # enc self, dec self + cross
+    assert {s.module_prefix for s in bart.stacks} == {"model.encoder.layers", "model.decoder.layers"}

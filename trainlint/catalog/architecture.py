@@ -187,6 +187,8 @@ class Architecture:
     sizing_note: str = ""  # why the count is approximate, or which files it was read from
     # The checkpoint's own count (safetensors headers) when read; total_params then reports it.
     checkpoint_params: int | None = None
+    # config.json's top-level model_type when it differs from the language model's (gemma3 for gemma3_text).
+    config_model_type: str = ""
 
     @property
     def counted_params(self) -> int:
@@ -291,7 +293,9 @@ class Architecture:
     def default_lora_targets(self) -> tuple[str, ...] | None:
         """PEFT's `target_modules` when a LoRA config names none, or None where PEFT has no default
         for this `model_type` (PEFT then refuses to build the adapter)."""
-        targets = PEFT_DEFAULT_LORA_TARGETS.get(self.model_type)
+        # PEFT looks up the model's config.model_type: the outer one of a multimodal model (gemma3,
+        # llava, ...), which its table mostly lacks.
+        targets = PEFT_DEFAULT_LORA_TARGETS.get(self.config_model_type or self.model_type)
         return tuple(targets) if targets is not None else None
 
     def lora_params(self, rank: int, target: str | Iterable[str] | None = "all-linear", *,
@@ -377,6 +381,10 @@ PEFT_DEFAULT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
     "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"), "gemma3_text": ("q_proj", "v_proj"),
     "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
     "gpt_neox": ("query_key_value",),
+    "bart": ("q_proj", "v_proj"), "bloom": ("query_key_value",), "opt": ("q_proj", "v_proj"),
+    "gptj": ("q_proj", "v_proj"), "gpt_neo": ("q_proj", "v_proj"), "electra": ("query", "value"),
+    "deberta-v2": ("query_proj", "value_proj"), "deberta": ("in_proj",), "llama4": ("q_proj", "v_proj"),
+    "gpt_bigcode": ("c_attn",), "mpt": ("Wqkv",), "stablelm": ("q_proj", "v_proj"), "codegen": ("qkv_proj",),
 }
 
 

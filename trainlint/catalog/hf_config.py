@@ -46,7 +46,14 @@ __all__ = ["from_hf_config", "supported_model_types", "text_config"]
 # Where transformers puts the layers of each family, and its linears inside a layer.
 _LAYER_PREFIX = {"gpt2": "transformer.h", "falcon": "transformer.h", "RefinedWeb": "transformer.h",
                  "RefinedWebModel": "transformer.h", "gpt_neox": "gpt_neox.layers", "bert": "encoder.layer",
-                 "roberta": "encoder.layer", "xlm-roberta": "encoder.layer"}
+                 "roberta": "encoder.layer", "xlm-roberta": "encoder.layer",
+                 "bloom": "transformer.h", "gptj": "transformer.h", "gpt_neo": "transformer.h",
+                 "gpt_bigcode": "transformer.h", "mpt": "transformer.blocks", "opt": "model.decoder.layers",
+                 "mamba": "backbone.layers", "falcon_mamba": "backbone.layers", "mamba2": "backbone.layers",
+                 "distilbert": "transformer.layer", "electra": "encoder.layer", "deberta": "encoder.layer",
+                 "deberta-v2": "encoder.layer", "vit": "encoder.layer", "modernbert": "layers",
+                 "albert": "encoder.albert_layer_groups.0.albert_layers"}
+_ENC_DEC_PREFIX = {"bart": "model.{role}.layers", "mbart": "model.{role}.layers", "whisper": "model.{role}.layers"}
 _EXPERTS_PARENT = {"mixtral": "block_sparse_moe.experts"}
 _SHARED_PARENT = {"qwen2_moe": "mlp.shared_expert", "deepseek_v2": "mlp.shared_experts",
                   "deepseek_v3": "mlp.shared_experts"}
@@ -62,8 +69,8 @@ def _parent(model_type: str, stack: LayerStack, lin: Linear) -> str:
         if group.startswith("attn"):
             return "layer.0.SelfAttention"
         return "layer.2.DenseReluDense" if stack.cross_attention else "layer.1.DenseReluDense"
-    if model_type in ("bert", "roberta", "xlm-roberta"):
-        return _BERT_PARENTS[group]
+    if model_type in ("bert", "roberta", "xlm-roberta", "electra", "vit", "deberta-v2"):
+        return _BERT_PARENTS.get(group, "attention.self")
     if lin.per_expert:
         return _EXPERTS_PARENT.get(model_type, "mlp.experts")
     if group.startswith("shared"):
@@ -84,6 +91,8 @@ def _with_module_paths(arch: Architecture) -> Architecture:
         prefix = _LAYER_PREFIX.get(arch.model_type, "model.layers")
         if arch.model_type in ("t5", "mt5"):
             prefix = f"{stack.role}.block"
+        elif arch.model_type in _ENC_DEC_PREFIX:
+            prefix = _ENC_DEC_PREFIX[arch.model_type].format(role=stack.role)
         linears = tuple(replace(lin, parent=_parent(arch.model_type, stack, lin)) for lin in stack.linears)
         stacks.append(replace(stack, linears=linears, module_prefix=prefix))
     return replace(arch, stacks=tuple(stacks))
@@ -512,6 +521,8 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
     extra: dict[str, Any] = {}
     if towers:
         extra["towers"] = towers
+    if outer is not config and outer.get("model_type") and outer.get("model_type") != arch.model_type:
+        extra["config_model_type"] = str(outer.get("model_type"))
     if not exact and not arch.approximate:
         extra["sizing"] = SIZING_APPROXIMATE
         extra["sizing_note"] = (f"the vision tower or projector of model_type {outer.get('model_type')!r} is "
