@@ -106,7 +106,7 @@ model_name_or_path: meta-llama/Llama-3.2-1B
 output_dir: out
 per_device_train_batch_size: 16
 gradient_accumulation_steps: 1
-max_length: 4096
+model_max_length: 4096
 bf16: true
 gradient_checkpointing: false
 optim: adamw_torch_fused
@@ -158,7 +158,7 @@ def test_fix_applies_the_cheapest_safe_change(tmp_path):
 
 def test_checkpointing_is_offered_when_it_is_what_fits(tmp_path):
     text = CONFIG.replace("per_device_train_batch_size: 16", "per_device_train_batch_size: 1").replace(
-        "max_length: 4096", "max_length: 16384")
+        "model_max_length: 4096", "model_max_length: 16384")
     _, result = lint(tmp_path, text)
     (near,) = [d for d in result.diagnostics if d.code in ("TL100", "TL101")]  # right at the card's size
     assert near.fixes[0].safe

@@ -112,6 +112,9 @@ class Peft:
     base_bits: int | None = None  # 4 (QLoRA NF4) | 8 (LLM.int8) | None (base in the param dtype)
     double_quant: bool = True
     modules_to_save: tuple[str, ...] = ()
+    dropout: float = 0.0  # lora_dropout: PEFT puts an nn.Dropout on each adapted linear's input when > 0
+    adapter_dtype: str | None = None  # None: PEFT's default (fp32 adapters over a 16-bit base); "bf16": TRL QLoRA
+    kbit_upcast: bool | None = None  # prepare_model_for_kbit_training (non-quantized params to fp32); None: unknown
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,19 @@ class TrainingPlan:
     attn_impl: Setting[str] = default("sdpa", "PyTorch SDPA, transformers' default")
     peft: Setting[Peft | None] = default(None, "full fine-tuning")
     fused_loss: Setting[bool] = default(False, "the framework's cross-entropy (logits materialized)")
+    # Which fused/chunked loss: liger (fused linear cross-entropy) | cce (Cut Cross-Entropy) | trl (TRL's fused LM
+    # head) | torchtune_chunked; None with fused_loss means Liger.
+    loss_kernel: Setting[str | None] = default(None, "no fused loss kernel named")
+    liger_accum_fp32: Setting[bool] = default(False, "Liger accumulates the head gradient in the weight dtype")
+    trainer: Setting[str | None] = default(None, "the plain framework trainer")  # trl | llamafactory | open-instruct | ...
+    head: Setting[str] = default("lm", "a language-model head")  # lm | seq_cls | token_cls
+    optimizer_in_bwd: Setting[bool] = default(False, "the optimizer steps after the backward pass")
+    optim_args: Setting[tuple] = default((), "no optimizer arguments")  # (("momentum", 0.9), ...)
+    optim_target_modules: Setting[object] = default(None, "no GaLore/APOLLO target modules")
+    ref_logps_precomputed: Setting[bool] = default(False, "reference log-probs computed during training")
+    ref_model_offload: Setting[bool] = default(False, "the reference model stays on the GPU")
+    torch_compile: Setting[bool] = default(False, "eager PyTorch")
+    padding_free: Setting[bool] = default(False, "padded batches")
     task: Setting[str] = default("sft", "plain supervised training")  # sft | dpo | orpo | kto | grpo | ppo | reward | pretrain
     gpu: Setting[str | None] = default(None, "no target GPU named")
     # DeepSpeed config linked from this one (HF `deepspeed:`, Lightning strategy config, Accelerate file).

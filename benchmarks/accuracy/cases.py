@@ -120,6 +120,38 @@ BERT_BASE = {
     "type_vocab_size": 2, "use_cache": True, "vocab_size": 30522,
 }  # google-bert/bert-base-uncased
 
+PHI2 = {
+    "architectures": ["PhiForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 50256,
+    "embd_pdrop": 0.0, "eos_token_id": 50256, "hidden_act": "gelu_new", "hidden_size": 2560,
+    "initializer_range": 0.02, "intermediate_size": 10240, "layer_norm_eps": 1e-05,
+    "max_position_embeddings": 2048, "model_type": "phi", "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 32, "partial_rotary_factor": 0.4,
+    "qk_layernorm": False, "resid_pdrop": 0.1, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "float16", "use_cache": True, "vocab_size": 51200,
+}  # microsoft/phi-2
+
+FALCON_7B = {
+    "alibi": False, "apply_residual_connection_post_layernorm": False,
+    "architectures": ["FalconForCausalLM"], "attention_dropout": 0.0, "bias": False,
+    "bos_token_id": 11, "eos_token_id": 11, "hidden_dropout": 0.0, "hidden_size": 4544,
+    "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "falcon",
+    "multi_query": True, "new_decoder_architecture": False, "num_attention_heads": 71,
+    "num_hidden_layers": 32, "parallel_attn": True, "torch_dtype": "bfloat16", "use_cache": True,
+    "vocab_size": 65024,
+}  # tiiuae/falcon-7b
+
+GEMMA2_2B = {
+    "architectures": ["Gemma2ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "attn_logit_softcapping": 50.0, "bos_token_id": 2, "cache_implementation": "hybrid",
+    "eos_token_id": 1, "final_logit_softcapping": 30.0, "head_dim": 256,
+    "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304,
+    "initializer_range": 0.02, "intermediate_size": 9216, "max_position_embeddings": 8192,
+    "model_type": "gemma2", "num_attention_heads": 8, "num_hidden_layers": 26,
+    "num_key_value_heads": 4, "pad_token_id": 0, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06,
+    "rope_theta": 10000.0, "sliding_window": 4096, "torch_dtype": "float32", "use_cache": True,
+    "vocab_size": 256000,
+}  # google/gemma-2-2b
+
 MODELS = {
     "gpt2": ("openai-community/gpt2", GPT2),
     "smollm2-135m": ("HuggingFaceTB/SmolLM2-135M", SMOLLM2_135M),
@@ -130,6 +162,9 @@ MODELS = {
     "olmoe-1b7b": ("allenai/OLMoE-1B-7B-0924", OLMOE_1B_7B),
     "qwen15-moe-a2.7b": ("Qwen/Qwen1.5-MoE-A2.7B", QWEN15_MOE),
     "bert-base": ("google-bert/bert-base-uncased", BERT_BASE),
+    "phi2": ("microsoft/phi-2", PHI2),
+    "falcon-7b": ("tiiuae/falcon-7b", FALCON_7B),
+    "gemma2-2b": ("google/gemma-2-2b", GEMMA2_2B),
 }
 
 _PREC_TAG = {"fp32": "fp32", "amp_bf16": "ampbf16", "amp_fp16": "ampfp16", "bf16": "bf16"}
@@ -137,10 +172,19 @@ _OPT_TAG = {"adamw": "adamw", "adamw_fused": "adamwfused", "adamw_foreach": "ada
             "sgd": "sgd", "sgd_momentum": "sgdmom", "adafactor": "adafactor"}
 
 
-def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes=""):
+def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes="", head=None,
+         loss_kernel=None):
     name, cfg = MODELS[model]
     cfg = copy.deepcopy(cfg)
     tag = model
+    if head is not None:
+        # A classification head instead of the LM head (AutoModelFor{Sequence,Token}Classification, 2 labels).
+        suffix = {"seq_cls": "ForSequenceClassification", "token_cls": "ForTokenClassification"}[head]
+        cfg["architectures"] = [cfg["architectures"][0].replace("ForCausalLM", suffix)]
+        cfg["num_labels"] = 2
+        if cfg.get("pad_token_id") is None:
+            cfg["pad_token_id"] = cfg.get("eos_token_id") if isinstance(cfg.get("eos_token_id"), int) else 0
+        tag += "-" + head.replace("_", "")
     if layers is not None:
         key = "n_layer" if "n_layer" in cfg else "num_hidden_layers"
         notes = (notes + " " if notes else "") + f"{name} with {key} {cfg[key]} -> {layers}."
@@ -149,10 +193,14 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
     parts = [tag]
     if lora:
         tm = lora["target_modules"]
-        parts.append("lora" + str(lora["r"]) + ("all" if tm == "all-linear" else "".join(m[0] for m in tm)))
+        parts.append("lora" + str(lora["r"]) + ("all" if tm == "all-linear" else "".join(m[0] for m in tm))
+                     + (f"d{int(lora['dropout'] * 100)}" if lora.get("dropout") and lora is not LORA_GPT2 else "")
+                     + ("bf16ad" if lora.get("adapter_dtype") == "bf16" else ""))
     parts += [_PREC_TAG[precision], _OPT_TAG[optimizer], attn]
     if gc:
         parts.append("gc")
+    if loss_kernel:
+        parts.append(loss_kernel)
     parts += [f"b{b}", f"s{s}"]
     return {
         "id": "-".join(parts),
@@ -166,12 +214,18 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
         "attn_implementation": attn,
         "lora": lora,
         "notes": notes,
+        **({"loss_kernel": loss_kernel} if loss_kernel else {}),
     }
 
 
 LORA_QV = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
 LORA_ALL = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": "all-linear"}
 LORA_GPT2 = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": ["c_attn"]}
+# TRL's ModelConfig default lora_dropout is 0.05 (trl/trainer/model_config.py).
+LORA_ALL_D5 = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": "all-linear"}
+# TRL 1.x casts the adapters of a quantized base to bf16 (sft_trainer.py); the non-quantized analogue:
+# a bf16 base with bf16 adapters (4-bit storage has no CPU path; the estimate models it separately).
+LORA_ALL_D5_BF16 = {"r": 16, "alpha": 32, "dropout": 0.05, "target_modules": "all-linear", "adapter_dtype": "bf16"}
 
 CASES = [
     # GPT-2 small: learned positions, tied, GeLU(tanh), dropout 0.1, Conv1D
@@ -229,6 +283,32 @@ CASES = [
     case("bert-base", "amp_bf16", "adamw", "sdpa", 8, 512),
     case("bert-base", "fp32", "adamw", "eager", 8, 512),
     case("bert-base", "amp_bf16", "adamw_fused", "eager", 8, 512, gc=True),
+    # Parallel attention/MLP blocks with one shared LayerNorm (Phi-2, Falcon-7B)
+    case("phi2", "amp_bf16", "adamw_fused", "sdpa", 2, 1024, layers=8),
+    case("phi2", "bf16", "adamw_fused", "sdpa", 4, 2048, layers=8),
+    case("falcon-7b", "bf16", "adamw_fused", "sdpa", 2, 2048, layers=4),
+    # Gemma-2: final-logit softcapping; attention softcapping in eager
+    # (transformers 5 refuses SDPA for Gemma-2: `_supports_sdpa = False`, softcapping needs eager or flash)
+    case("gemma2-2b", "bf16", "adamw_fused", "eager", 1, 2048, layers=6),
+    case("gemma2-2b", "bf16", "adamw_fused", "eager", 2, 1024, layers=6, gc=True),
+    case("gemma2-2b", "amp_bf16", "adamw_fused", "eager", 1, 1024, layers=6),
+    # Short sequences: the peak is at the end of backward (all gradients, plus the embedding gradient of a tied
+    # head being accumulated) when the fused optimizer step adds nothing
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 1, 256),
+    case("llama32-1b", "amp_bf16", "adamw_fused", "sdpa", 1, 256),
+    case("tinyllama-1.1b", "amp_bf16", "adamw_fused", "sdpa", 1, 256),
+    # TRL 1.x SFT/DPO: the fused, tiled LM head (trl.trainer.utils.add_fused_lm_head, TRL 1.16.0)
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 4, 2048, loss_kernel="trl"),
+    case("llama32-1b", "amp_bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, loss_kernel="trl"),
+    case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, lora=LORA_ALL_D5_BF16, loss_kernel="trl"),
+    # Classification heads: no vocabulary logits
+    case("qwen25-0.5b", "amp_bf16", "adamw_fused", "sdpa", 4, 1024, head="seq_cls"),
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 4, 2048, head="token_cls"),
+    # LoRA with dropout (PEFT nn.Dropout per adapted input), and bf16 adapters as TRL casts them for QLoRA
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 2, 2048, lora=LORA_ALL_D5),
+    case("qwen25-0.5b", "amp_bf16", "adamw_fused", "sdpa", 4, 1024, gc=True, lora=LORA_ALL_D5),
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, lora=LORA_ALL_D5_BF16),
+    case("qwen25-0.5b", "amp_bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, lora=LORA_ALL),
 ]
 
 

@@ -299,6 +299,24 @@ def _cuda_like_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=
         )[0]
 
 
+def _patch_trl_fused_head() -> None:
+    """TRL's fused LM head (trl/kernels/chunked_logprob.py) folds each [4096, 32768] logits tile with a Triton
+    kernel in place and accumulates the gradient GEMMs with `addmm(out_dtype=float32, out=acc)` on CUDA. The CPU
+    fallback instead runs torch ops (`_forward_tile`, `_backward_tile`) and upcasts both GEMM operands to fp32,
+    allocating tile-sized temporaries the GPU never makes. Replace them with the CUDA path's allocations: none."""
+    try:
+        import trl.kernels.chunked_logprob as cl
+    except Exception:  # trl not installed: no TRL cases can run
+        return
+
+    def _in_place(*args, **kwargs):
+        return None
+
+    cl._forward_tile = _in_place
+    cl._backward_tile = _in_place
+    cl._addmm_fp32 = lambda acc, a, b: None
+
+
 def install() -> None:
     """Install all CUDA-emulation patches (idempotent)."""
     global _installed
@@ -309,6 +327,7 @@ def install() -> None:
     torch.nn.functional.scaled_dot_product_attention = _cuda_like_sdpa
     torch.nn.functional.grouped_mm = _grouped_mm_any_dtype
     _patch_transformers()
+    _patch_trl_fused_head()
     _installed = True
 
 

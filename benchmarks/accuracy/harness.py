@@ -40,6 +40,16 @@ def is_masked_lm(model_config: dict) -> bool:
     return any(a.endswith("ForMaskedLM") for a in archs)
 
 
+def head_kind(model_config: dict) -> str:
+    """"lm" (causal LM), "mlm", "seq_cls" or "token_cls", from the config's architectures."""
+    archs = model_config.get("architectures") or []
+    if any(a.endswith("ForSequenceClassification") for a in archs):
+        return "seq_cls"
+    if any(a.endswith("ForTokenClassification") for a in archs):
+        return "token_cls"
+    return "mlm" if is_masked_lm(model_config) else "lm"
+
+
 def build_config(model_config: dict):
     import transformers
 
@@ -59,12 +69,19 @@ def build_model(case: dict, device: str):
 
     config = build_config(case["model_config"])
     config.use_cache = False
-    auto = transformers.AutoModelForMaskedLM if is_masked_lm(case["model_config"]) else transformers.AutoModelForCausalLM
+    auto = {"mlm": transformers.AutoModelForMaskedLM, "seq_cls": transformers.AutoModelForSequenceClassification,
+            "token_cls": transformers.AutoModelForTokenClassification}.get(head_kind(case["model_config"]),
+                                                                           transformers.AutoModelForCausalLM)
     ctx = torch.device(device) if device is not None else contextlib.nullcontext()
     with ctx:
         model = auto.from_config(config, attn_implementation=case["attn_implementation"], dtype=torch.float32)
     if case["precision"] == "bf16":
         model.to(torch.bfloat16)
+    if case.get("loss_kernel") == "trl":
+        # TRL 1.x SFTTrainer/DPOTrainer: the fused, tiled LM head (added before PEFT wraps the model).
+        from trl.trainer.utils import add_fused_lm_head
+
+        add_fused_lm_head(model)
     if case.get("lora"):
         import peft
 
@@ -77,6 +94,11 @@ def build_model(case: dict, device: str):
             task_type=None if is_masked_lm(case["model_config"]) else "CAUSAL_LM",
         )
         model = peft.get_peft_model(model, lcfg)
+        if lo.get("adapter_dtype") == "bf16":
+            # TRL 1.x (sft_trainer.py / dpo_trainer.py) casts the trainable parameters of a quantized base to bf16.
+            for param in model.parameters():
+                if param.requires_grad:
+                    param.data = param.data.to(torch.bfloat16)
     if case["grad_ckpt"]:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
@@ -156,6 +178,11 @@ def make_batch(case: dict, device: str | None, vocab_size: int, real: bool):
     else:
         ids = torch.zeros((b, s), dtype=torch.long)
     labels = ids.clone()
+    kind = head_kind(case["model_config"])
+    if kind in ("seq_cls", "token_cls"):
+        labels = ids % 2 if real else ids.clone()  # 2 labels
+        if kind == "seq_cls":
+            labels = labels[:, 0].clone()
     return ids, labels
 
 
@@ -205,8 +232,10 @@ def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, step
 
     def forward():
         kwargs = {"input_ids": ids, "labels": labels}
-        if not is_masked_lm(case["model_config"]):
+        if head_kind(case["model_config"]) in ("lm", "seq_cls", "token_cls"):
             kwargs["use_cache"] = False
+        if case.get("loss_kernel") == "trl":
+            kwargs["fused_lm_head"] = True
         return model(**kwargs)
 
     if amp_dtype is not None:

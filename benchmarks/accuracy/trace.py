@@ -50,7 +50,16 @@ def _versions() -> dict:
         "transformers": transformers.__version__,
         "peft": peft.__version__,
         "accelerate": accelerate.__version__,
+        **_optional_version("trl"),
     }
+
+
+def _optional_version(name: str) -> dict:
+    try:
+        module = __import__(name)
+    except Exception:
+        return {}
+    return {name: getattr(module, "__version__", "?")}
 
 
 def _run_once(case: dict, snapshot_at: int | None):

@@ -68,6 +68,20 @@ def read(doc: Document) -> ReadResult:
     liger = view.first(("liger_fused_linear_cross_entropy",), ("cut_cross_entropy",), convert=as_bool)
     if liger is not None and liger.value:
         changes["fused_loss"] = liger
+        kernel = "cce" if liger.origin.key_path == ("cut_cross_entropy",) else "liger"
+        changes["loss_kernel"] = Setting(kernel, liger.origin)
+    plugins = view.value("plugins")
+    if isinstance(plugins, list) and "loss_kernel" not in changes:
+        # axolotl integrations: CutCrossEntropyPlugin replaces the loss with Cut Cross-Entropy on its own.
+        if any("CutCrossEntropyPlugin" in str(p) for p in plugins):
+            changes["fused_loss"] = Setting(True, view.origin(("plugins",)))
+            changes["loss_kernel"] = Setting("cce", view.origin(("plugins",)))
+    cp = view.first(("context_parallel_size",), ("sequence_parallel_degree",))
+    if cp is not None and isinstance(cp.value, int) and cp.value > 1:
+        changes["context_parallel"] = cp  # the sequence is split across cp GPUs (ring / Ulysses attention)
+    rl = view.str("rl")
+    if rl is not None and rl.value in ("dpo", "ipo", "kto", "orpo", "grpo"):
+        changes["task"] = Setting({"ipo": "dpo"}.get(rl.value, rl.value), rl.origin)
 
     adapter = view.str("adapter")
     if adapter is not None and adapter.value in ("lora", "qlora"):
@@ -76,9 +90,12 @@ def read(doc: Document) -> ReadResult:
         rank = view.int("lora_r")
         targets = "all-linear" if as_bool(view.value("lora_target_linear")) else as_targets(view.value("lora_target_modules"))
         saved = view.value("lora_modules_to_save")
+        dropout = view.value("lora_dropout")
+        dropout = float(dropout) if isinstance(dropout, (int, float)) and not isinstance(dropout, bool) else 0.0
         changes["peft"] = Setting(Peft("dora" if as_bool(view.value("peft_use_dora")) else "lora",
                                        rank.value if rank else 8, targets, bits,
-                                       modules_to_save=tuple(saved) if isinstance(saved, list) else ()), adapter.origin)
+                                       modules_to_save=tuple(saved) if isinstance(saved, list) else (),
+                                       dropout=max(0.0, dropout)), adapter.origin)
 
     fsdp = view.node("fsdp")
     if fsdp is not None and fsdp.kind == "sequence":

@@ -38,7 +38,7 @@ TRL_KEYS = {"max_length", "max_seq_length", "packing", "beta", "use_peft", "lora
             "dataset_name", "max_prompt_length", "max_completion_length", "dataset_mixture", "dataset_mixer",
             "chat_template", "loss_type", "dataset_text_field", "completion_only_loss"}
 LLAMAFACTORY_KEYS = {"stage", "finetuning_type", "template", "cutoff_len", "lora_target", "quantization_bit"}
-OPEN_INSTRUCT_KEYS = {"with_tracking", "checkpointing_steps", "dataset_mixer", "use_flash_attn"}
+OPEN_INSTRUCT_KEYS = {"with_tracking", "checkpointing_steps", "dataset_mixer", "use_flash_attn", "use_qlora"}
 OTHER_FLAVOR_KEYS = {"trainer", "distributed_type", "base_model", "checkpoint_dir", "zero_optimization",
                      "train_micro_batch_size_per_gpu", "micro_batch_size", "sequence_len"}
 
@@ -62,7 +62,7 @@ def dialect(doc: Document) -> str:
     keys = top_keys(doc)
     if keys & LLAMAFACTORY_KEYS:
         return "llamafactory"
-    if keys & {"with_tracking", "checkpointing_steps", "use_flash_attn"}:
+    if keys & {"with_tracking", "checkpointing_steps", "use_flash_attn", "use_qlora"}:
         return "open-instruct"
     if keys & TRL_KEYS:
         return "trl"
@@ -148,6 +148,7 @@ def read(doc: Document) -> ReadResult:
     task = _task(view, kind)
     if task is not None:
         changes["task"] = task
+    _extras(view, kind, changes)
 
     plan = plan.with_(**changes)
     linked = []
@@ -211,8 +212,19 @@ def _peft(view: ConfigView, kind: str) -> Setting | None:
         target = view.value("lora_target") or "all"
         targets = "all-linear" if target == "all" else [t.strip() for t in str(target).split(",") if t.strip()]
         dora = as_bool(view.value("use_dora"))
-        return Setting(Peft("dora" if dora else "lora", rank.value if rank else 8, targets, base_bits), ftype.origin)
+        return Setting(Peft("dora" if dora else "lora", rank.value if rank else 8, targets, base_bits,
+                            dropout=_float(view.value("lora_dropout"), 0.0), kbit_upcast=False), ftype.origin)
     use_peft = view.bool("use_peft")
+    if kind == "open-instruct" and (use_peft is None or not use_peft.value):
+        # open-instruct finetune.py / dpo_tune_cache.py: use_lora, use_qlora (4-bit), lora_rank, lora_dropout 0.1
+        lora = view.bool("use_lora")
+        qlora = view.bool("use_qlora")
+        on = qlora if qlora is not None and qlora.value else lora
+        if on is not None and on.value:
+            rank = view.int("lora_rank")
+            return Setting(Peft("lora", rank.value if rank else 64, "all-linear",
+                                4 if qlora is not None and qlora.value else base_bits,
+                                dropout=_float(view.value("lora_dropout"), 0.1)), on.origin)
     if use_peft is None or not use_peft.value:
         if base_bits:
             return Setting(Peft("lora", 16, None, base_bits), view.origin(("load_in_4bit",) if bits_4 else ("load_in_8bit",)))
@@ -220,7 +232,18 @@ def _peft(view: ConfigView, kind: str) -> Setting | None:
     rank = view.int("lora_r")
     targets = as_targets(view.value("lora_target_modules"))
     dora = as_bool(view.value("use_dora"))
-    return Setting(Peft("dora" if dora else "lora", rank.value if rank else 16, targets, base_bits), use_peft.origin)
+    dropout = _float(view.value("lora_dropout"), 0.05 if kind == "trl" else 0.0)  # TRL ModelConfig: 0.05
+    return Setting(Peft("dora" if dora else "lora", rank.value if rank else 16, targets, base_bits, dropout=dropout),
+                   use_peft.origin)
+
+
+def _float(value, fallback: float) -> float:
+    if isinstance(value, bool) or value is None:
+        return fallback
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return fallback
 
 
 def _fsdp(view: ConfigView):
@@ -242,6 +265,35 @@ def _fsdp(view: ConfigView):
     origin = view.origin(("fsdp",))
     offload = Setting("cpu", origin) if "offload" in options else None
     return Setting(mode, origin), offload
+
+
+def _extras(view: ConfigView, kind: str, changes: dict) -> None:
+    """Settings the memory model reads beyond the basics: the trainer library, optimizer arguments, GaLore
+    targets, precomputed reference log-probs, torch.compile and padding-free batches."""
+    if kind in ("trl", "llamafactory", "open-instruct"):
+        changes["trainer"] = Setting(kind, Origin("inferred", note=f"{kind} keys in the config"))
+    args = view.node("optim_args")
+    if args is not None:
+        value = args.to_python()
+        pairs = {}
+        if isinstance(value, str):
+            for part in value.split(","):
+                if "=" in part:
+                    key, _, val = part.partition("=")
+                    pairs[key.strip()] = val.strip()
+        elif isinstance(value, dict):
+            pairs = {str(k): v for k, v in value.items()}
+        if pairs:
+            changes["optim_args"] = Setting(tuple(sorted((k, str(v)) for k, v in pairs.items())),
+                                            view.origin(("optim_args",)))
+    targets = view.value("optim_target_modules")
+    if targets is not None:
+        changes["optim_target_modules"] = Setting(as_targets(targets), view.origin(("optim_target_modules",)))
+    for key, field in (("precompute_ref_log_probs", "ref_logps_precomputed"), ("torch_compile", "torch_compile"),
+                       ("padding_free", "padding_free")):
+        flag = view.bool(key)
+        if flag is not None:
+            changes[field] = flag
 
 
 def _task(view: ConfigView, kind: str) -> Setting | None:

@@ -74,6 +74,9 @@ def read(doc: Document) -> ReadResult:
     loss = view.str("loss", "_component_")
     if loss is not None and any(word in loss.value for word in ("Chunked", "LinearCrossEntropy")):
         changes["fused_loss"] = Setting(True, loss.origin)
+    in_bwd = view.bool("optimizer_in_bwd")
+    if in_bwd is not None and in_bwd.value:
+        changes["optimizer_in_bwd"] = in_bwd  # the step runs per parameter in backward, freeing its gradient
     offload_fsdp = view.bool("fsdp_cpu_offload")
     if offload_fsdp is not None and offload_fsdp.value:
         changes["offload_params"] = Setting("cpu", offload_fsdp.origin)

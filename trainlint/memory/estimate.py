@@ -6,7 +6,7 @@ Pure apart from reading catalogs and local config.json files (never the network)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +74,78 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     deepspeed = plan.zero_stage.origin.kind != "default" or plan.precision.value.master_weights
     attn = (plan.attn_impl.value or "sdpa").lower()
     attn = "eager" if attn == "eager" else "sdpa"
+    if arch.model_type == "gemma2" and attn == "sdpa" and "flash" not in (plan.attn_impl.value or "").lower():
+        # transformers' Gemma2 sets _supports_sdpa = False (softcapping): it runs eager attention.
+        attn = "eager"
+        assumptions.append("Gemma-2 has no SDPA path in transformers: eager attention (with softcapping) assumed")
+    peft = plan.peft.value
+    trainer = plan.trainer.value
+    task = plan.task.value
+    head = plan.head.value or "lm"
+    if task == "reward" and plan.head.is_default:
+        head = "seq_cls"  # reward models are *ForSequenceClassification with one label
+    loss_kernel = plan.loss_kernel.value
+    if loss_kernel is None and plan.fused_loss.value:
+        loss_kernel = "liger"
+    if trainer == "trl" and head == "lm" and task in ("sft", "dpo") and not (task == "dpo" and loss_kernel == "liger"):
+        # TRL 1.x SFTTrainer (and DPOTrainer) project through a fused, tiled LM head (add_fused_lm_head); SFT
+        # disables Liger's fused cross-entropy for it. Before TRL 1.7 SFT built full logits.
+        loss_kernel = "trl"
+        assumptions.append("TRL's fused LM head (no [tokens, vocab] logits), as in the newest TRL; releases before "
+                           "1.7 (SFT) built the full logits")
+    kbit_upcast = False
+    if peft is not None and peft.base_bits:
+        if peft.kbit_upcast is not None:
+            kbit_upcast = peft.kbit_upcast
+        elif plan.flavor == "axolotl":
+            # axolotl loaders/model.py calls prepare_model_for_kbit_training, except under FSDP or ZeRO-3.
+            kbit_upcast = plan.fsdp.value is None and (plan.zero_stage.value or 0) < 3
+        elif plan.flavor == "huggingface" and trainer in (None, "transformers"):
+            kbit_upcast = True
+            assumptions.append("4/8-bit base: the script calls PEFT's prepare_model_for_kbit_training (embeddings "
+                               "and norms upcast to fp32), as the transformers examples do")
+        if trainer == "trl" and peft.adapter_dtype is None:
+            # TRL 1.x casts the trainable parameters of a quantized base to bf16 (sft_trainer.py).
+            peft = replace(peft, adapter_dtype="bf16")
+    lowrank = None
+    optim_name = (plan.optimizer.value or "").lower()
+    args = dict(plan.optim_args.value or ())
+    if optim_name.startswith(("galore_", "apollo_")):
+        kind = optim_name.split("_", 1)[0]
+        try:
+            rank = int(args.get("rank", 128))
+        except (TypeError, ValueError):
+            rank = 128
+        lowrank = (kind, max(1, rank), plan.optim_target_modules.value)
+        base = optimizer_spec(optim_name.replace("galore_", "").replace("apollo_", "").replace("_layerwise", "")
+                              .replace("adamw_8bit", "adamw_8bit"))
+        if base is not None:
+            optimizer = base
+        assumptions.append(f"{kind.upper()} rank {rank}: low-rank optimizer states for optim_target_modules")
+    momentum = None
+    if "momentum" in args:
+        try:
+            momentum = float(args["momentum"])
+        except (TypeError, ValueError):
+            momentum = None
+    in_bwd = bool(plan.optimizer_in_bwd.value) or optim_name.endswith("_layerwise")
+    if plan.torch_compile.value:
+        assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
+    if plan.padding_free.value:
+        assumptions.append("padding_free: sequences packed without padding; the sequence length is the packed length")
     # Values a framework would reject (the schema rules report them) are clamped to something sane.
     return Run(
         arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=plan.precision.value,
         optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=plan.fsdp.value,
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
         world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
-        pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value, attn=attn, peft=plan.peft.value,
-        fused_loss=bool(plan.fused_loss.value), task=plan.task.value, deepspeed=deepspeed,
+        pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value,
+        attn=attn, peft=peft, fused_loss=bool(plan.fused_loss.value), task=task, deepspeed=deepspeed,
         activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value),
-        kbit_fp32_upcast=plan.flavor in ("huggingface", "axolotl"))
+        kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel,
+        liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
+        lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
+        ref_model_offload=bool(plan.ref_model_offload.value))
 
 
 def _sizing_assumptions(arch) -> list[str]:

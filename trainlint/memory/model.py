@@ -121,7 +121,15 @@ class Run:
     overlap_comm: bool | None = None
     activation_offload: bool = False
     grad_accum: int = 1
-    kbit_fp32_upcast: bool = False  # PEFT's prepare_model_for_kbit_training (HF/TRL/Axolotl) upcasts the rest to fp32
+    kbit_fp32_upcast: bool = False  # PEFT's prepare_model_for_kbit_training: the non-quantized rest upcast to fp32
+    head: str = "lm"  # lm | seq_cls | token_cls (a classification head has no vocabulary logits)
+    loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked; None: HF's loss (or Liger if fused_loss)
+    liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
+    optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
+    momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
+    lowrank: tuple | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
+    ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
+    ref_model_offload: bool = False  # the reference model lives on the host between its forwards
 
     @property
     def dp(self) -> int:
@@ -176,6 +184,7 @@ class States:
     paged: float = 0.0
     trainable: int = 0
     amp_weight_cache: float = 0.0  # bf16 copies of trainable fp32 linear weights kept for backward
+    amp_frozen: bool = False  # the copies are per-call casts of frozen weights (not autocast-cached)
 
 
 def _lora_targets(run: Run):
@@ -200,6 +209,9 @@ def model_states(run: Run) -> States:
     prec = run.precision
     wb = BYTES[prec.param_dtype]
     total = arch.total_params
+    if run.head != "lm" and arch.kind == "decoder":
+        # A classification head replaces the untied lm_head with a num_labels-wide score.
+        total -= arch.head_params - 2 * arch.hidden_size
     s = States()
     model_split = run.tp * run.pp
 
@@ -216,6 +228,9 @@ def model_states(run: Run) -> States:
             if name in ("embed_tokens", "wte", "word_embeddings", "lm_head", "embed_out"):
                 saved += arch.vocab_size * arch.hidden_size
         trainable = lora + saved
+        # PEFT's autocast_adapter_dtype keeps adapters in fp32 over a 16-bit base; TRL 1.x casts the adapters of
+        # a quantized base to bf16 (sft_trainer.py / dpo_trainer.py).
+        ab = 2 if run.peft.adapter_dtype in ("bf16", "fp16") else 4
         if run.peft.base_bits:
             linear = arch.linear_params(None)
             qb = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
@@ -224,20 +239,22 @@ def model_states(run: Run) -> States:
             other_bytes = 4 if run.kbit_fp32_upcast else (2 if prec.param_dtype == "fp32" and prec.autocast else wb)
             base = linear * qb + (total - linear) * other_bytes
             s.weights_note = (f"{run.peft.base_bits}-bit base ({qb:.3f} B/param, bitsandbytes) + "
-                              f"{other_bytes} B/param for embeddings and norms + fp32 adapters")
+                              f"{other_bytes} B/param for embeddings and norms"
+                              + (" (prepare_model_for_kbit_training upcast)" if run.kbit_fp32_upcast else
+                                 " (the load dtype)") + f" + {'bf16' if ab == 2 else 'fp32'} adapters")
         else:
             base = total * wb
-            s.weights_note = f"frozen base in {prec.param_dtype} + fp32 adapters"
-        # PEFT keeps adapters (and modules_to_save copies) in fp32 when the base is 16-bit.
-        s.weights = base / model_split + trainable * 4
+            s.weights_note = f"frozen base in {prec.param_dtype} + {'bf16' if ab == 2 else 'fp32'} adapters"
+        s.weights = base / model_split + trainable * ab
         s.trainable = trainable
-        s.grads = trainable * 4
-        s.grads_note = "fp32 adapter gradients only (the base is frozen)"
-        state_dtype = 4
+        s.grads = trainable * ab
+        s.grads_note = f"{'bf16' if ab == 2 else 'fp32'} adapter gradients only (the base is frozen)"
+        state_dtype = ab
         if prec.param_dtype == "fp32" and prec.autocast and not run.peft.base_bits:
-            # Frozen fp32 weights are cast per call; the casts are saved for the input gradients.
-            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + (
-                arch.vocab_size * arch.hidden_size * 2 if arch.kind != "encoder" else 0)
+            # Frozen fp32 weights are not cached by autocast (ATen cached_cast caches only leaves that require
+            # grad): each linear casts per call and saves the cast for its input gradient.
+            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + _head_cast(run)
+            s.amp_frozen = True
     else:
         trainable = total
         s.trainable = trainable
@@ -260,8 +277,12 @@ def model_states(run: Run) -> States:
         if prec.param_dtype == "fp32" and prec.autocast:
             # torch.autocast caches a 16-bit copy of every fp32 weight that requires grad, and
             # the linears save it for backward: 2 B/param from forward until backward frees it.
-            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + (
-                arch.vocab_size * arch.hidden_size * 2 if arch.kind != "encoder" else 0)
+            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + _head_cast(run)
+    if run.fsdp is not None and prec.autocast:
+        # FSDP mixed precision gathers the parameters already in the 16-bit param_dtype (accelerate sets it from
+        # mixed_precision): autocast has nothing to cast or cache; the gathered units are the buffers below.
+        s.amp_weight_cache = 0.0
+        s.amp_frozen = False
 
     opt = run.optimizer
     if opt.state_bytes is not None:
@@ -272,8 +293,16 @@ def model_states(run: Run) -> States:
         s.optimizer = (arch.hidden_size * 2 * arch.num_layers * 8 + arch.vocab_size + arch.hidden_size) * 4
         s.optimizer_note = f"{opt.label}: row/column statistics only"
     else:
-        s.optimizer = trainable * opt.state_factor * state_dtype / model_split
-        s.optimizer_note = f"{opt.label}: {opt.state_factor:g} state(s) x {state_dtype} B/param"
+        factor = opt.state_factor
+        if run.momentum is not None and opt.name in ("sgd", "sgd_momentum", "rmsprop"):
+            # torch SGD keeps momentum_buffer only with momentum != 0; RMSprop keeps square_avg, plus
+            # momentum_buffer with momentum > 0 (optim_args momentum=..., nesterov=...).
+            base_states = 0 if opt.name.startswith("sgd") else 1
+            factor = base_states + (1 if run.momentum > 0 else 0)
+        s.optimizer = trainable * factor * state_dtype / model_split
+        s.optimizer_note = f"{opt.label}: {factor:g} state(s) x {state_dtype} B/param"
+        if run.lowrank is not None and run.peft is None:
+            s.optimizer, s.optimizer_note = _lowrank_states(run, opt, factor, state_dtype)
     if opt.paged:
         s.paged, s.optimizer = s.optimizer, 0.0
         s.optimizer_note += " (paged: in CUDA unified memory, outside the PyTorch allocator)"
@@ -282,8 +311,49 @@ def model_states(run: Run) -> States:
         if opt.factored:
             # Adafactor works one parameter at a time in fp32: a few copies of the largest one.
             s.step_temp = arch.largest_module_params * 4 * 3
+    if run.lowrank is not None and run.peft is None:
+        s.step_temp = 0.0  # the update runs on the projected (low-rank) gradient
+    if run.optimizer_in_bwd:
+        # The step runs in a post-accumulate-grad hook per parameter and frees that gradient (torchtune
+        # optimizer_in_bwd; the Trainer's layer-wise GaLore/APOLLO): at most the largest gradient exists at once.
+        largest = arch.largest_module_params if run.peft is None else max(1, trainable // max(1, arch.num_layers))
+        s.grads = min(s.grads, largest * (s.grads / max(1, trainable)))
+        s.grads_note += "; freed parameter by parameter by the optimizer step in backward"
+        s.step_temp = 0.0
     _shard(run, s, trainable)
     return s
+
+
+def _head_cast(run: Run) -> float:
+    """Bytes of the 16-bit cast of the output head under autocast (none for encoders and classification heads)."""
+    arch = run.arch
+    if arch.kind == "encoder" or run.head != "lm":
+        return 0.0
+    return arch.vocab_size * arch.hidden_size * 2 / run.tp
+
+
+def _lowrank_states(run: Run, opt: OptimizerSpec, factor: float, state_dtype: int) -> tuple[float, str]:
+    """GaLore / APOLLO (transformers Trainer `galore_*` / `apollo_*`, `optim_target_modules`, `optim_args` rank,
+    default 128): each targeted m x n weight keeps its Adam moments in the projected r x max(m, n) shape plus an
+    r x min(m, n) projector; every other parameter keeps full states."""
+    kind, rank, targets = run.lowrank
+    arch = run.arch
+    match = arch._matching(targets if targets not in (None, "all", "all-linear") else "all-linear")
+    projected = full = 0
+    for stack in arch.stacks:
+        copies = max(stack.num_experts, 1)
+        for lin in stack.linears:
+            n = stack.num_layers * (copies if lin.per_expert else 1)
+            if match(stack, lin):
+                big, small = max(lin.in_features, lin.out_features), min(lin.in_features, lin.out_features)
+                r = min(rank, small)
+                projected += n * (2 * r * big + r * small)
+                full += n * (lin.out_features if lin.bias else 0)
+    targeted = arch.linear_params(targets if targets not in (None, "all") else "all-linear")
+    rest = arch.total_params - targeted + full
+    per_state = 1.0 if opt.state_bytes is not None else state_dtype  # 8-bit: ~1 B per state element
+    states = (projected * per_state + rest * factor * per_state) / (run.tp * run.pp)
+    return states, f"{kind} (rank {rank}): low-rank moments for the targeted linears, full states elsewhere"
 
 
 def _shard(run: Run, s: States, trainable: int) -> None:
@@ -373,6 +443,7 @@ class Activations:
     logits_forward: float = 0.0  # logits + loss in forward, at their peak
     logits_backward: float = 0.0  # the loss gradient over the vocabulary at the start of backward
     kv_cache: float = 0.0  # the DynamicCache a forward with use_cache builds
+    layer_grads: float = 0.0  # activation gradients in flight inside one layer's backward (checkpointing)
     note: str = ""
 
 
@@ -433,15 +504,18 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     kv_bytes = T * kv * d * c
     if fam.qk_norm == "head":
         # q/k RMSNorm per head: the fp32 normalized q and k (plus the fp32 upcast from 16-bit).
-        total += (T * heads * d + T * kv * d) * (4 if r == 4 else 6)
+        total += (T * heads * d + T * kv * d) * (4 if c == 4 else 6)
     elif fam.qk_norm == "full":
-        total += (T * heads * d + T * kv * d) * (4 if r == 4 else 6)
+        total += (T * heads * d + T * kv * d) * (4 if c == 4 else 6)
     if run.attn == "eager":
         probs = b * heads * s * s
         # Eager attention repeats k and v to every head; q·kᵀ saves q and k; softmax (computed in
         # fp32) saves its output; its 16-bit cast is saved by probs·v, which also saves v.
         total += q_bytes + 2 * q_bytes
         total += probs * 4
+        if _softcapped(arch):
+            # Gemma-2 eager attention: scores / cap, tanh (saves its output), * cap, before the fp32 softmax.
+            total += probs * c
         if fam.dropout_attn > 0:
             total += probs * (1 + c)  # dropout saves its mask; probs·v saves the dropped probabilities
         elif c != 4:
@@ -454,7 +528,9 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     # MLP internals: gated = gate out, act out, up out (the product is the down-projection input);
     # plain = the activation's saved tensors.
     f = arch.intermediate_size / t
-    dense_mlp = any(lin.input_group == "mlp_in" and not lin.per_expert for lin in stack.linears)
+    # The dense MLP exists where a non-expert down projection does: in parallel blocks with one shared norm
+    # (Phi-1/1.5/2, Falcon-7B, GPT-J) its up projection reads the attention input (input group attn_in).
+    dense_mlp = any(lin.input_group == "mlp_out" and not lin.per_expert for lin in stack.linears)
     if dense_mlp:
         total += _mlp_internal(arch, fam, T, f, c, amp)
     if experts and k:
@@ -507,11 +583,19 @@ def _input_copies(run: Run, linears: list, targeted: set[int] | None, amp: bool,
     adapted = [lin for lin in linears if id(lin) in targeted]
     if not adapted:
         return 0.0
+    # PEFT (tuners/lora/layer.py, Linear.forward): lora_B(lora_A(dropout(x))) after casting x to the adapter
+    # dtype. With lora_dropout > 0 each adapted linear has its own nn.Dropout: a 1-byte mask and its own dropped
+    # copy (saved by lora_A); without, nn.Identity and one shared input.
+    dropout = run.peft is not None and run.peft.dropout > 0
+    masks = len(adapted) if dropout else 0
+    n = len(adapted)
     if amp:
-        return len(adapted) * 2 if not reads_16bit else 2
-    if run.precision.param_dtype != "fp32":
-        return len(adapted) * 4
-    return c
+        # lora_A casts its (fp32) input to 16 bits under autocast and saves the cast, one per adapted linear.
+        return (n * 2 if not reads_16bit or dropout else 2) + masks
+    adapter_bytes = 2 if run.peft.adapter_dtype in ("bf16", "fp16") else 4
+    if run.precision.param_dtype != "fp32" and adapter_bytes == 4:
+        return n * 4 + masks  # each adapted linear casts the 16-bit input to its fp32 adapters
+    return (n if dropout else 1) * c + masks
 
 
 def _mlp_internal(arch, fam: Family, T: float, f: float, c: int, amp: bool = False) -> float:
@@ -546,6 +630,11 @@ def activations(run: Run) -> Activations:
     if run.grad_ckpt == "full":
         a.stack_total = sum(n * a.layer_input for _, n in layers_here) * inflight
         a.recompute = a.per_layer
+        # In the recomputed layer's backward, the MLP's activation gradients (the down projection's input
+        # gradient and the gated product's factor gradient, [T, f] each) and the layer output's gradient are in
+        # flight on top of its saved tensors.
+        f = arch.intermediate_size / run.tp
+        a.layer_grads = (2 if arch.gated_mlp else 1) * T * f * c + T * h * r
         a.note = "activation checkpointing: each layer keeps its input; one layer is recomputed in backward"
     elif run.grad_ckpt == "selective":
         attn_scores = 0.0
@@ -567,7 +656,10 @@ def activations(run: Run) -> Activations:
     a.outside += T * h * r
     if run.attn == "eager":
         a.outside += run.micro_batch * run.seq_len * run.seq_len * c  # the 4-D causal mask
-    if arch.kind != "encoder":
+    if run.head != "lm":
+        # *ForSequenceClassification / *ForTokenClassification: a num_labels-wide score, no vocabulary logits.
+        a.logits_forward = a.logits_backward = T * 2 * 4 * 2
+    elif arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
         # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
         # saves anyway: no extra memory with SDPA. Eager attention saves repeated copies instead, so the
@@ -581,6 +673,12 @@ def activations(run: Run) -> Activations:
     return a
 
 
+def _softcapped(arch) -> bool:
+    """Gemma-2 caps attention scores (attn_logit_softcapping 50) and final logits (final_logit_softcapping 30)
+    with tanh (transformers models/gemma2/modeling_gemma2.py; Gemma2Config defaults). Gemma 3 does not."""
+    return arch.model_type == "gemma2"
+
+
 def _logits(run: Run) -> tuple[float, float]:
     """Bytes of the logits and the loss in forward and at the start of backward.
 
@@ -592,17 +690,46 @@ def _logits(run: Run) -> tuple[float, float]:
     T = run.tokens
     V = arch.vocab_size / run.tp
     c = BYTES[run.precision.compute_dtype]
-    if run.fused_loss:
-        # Liger's fused linear cross-entropy: rows in chunks of next_pow2(T / ceil(V / h)) (about as
-        # large as the hidden states), fp32 logits of one chunk and their gradient, and the input and
-        # head-weight gradients it computes during forward.
-        h = arch.hidden_size
+    kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
+    h = arch.hidden_size
+    r_in = BYTES[run.precision.param_dtype]  # the final norm's output dtype (fp32 under autocast)
+    wb = BYTES[run.precision.param_dtype]
+    head_trainable = run.peft is None or any(m in ("lm_head", "embed_out", "embed_tokens", "wte")
+                                             for m in run.peft.modules_to_save)
+    if kernel == "liger":
+        # Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py,
+        # fused_linear_cross_entropy_forward): rows in chunks of next_pow2(T / ceil(V / h)), one chunk's logits
+        # in the input dtype (the kernel writes their gradient in place), grad_input like the input, and
+        # grad_weight = zeros_like(weight) -- only when the head requires grad, in the weight dtype unless
+        # accum_dtype is set -- all computed in forward and held to backward.
         chunk = 1 << max(0, math.ceil(math.log2(max(1, math.ceil(T / max(1, math.ceil(V / h)))))))
-        fused = chunk * V * 4 * 2 + T * h * 4 + V * h * 4
+        head_grad = V * h * (4 if run.liger_accum_fp32 else wb) if head_trainable else 0.0
+        fused = min(chunk, T) * V * c + T * h * r_in + head_grad + T * 4
         return fused, fused
+    if kernel == "trl":
+        # TRL's fused LM head (trl/trainer/utils.py add_fused_lm_head -> trl/kernels/chunked_logprob.py
+        # ChunkedLogProbFunction): the valid hidden rows are gathered (a copy, saved), projected in
+        # [4096, 32768] tiles of the compute dtype; backward holds fp32 grad_hidden and, for a trainable head,
+        # fp32 grad_weight, then casts them to the parameters' dtypes.
+        tile = min(T, 4096) * min(V, 32768) * c
+        forward = T * h * r_in + tile + T * 4 * 8
+        head_grad = V * h * 4 + V * h * wb if head_trainable else 0.0
+        backward = T * h * r_in + T * h * 4 + T * h * r_in + head_grad + tile
+        return forward, backward
+    if kernel == "cce":
+        # Cut Cross-Entropy (apple/ml-cross-entropy, axolotl CutCrossEntropyPlugin): blockwise logits in SRAM,
+        # only the per-row log-sum-exp saved; backward writes the hidden and (trainable) head gradients.
+        forward = T * 4 * 2
+        backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
+        return forward, backward
     copy = T * V * 4 if c != 4 else 0
     forward = T * V * c + copy + T * V * 4
-    backward = T * V * 4 * 3 + (T * V * c if c != 4 else 0) * 0
+    backward = T * V * 4 * 3
+    if _softcapped(arch):
+        # Final-logit softcapping (logits / cap, tanh, * cap): tanh saves its output, one more [T, V] tensor
+        # from the head to the start of backward.
+        forward += T * V * c
+        backward += T * V * c
     return forward, backward
 
 
@@ -615,7 +742,12 @@ def estimate_run(run: Run) -> Estimate:
     act = activations(run)
     assumptions: list[str] = []
     ref_model = 0.0
-    if run.task in ("dpo", "kto") and run.peft is None:
+    if run.task in ("dpo", "kto") and run.peft is None and run.ref_logps_precomputed:
+        # TRL precompute_ref_log_probs / open-instruct's cached reference log-probs: no reference model in training.
+        assumptions.append("reference log-probs precomputed before training: no reference model on the GPU")
+    elif run.task in ("dpo", "kto") and run.peft is None and run.ref_model_offload:
+        assumptions.append("the reference model is offloaded to the host between its forwards")
+    elif run.task in ("dpo", "kto") and run.peft is None:
         # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3).
         ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
         if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):
@@ -633,7 +765,7 @@ def estimate_run(run: Run) -> Estimate:
     # Under autocast the 16-bit weight copies live from their first use to their backward. With
     # checkpointing the layers' copies are not saved (they are recast during recompute); the
     # output head's copy still is.
-    head_cast = st.amp_weight_cache and run.arch.vocab_size * run.arch.hidden_size * 2 / run.tp
+    head_cast = _head_cast(run) if st.amp_weight_cache else 0.0
     cache_at_backward = head_cast if ckpt else st.amp_weight_cache
     layer_cast = (st.amp_weight_cache - head_cast) / max(1, run.arch.num_layers) if st.amp_weight_cache else 0.0
     # With gradient accumulation the gradients of the earlier micro-batches stay allocated through
@@ -641,29 +773,57 @@ def estimate_run(run: Run) -> Estimate:
     accumulated = st.grads if run.grad_accum > 1 else 0.0
     # Forward end / loss: states from the previous step, all saved activations, the autocast cache
     # (all weight copies until autocast exits), and the logits at their forward peak.
-    forward = (resident + opt_states + accumulated + st.buffers + acts + st.amp_weight_cache + act.kv_cache
+    # Casts of frozen weights are not cached: with checkpointing only the layer being run holds its casts
+    # (plus the head's, saved for backward).
+    forward_cache = head_cast + layer_cast if (st.amp_frozen and ckpt) else st.amp_weight_cache
+    forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
                + act.logits_forward)
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
     backward_start = resident + opt_states + accumulated + st.buffers + acts + cache_at_backward + act.logits_backward
     # Late in backward with checkpointing: one layer recomputed (with its weight copies) while
     # nearly all gradients already exist.
     backward_layer = (resident + opt_states + st.buffers + st.grads + act.outside + act.layer_input
-                      + act.recompute + layer_cast) if ckpt else 0.0
+                      + act.recompute + act.layer_grads + layer_cast) if ckpt else 0.0
+    # Early in backward with checkpointing: the last layer is recomputed while every layer's checkpointed input
+    # is still held and few gradients exist yet (the larger of the two where gradients are small, as with LoRA).
+    early_layer = (resident + opt_states + accumulated + st.buffers + acts + cache_at_backward + act.recompute
+                   + act.layer_grads + layer_cast) if ckpt else 0.0
+    early = early_layer > backward_layer
+    backward_layer = max(backward_layer, early_layer)
     step = resident + opt_states + st.grads + st.buffers + st.step_temp
-    phases = {"forward": forward, "backward": max(backward_start, backward_layer), "optimizer step": step}
+    # End of backward: every gradient exists, and a tied embedding's gradient is still being summed into the
+    # head's (the embedding backward's dense [V, h] gradient and the sum, as the traced steps show). With a
+    # fused (or no-temporary) optimizer step this is the step's true peak.
+    tied_grad = 0.0
+    if (run.arch.tie_word_embeddings and run.head == "lm" and run.peft is None and not run.optimizer_in_bwd
+            and run.arch.kind != "encoder"):
+        tied_grad = 2 * run.arch.vocab_size * run.arch.hidden_size * (st.grads / max(1, st.trainable)) / run.tp
+        if run.zero_stage >= 2 or run.fsdp in ("full_shard", "hybrid_shard", "shard_grad_op", "hybrid_shard_zero2"):
+            tied_grad = 0.0  # sharded gradients are reduced unit by unit
+    backward_end = resident + opt_states + st.grads + st.buffers + tied_grad
+    phases = {"forward": forward, "backward": max(backward_start, backward_layer, backward_end), "optimizer step": step}
     phase = max(phases, key=phases.get)
-    late_backward = phase == "backward" and backward_layer > backward_start
+    late_backward = phase == "backward" and max(backward_layer, backward_end) > backward_start
+    end_backward = late_backward and backward_end >= backward_layer
 
     terms = [
         Term("weights", "weights", st.weights + ref_model, st.weights_note),
-        Term("gradients", "gradients", st.grads if phase == "optimizer step" or late_backward else accumulated,
+        Term("gradients", "gradients",
+             st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
+             else accumulated,
              st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")),
         Term("optimizer_states", "optimizer states", opt_states + st.master,
              st.optimizer_note + (" + fp32 master weights" if st.master else "")),
     ]
-    if phase != "optimizer step":
-        if late_backward:
-            activation_bytes = act.outside + act.layer_input + act.recompute
+    if end_backward:
+        terms.append(Term("temporaries", "tied embedding gradient being accumulated", tied_grad,
+                          "the embedding's [vocab, hidden] gradient and its sum into the tied head's, end of backward"))
+    elif phase != "optimizer step":
+        if late_backward and early:
+            activation_bytes = acts + act.recompute + act.layer_grads
+            note = "early in backward: the last checkpointed layer recomputed, every layer's input still held"
+        elif late_backward:
+            activation_bytes = act.outside + act.layer_input + act.recompute + act.layer_grads
             note = "late in backward: one checkpointed layer recomputed, nearly all gradients present"
         else:
             activation_bytes = acts
@@ -673,7 +833,8 @@ def estimate_run(run: Run) -> Estimate:
         terms.append(Term("logits", "logits and loss", logits,
                           "HF cross-entropy upcasts the logits to fp32" if not run.fused_loss else "fused cross-entropy"))
         if st.amp_weight_cache:
-            cache = st.amp_weight_cache if phase == "forward" else (layer_cast if late_backward else cache_at_backward)
+            cache = forward_cache if phase == "forward" else (
+                (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
             terms.append(Term("buffers", "autocast weight copies", cache,
                               "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"))
         if phase == "forward" and act.kv_cache:
@@ -693,4 +854,4 @@ def estimate_run(run: Run) -> Estimate:
 def _scaled(act: Activations, factor: float) -> Activations:
     return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
                        act.recompute * factor, act.outside * factor, act.logits_forward * factor,
-                       act.logits_backward * factor, act.kv_cache * factor, act.note)
+                       act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note)
