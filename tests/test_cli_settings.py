@@ -26,9 +26,9 @@ def repo(tmp_path):
 
 
 @pytest.mark.parametrize("toml, where, says", [
-    ('[tool.trainlint]\nnum-gpus = 8\ngpu = "A100-80GX"\n', "pyproject.toml:3:1", "Did you mean A100-80GB"),
+    ('[tool.trainlint]\nnum-gpus = 8\ngpu = "A100-80GX"\n', "pyproject.toml:3:1", "did you mean A100-80GB"),
     ('[tool.trainlint]\ngpu = "A100-80GB"\n\n[tool.trainlint.per-file."configs/b.yaml"]\nmodel = "meta-llama/Lama-3.1-8B"\n',
-     "pyproject.toml:5:1", "Did you mean Llama-3.1-8B"),
+     "pyproject.toml:5:1", "did you mean Llama-3.1-8B"),
     ('[tool.trainlint]\nselect = ["TL100", "TL999"]\n', "pyproject.toml:2:1", "unknown rule code TL999"),
     ('[tool.trainlint]\nnum_gpu = 8\n', "pyproject.toml:2:1", "did you mean 'num-gpus'"),
     ('[tool.trainlint]\nfail-level = "warn"\n', "pyproject.toml:2:1", "fail-level must be one of"),

@@ -347,10 +347,11 @@ def test_full_shows_source_carets_and_fixes(tmp_path):
     assert lines[i - 2].startswith(f"{result.path}:3:16: TL003 warning [*] ")
     assert lines[i + 1] == "    |                ^^^^"
     assert lines[i + 2] == "  = fix (safe, applied by --fix): write 2.0e-5"
-    assert lines[-1] == "Found 2 findings in 1 file. [*] 2 fixable with --fix."
-    # the finding lines are exactly the text format's
+    assert lines[-1] == "Found 1 error and 1 warning in 1 file. [*] 2 fixable with --fix."
+    # the text format's lines are the full lines cut to their first sentence, in the same order
     plain = [x for x in output.render("text", [result]).splitlines() if x.startswith(result.path + ":")]
-    assert [x for x in lines if x.startswith(result.path + ":")] == plain
+    whole = [x for x in lines if x.startswith(result.path + ":")]
+    assert len(plain) == len(whole) and all(w.startswith(p) for p, w in zip(plain, whole))
 
 
 def test_full_unsafe_fix_and_multiline(tmp_path):
@@ -374,10 +375,11 @@ def test_full_unicode_columns_and_wide_characters(tmp_path):
     result = synthetic(path, text, [("TL003", "warning", "m", text.index("x"), text.index("x") + 1),
                                     ("TL003", "warning", "n", text.index("日"), text.index("本") + 1)])
     lines = full.render([result]).splitlines()
-    assert lines[0].startswith(f"{path}:1:10: TL003")  # code points: 'x' is the 10th
+    # in reading order: the wide characters (column 7) first, then 'x' (the 10th code point)
+    assert lines[0].startswith(f"{path}:1:7: TL003") and lines[5].startswith(f"{path}:1:10: TL003")
     assert lines[2] == "  1 | name: 日本 x"
-    assert lines[3] == "    |            ^"  # two cells per wide character
-    assert lines[8] == "    |       ^^^^"
+    assert lines[3] == "    |       ^^^^"  # two cells per wide character
+    assert lines[8] == "    |            ^"
 
 
 def test_full_tabs_empty_spans_and_no_findings(tmp_path):
@@ -385,11 +387,12 @@ def test_full_tabs_empty_spans_and_no_findings(tmp_path):
     result = synthetic(str(tmp_path / "t.yaml"), text, [("TL003", "warning", "m", 3, 4), ("TL009", "info", "e", 2, 2),
                                                        ("TL005", "info", "whole file", 0, 0)])
     lines = full.render([result]).splitlines()
-    assert lines[2] == "  1 | a:    1" and lines[3] == "    |       ^"
-    assert lines[8] == "    |   ^"  # an empty span: one caret where it is
-    assert lines[10].endswith("TL005 info whole file") and lines[11] == ""  # the whole file: no source line
-    assert full.render([]) == ""
-    assert full.render([synthetic(str(tmp_path / "c.yaml"), "a: 1\n", [])]) == "No findings in 1 file.\n"
+    # reading order: the whole file (1:1), the empty span (1:3), the tab-shifted value (1:4)
+    assert lines[0].endswith("TL005 info whole file") and lines[1] == ""  # the whole file: no source line
+    assert lines[5] == "    |   ^"  # an empty span: one caret where it is
+    assert lines[9] == "  1 | a:    1" and lines[10] == "    |       ^"
+    assert full.render([]) == "No files checked.\n"
+    assert full.render([synthetic(str(tmp_path / "c.yaml"), "a: 1\n", [])]) == "All checks passed (1 file).\n"
 
 
 def test_full_many_files_and_linked_documents(tmp_path):

@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = sub.add_parser("check", help="lint config files (DeepSpeed, HF, Lightning, Accelerate, Axolotl, ...)")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (- for standard input)")
     _add_run_overrides(check)
     check.add_argument("--output-format", default=None,
                        choices=["text", "concise", "full", "json", "sarif", "github", "gitlab"])
@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, also apply unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--show-fixes", action="store_true", help="list the available fixes under each finding")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings and nothing else")
+    check.add_argument("--statistics", action="store_true", help="how often each rule fired, instead of the findings")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="read the config from standard input, named PATH (its links and settings resolve from there)")
+    check.add_argument("--watch", action="store_true", help="check again whenever a checked or linked file changes")
     check.add_argument("--select", type=_codes, default=(), help="only these rule codes or prefixes (comma-separated)")
     check.add_argument("--ignore", type=_codes, default=(), help="skip these rule codes or prefixes")
     check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
@@ -209,16 +214,29 @@ def _cli_overrides(args):
 
 
 def cmd_check(args) -> int:
-    from trainlint import engine, output
-    from trainlint.diagnostics import Severity
-    from trainlint.context.settings import Settings
-
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes goes with --fix or --diff")
+    if args.watch and (args.fix or args.diff):
+        raise UsageError("--watch does not go with --fix or --diff")
+    if not args.paths:
+        if not args.stdin_filename:
+            raise UsageError("give the files or folders to check (or --stdin-filename PATH to read standard input)")
+        args.paths = ["-"]
     if args.gpu is not None:
         _check_gpu_name(args.gpu)
     _check_rule_codes(args.select, "--select")
     _check_rule_codes(args.ignore, "--ignore")
+    if args.watch:
+        return _watch(args)
+    return _check_once(args)
+
+
+def _check_once(args, out=None) -> int:
+    from trainlint import engine, output
+    from trainlint.context.settings import Settings
+    from trainlint.diagnostics import Severity
+
+    out = out or sys.stdout
     targets = expand_paths(args.paths, args)
     if not targets and not args.force_exclude:
         raise UsageError("no config files found in the given paths")
@@ -230,9 +248,10 @@ def cmd_check(args) -> int:
 
     def lint(path: str):
         if path == "-":
-            return engine.check_text(sys.stdin.read(), "<stdin>", settings)
-        return engine.check_path(path, settings)
+            return engine.check_text(sys.stdin.read(), args.stdin_filename or "<stdin>", settings)
+        return engine.check_path(path, settings, display_path=_relative(path))
 
+    fixed = 0
     if args.fix or args.diff:
         from trainlint.fixes.apply import compute_fixes, write_atomically
 
@@ -241,29 +260,97 @@ def cmd_check(args) -> int:
         for problem in outcome.problems:
             print(f"trainlint: {problem}", file=sys.stderr)
         if args.diff:
-            sys.stdout.write(outcome.diff())
+            out.write(outcome.diff())
             return EXIT_FINDINGS if outcome.fixed else EXIT_OK
         for path, text in outcome.fixed.items():
             write_atomically(path, text)
-        if outcome.fixed:
-            print(f"trainlint: fixed {outcome.applied} edit(s) in {len(outcome.fixed)} file(s)", file=sys.stderr)
+        fixed = outcome.applied if outcome.fixed else 0
 
     # A file found by walking a folder that is not a training config (a workflow, a compose file) is skipped
     # without a finding; TL005 is for files named on the command line.
     results = engine.dedupe_across([r for p in paths for r in (lint(p),)
                                     if p in explicit or engine.is_training_config(r)])
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
-    sys.stdout.write(output.render(fmt, results, show_fixes=args.show_fixes))
+    out.write(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
+                            quiet=args.quiet, fixed=fixed, show_statistics=args.statistics))
     if any(r.internal_error for r in results):
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_OK
+
     def threshold(result) -> int:
         project = projects.get(_settings_dir(result.path))
         return Severity(args.fail_level or (project.fail_level if project else None) or "warning").rank
 
     failing = any(d.severity.rank >= threshold(r) for r in results for d in r.diagnostics)
     return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _use_color(fmt: str, stream) -> bool:
+    """Colour for people: on a terminal, unless NO_COLOR is set; FORCE_COLOR asks for it anywhere."""
+    import os
+
+    if fmt not in ("text", "concise", "full") or os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None and force not in ("", "0", "false"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def _watched_files(args) -> dict[str, float]:
+    """Modification times of everything a check reads: the files found, the files they link, the settings."""
+    import os
+
+    from trainlint.context.discovery import CONFIG_SUFFIXES
+
+    stamps: dict[str, float] = {}
+    for raw in args.paths:
+        if raw == "-":
+            continue
+        for folder, dirs, files in os.walk(raw) if os.path.isdir(raw) else [(os.path.dirname(raw) or ".", [], [])]:
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "venv", "__pycache__")]
+            names = files if os.path.isdir(raw) else [os.path.basename(raw)]
+            for name in names:
+                if os.path.splitext(name)[1].lower() in CONFIG_SUFFIXES or name in ("pyproject.toml", "trainlint.toml"):
+                    path = os.path.join(folder, name)
+                    try:
+                        stamps[path] = os.stat(path).st_mtime_ns
+                    except OSError:
+                        pass
+            for name in ("pyproject.toml", "trainlint.toml"):
+                path = os.path.join(folder, name)
+                if os.path.exists(path):
+                    stamps[path] = os.stat(path).st_mtime_ns
+    return stamps
+
+
+def _watch(args) -> int:
+    """Check, then check again each time a watched file changes, until interrupted (Ctrl-C exits 0)."""
+    import time
+
+    from trainlint.context.settings import find_project_config
+
+    if "-" in args.paths:
+        raise UsageError("--watch needs files or folders, not standard input")
+    try:
+        while True:
+            find_project_config.cache_clear()
+            if sys.stdout.isatty():
+                sys.stdout.write("\x1b[2J\x1b[H")
+            sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] trainlint check {' '.join(args.paths)}\n")
+            try:
+                _check_once(args)
+            except UsageError as exc:
+                print(f"trainlint: error: {exc}", file=sys.stderr)
+            sys.stdout.write("Watching for changes (Ctrl-C to stop)...\n")
+            sys.stdout.flush()
+            before = _watched_files(args)
+            while _watched_files(args) == before:
+                time.sleep(0.3)
+    except KeyboardInterrupt:
+        return EXIT_OK
 
 
 def _settings_dir(path: str) -> str:
@@ -338,10 +425,13 @@ def _settings_problem_line(path: str, key: tuple[str, ...], message: str) -> str
 
 
 def _relative(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path
+    """The path as people read it: relative to the working directory when it is under it (symlinks kept)."""
+    import os
+
+    absolute, cwd = os.path.abspath(path), os.getcwd()
+    if absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, cwd)
+    return path
 
 
 def cmd_estimate(args) -> int:

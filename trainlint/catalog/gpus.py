@@ -112,10 +112,10 @@ class UnknownGPUError(ValueError):
     def __init__(self, text: str, suggestions: list[str]):
         self.text = text
         self.suggestions = suggestions
-        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ";"
         reason = capacity_mismatch(text)
         super().__init__(
-            f"unknown GPU {text!r}{': ' + reason if reason else ''}.{hint} Give a catalog name (see `trainlint gpus`)"
+            f"unknown GPU {text!r}{': ' + reason if reason else ''}{hint} give a catalog name (see `trainlint gpus`)"
             " or a capacity such as 80GB."
         )
 

@@ -171,9 +171,9 @@ def resolve_model_setting(value: str, source: str, key: str, base_dir: Path | No
         raise SettingsError(f"{source}: {key}: {exc}") from None
     if found is None:
         hint = closest_models(value)
-        suffix = f" Did you mean {', '.join(hint)}?" if hint else ""
-        raise SettingsError(f"{source}: {key}: unknown model {value!r}: not in the catalog (`trainlint models`), not a "
-                            f"local folder with a config.json, and not in the offline Hugging Face cache.{suffix}")
+        suffix = f"; did you mean {', '.join(hint)}?" if hint else ""
+        raise SettingsError(f"{source}: {key}: unknown model {value!r} (not in the catalog, `trainlint models`, not a "
+                            f"local folder with a config.json, not in the offline Hugging Face cache){suffix}")
 
 
 def _codes(value: Any, source: str, key: str) -> tuple[str, ...]:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from trainlint.output.summary import estimate_line, finding_line, findings_footer, has_safe_fix
+from trainlint.output.summary import (estimate_line, finding_line, findings_footer, has_safe_fix, paint,
+                                      sorted_findings, statistics)
 
 TAB = "    "
 
@@ -66,27 +67,27 @@ def snippet(doc, span) -> list[str]:
     return out
 
 
-def render(results: list, **_: object) -> str:
+def render(results: list, color: bool = False, quiet: bool = False, fixed: int = 0, show_statistics: bool = False,
+           **_: object) -> str:
+    if show_statistics:
+        return statistics(results, color=color)
     lines: list[str] = []
     fixable = 0
-    for result in results:
-        for d in result.diagnostics:
-            fixable += has_safe_fix(d)
-            lines.append(finding_line(d))
-            doc = document_for(result, d)
-            whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
-            if doc is not None and doc.text and not whole_file:
-                lines.extend("  " + line for line in snippet(doc, d.span))
-            for fix in d.fixes:
-                how = "safe, applied by --fix" if fix.safe else "unsafe, applied by --fix --unsafe-fixes"
-                lines.append(f"  = fix ({how}): {fix.title}")
-            lines.append("")
-        summary = estimate_line(result)
-        if summary:
-            lines.append(f"{result.path}: {summary}")
-    tail = findings_footer(results, fixable)
-    if tail:
-        lines.append(tail)
-    elif results:
-        lines.append(f"No findings in {len(results)} file{'s' if len(results) != 1 else ''}.")
+    for result, d in sorted_findings(results):
+        fixable += has_safe_fix(d)
+        lines.append(finding_line(d, color=color))
+        doc = document_for(result, d)
+        whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
+        if doc is not None and doc.text and not whole_file:
+            lines.extend("  " + line for line in snippet(doc, d.span))
+        for fix in d.fixes:
+            how = "safe, applied by --fix" if fix.safe else "unsafe, applied by --fix --unsafe-fixes"
+            lines.append("  " + paint(f"= fix ({how}):", "fix", color) + f" {fix.title}")
+        lines.append("")
+    if not quiet:
+        for result in results:
+            summary = estimate_line(result)
+            if summary:
+                lines.append(paint(f"{result.path}: {summary}", "note", color))
+        lines.append(findings_footer(results, fixable, fixed))
     return "\n".join(lines) + ("\n" if lines else "")
