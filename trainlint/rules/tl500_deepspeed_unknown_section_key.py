@@ -58,7 +58,12 @@ MODEL = {"zero_optimization": "DeepSpeedZeroConfig", "fp16": "DeepSpeedFP16Confi
          "wandb": "DeepSpeedMonitorConfig", "csv_monitor": "DeepSpeedMonitorConfig", "comet": "DeepSpeedMonitorConfig",
          "comms_logger": "CommsLoggerConfig"}
 MONITORS = {"tensorboard", "wandb", "csv_monitor", "comet"}
-PRECISION = {"fp16", "bf16", "bfloat16"}
+# Sections DeepSpeed began to validate strictly at some release; before it, it read them with dict.get and
+# ignored other keys (fp16/bf16), or took another schema (compile: the 2024 {enabled, backend, kwargs}).
+STRICT_SINCE = {"fp16": ("0.17.1", "0.17.0 and older ignore unknown keys there"),
+                "bf16": ("0.17.1", "0.17.0 and older ignore unknown keys there"),
+                "bfloat16": ("0.17.1", "0.17.0 and older ignore unknown keys there"),
+                "compile": ("0.16.6", "0.16.5 and older took the 2024 {enabled, backend, kwargs} section")}
 
 
 def check(ctx: LintContext):
@@ -86,13 +91,15 @@ def check(ctx: LintContext):
             if entry is None:
                 continue
             assumptions = []
-            if str(path[0]) in PRECISION:
-                strict = ctx.version_in("deepspeed", ">=0.17.1")
+            since = STRICT_SINCE.get(str(path[0]))
+            if since is not None:
+                release, before = since
+                strict = ctx.version_in("deepspeed", f">={release}")
                 if strict is False:
-                    continue  # DeepSpeed 0.17.0 and older read fp16/bf16 with dict.get and ignore other keys
+                    continue  # that release did not validate this section strictly
                 if strict is None:
-                    assumptions.append("assumed DeepSpeed 0.17.1 or newer (fp16/bf16 are validated strictly since "
-                                       "0.17.1; 0.17.0 and older ignore unknown keys there): declare it with "
+                    assumptions.append(f"assumed DeepSpeed {release} or newer (`{path[0]}` is validated strictly since "
+                                       f"{release}; {before}): declare it with "
                                        "`versions = {deepspeed = \"X.Y.Z\"}` in [tool.trainlint] or "
                                        "`# trainlint: deepspeed=X.Y.Z`")
             yield _finding(cfg, parent, entry, path, assumptions, counts.get(MODEL.get(str(path[0])), 1))
