@@ -7,6 +7,7 @@ Exit codes: 0 no findings at or above the fail level; 1 findings (or, with --dif
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -147,7 +148,7 @@ def expand_paths(paths: list[str], args=None) -> list:
     if not getattr(args, "isolated", False) and paths:
         first = Path(paths[0]) if paths[0] != "-" else Path.cwd()
         try:
-            project = find_project_config(str((first if first.is_dir() else first.parent).resolve()))
+            project = find_project_config(os.path.realpath(first if _is_dir(first) else first.parent))
         except SettingsError:
             project = None  # reported, with its position, when the settings are read for checking
         if project is not None and project.path:
@@ -246,33 +247,42 @@ def _check_once(args, out=None) -> int:
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
                         fail_level=args.fail_level, use_project_config=not args.isolated)
 
+    stdin_doc = []
+
     def lint(path: str):
         if path == "-":
-            return engine.check_text(sys.stdin.read(), args.stdin_filename or "<stdin>", settings)
+            if not stdin_doc:
+                stdin_doc.append(_read_stdin(args.stdin_filename or "<stdin>"))
+            return engine.check_document(stdin_doc[0], settings)
         return engine.check_path(path, settings, display_path=_relative(path))
 
     fixed = 0
     if args.fix or args.diff:
-        from trainlint.fixes.apply import compute_fixes, write_atomically
+        from trainlint.fixes.apply import compute_fixes, write_fixed
 
         targets = [p for p in paths if p != "-"]
         outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes)
         for problem in outcome.problems:
             print(f"trainlint: {problem}", file=sys.stderr)
         if args.diff:
-            out.write(outcome.diff())
+            out.write(engine.printable(outcome.diff()))
             return EXIT_FINDINGS if outcome.fixed else EXIT_OK
+        written = 0
         for path, text in outcome.fixed.items():
-            write_atomically(path, text)
-        fixed = outcome.applied if outcome.fixed else 0
+            problem = write_fixed(path, text, outcome.original[path])
+            if problem:
+                print(f"trainlint: {engine.printable(problem)}", file=sys.stderr)
+            else:
+                written += 1
+        fixed = outcome.applied if written else 0
 
     # A file found by walking a folder that is not a training config (a workflow, a compose file) is skipped
     # without a finding; TL005 is for files named on the command line.
     results = engine.dedupe_across([r for p in paths for r in (lint(p),)
                                     if p in explicit or engine.is_training_config(r)])
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
-    out.write(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
-                            quiet=args.quiet, fixed=fixed, show_statistics=args.statistics))
+    out.write(engine.printable(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
+                            quiet=args.quiet, fixed=fixed, show_statistics=args.statistics)))
     if any(r.internal_error for r in results):
         return EXIT_ERROR
     if args.exit_zero:
@@ -354,7 +364,26 @@ def _watch(args) -> int:
 
 
 def _settings_dir(path: str) -> str:
-    return str((Path.cwd() if path in ("-", "<stdin>") else Path(path).resolve().parent))
+    return str((Path.cwd() if path in ("-", "<stdin>") else Path(os.path.realpath(path)).parent))
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL: not a folder; the reader reports it
+        return False
+
+
+def _read_stdin(shown: str):
+    """`check -`: the bytes on stdin (at most the file-size limit), through the same guards as a file."""
+    from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        data = stream.read(MAX_FILE_BYTES + 1)
+    else:  # a text stream (tests, embedding)
+        data = sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8", "surrogateescape")
+    return document_from_bytes(data, shown)
 
 
 def _known_code(code: str) -> bool:
@@ -478,7 +507,7 @@ def _project_output_format(paths: list[str]) -> str | None:
     from trainlint.context.settings import SettingsError, find_project_config
 
     try:
-        return find_project_config(str(Path(paths[0]).resolve().parent)).output_format
+        return find_project_config(str(Path(os.path.realpath(paths[0])).parent)).output_format
     except SettingsError:
         return None
 

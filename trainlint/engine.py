@@ -6,6 +6,7 @@ Bad input never raises out of here: it becomes diagnostics.
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
 from dataclasses import dataclass, field, replace
@@ -52,10 +53,63 @@ def check_document(doc: Document, settings: Settings = Settings()) -> FileResult
     try:
         _run(doc, settings, result)
     except Exception as exc:  # noqa: BLE001 - one bad file or bug must not stop the others
+        diagnostic, internal = failure(doc, "trainlint failed on this file", exc)
+        result.internal_error = result.internal_error or internal
+        result.diagnostics.append(diagnostic)
+    try:
+        result.path = printable(result.path)
+        result.diagnostics = [_printable(d) for d in result.diagnostics]
+        result.diagnostics.sort(key=Diagnostic.sort_key)
+    except Exception as exc:  # noqa: BLE001
         result.internal_error = True
-        result.diagnostics.append(_internal(doc, f"trainlint failed on this file: {type(exc).__name__}: {exc}", exc))
-    result.diagnostics.sort(key=Diagnostic.sort_key)
+        result.diagnostics = [_internal(doc, f"trainlint failed on this file: {type(exc).__name__}", exc)]
     return result
+
+
+# Failures caused by what the input names or how large it is, not by a bug: reported as TL001.
+_INPUT_FAILURES = (OSError, MemoryError, RecursionError)
+
+
+def failure(doc: Document, where: str, exc: BaseException) -> tuple[Diagnostic, bool]:
+    """The diagnostic for an exception while checking `doc`, and whether it is trainlint's own bug
+    (TL000) rather than input it cannot read (TL001: a file it names is unreadable, too large, too deep)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - even the message may fail (huge integers)
+        text = ""
+    text = text[:300]
+    if isinstance(exc, _INPUT_FAILURES):
+        if isinstance(exc, OSError):
+            reason = f"a file or folder it names cannot be read: {exc.strerror or text}"
+            if exc.filename is not None:
+                reason += f" ({str(exc.filename)[:120]})"
+        elif isinstance(exc, MemoryError):
+            reason = "it is too large to check within memory"
+        else:
+            reason = "it is nested too deeply to check"
+        return Diagnostic("TL001", Severity.ERROR, f"trainlint cannot check this file: {reason}", doc.path,
+                          doc.file_span, name="syntax-error"), False
+    return _internal(doc, f"{where}: {type(exc).__name__}: {text}", exc), True
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` without unpaired surrogates (a file name that is not UTF-8, a JSON `\\ud800` escape):
+    each becomes `\\xNN` (a byte of the name) or `\\uXXXX`, so every output format can encode it."""
+    if not _SURROGATES.search(text):
+        return text
+    return _SURROGATES.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}" if 0xDC80 <= ord(m.group()) <= 0xDCFF
+                           else f"\\u{ord(m.group()):04x}", text)
+
+
+def _printable(d: Diagnostic) -> Diagnostic:
+    if _SURROGATES.search(d.message) or _SURROGATES.search(d.path):
+        d = replace(d, message=printable(d.message), path=printable(d.path))
+    if any(_SURROGATES.search(f.title) for f in d.fixes):
+        d = replace(d, fixes=tuple(replace(f, title=printable(f.title)) for f in d.fixes))
+    return d
 
 
 def _internal(doc: Document, message: str, exc: BaseException | None = None) -> Diagnostic:
@@ -64,14 +118,18 @@ def _internal(doc: Document, message: str, exc: BaseException | None = None) -> 
         frames = traceback.extract_tb(exc.__traceback__)
         if frames:
             last = frames[-1]
-            detail = f" (at {Path(last.filename).name}:{last.lineno}; please report this)"
+            ours = [f for f in frames if "trainlint" in Path(f.filename).parts]
+            where = f"{Path(last.filename).name}:{last.lineno}"
+            if ours and ours[-1] is not last:
+                where += f", from {Path(ours[-1].filename).name}:{ours[-1].lineno}"
+            detail = f" (at {where}; please report this)"
     return Diagnostic(INTERNAL, Severity.ERROR, message + detail, doc.path, doc.file_span, name="internal-error")
 
 
 def _project(doc: Document, settings: Settings) -> ProjectConfig:
     if not settings.use_project_config:
         return ProjectConfig()
-    return find_project_config(str(Path(doc.path).resolve().parent))
+    return find_project_config(str(Path(os.path.realpath(doc.path)).parent))
 
 
 def _run(doc: Document, settings: Settings, result: FileResult) -> None:
@@ -122,9 +180,9 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             assumed = identity.version_assumptions(ctx.versions)
             diagnostics.extend(calibrate(d, assumed) for d in found)
         except Exception as exc:  # noqa: BLE001
-            result.internal_error = True
-            diagnostics.append(_internal(doc, f"rule {identity.code} ({identity.name}) failed: "
-                                              f"{type(exc).__name__}: {exc}", exc))
+            diagnostic, internal = failure(doc, f"rule {identity.code} ({identity.name}) failed", exc)
+            result.internal_error = result.internal_error or internal
+            diagnostics.append(diagnostic)
     diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in per_file_ignored)]
     suppressions = Suppressions.from_document(doc)
     kept = suppressions.filter(diagnostics)

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -156,11 +157,11 @@ def load_config_file(path: Path, name: str | None = None) -> Architecture:
     architecture trainlint cannot count (the message carries `UnsupportedArchitecture`'s reason).
     """
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = json.loads(_read_small_file(path).decode("utf-8"))
     except OSError as exc:
         raise ModelLookupError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ModelLookupError(f"{path} is not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, int limits
+        raise ModelLookupError(f"{path} is not valid JSON: {exc}"[:500]) from exc
     label = name or (path.parent.name if path.name == "config.json" else path.stem)
     try:
         arch = from_hf_config(config, label, source=str(path))
@@ -193,6 +194,37 @@ def _looks_like_a_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or "\\" in name or name.endswith(".json")
 
 
+MAX_CONFIG_BYTES = 5 * 2**20
+
+
+def _quiet(check) -> bool:
+    """A pathlib test that is False, not an exception, for names too long, NULs or symlink loops."""
+    try:
+        return bool(check())
+    except (OSError, ValueError):
+        return False
+
+
+def _read_small_file(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_CONFIG_BYTES; a FIFO or device is never opened for reading
+    to its end (OSError with the reason otherwise)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{path} is not a regular file")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise OSError(f"{path} is {st.st_size / 2**20:.1f} MiB, too large for a model config")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise OSError(f"{path} is too large for a model config")
+    return data
+
+
 def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
     """The config.json `name_or_path` points at, if it is a local folder or file.
 
@@ -204,13 +236,13 @@ def _local_config(name_or_path: str, base_dir: Path | None) -> Path | None:
     roots = [candidate] if candidate.is_absolute() else [
         *([Path(base_dir) / candidate] if base_dir is not None else []), Path.cwd() / candidate]
     for path in roots:
-        if path.is_dir() and (path / "config.json").is_file():
-            return path / "config.json"
-        if path.is_file() and path.suffix == ".json":
+        if _quiet(path.is_dir) and _quiet((path / "config.json").exists):
+            return path / "config.json"  # load_config_file says what is wrong if it is no regular file
+        if _quiet(path.is_file) and path.suffix == ".json":
             return path
     if _looks_like_a_path(name_or_path):
-        where = next((p for p in roots if p.exists()), None)
-        if where is not None and where.is_dir():
+        where = next((p for p in roots if _quiet(p.exists)), None)
+        if where is not None and _quiet(where.is_dir):
             raise ModelLookupError(f"{where} has no config.json (a Hugging Face model folder holds one)")
     return None
 

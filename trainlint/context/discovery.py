@@ -116,7 +116,13 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
             add(raw, True)
             continue
         path = Path(raw)
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+            exists = is_dir or path.exists() or path.is_symlink()
+        except (OSError, ValueError):  # a name too long, a NUL: the reader reports it (TL001)
+            add(raw, True)
+            continue
+        if is_dir:
             base = path.resolve()
             if force_exclude and ignores.ignored(base, True):
                 continue
@@ -127,7 +133,7 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
                     child = Path(folder) / name
                     if child.suffix.lower() in CONFIG_SUFFIXES and not ignores.ignored(here / name, False):
                         add(str(child), False)
-        elif path.exists() or path.is_symlink():
+        elif exists:
             if force_exclude and ignores.ignored(path.resolve() if not path.is_symlink() else path.absolute(), False):
                 continue
             add(raw, True)

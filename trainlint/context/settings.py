@@ -6,6 +6,7 @@ sections before the global ones; then what the config itself says; then document
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -117,7 +118,7 @@ class ProjectConfig:
         if not self.path:
             return file_path
         try:
-            return Path(file_path).resolve().relative_to(Path(self.path).resolve().parent).as_posix()
+            return Path(os.path.realpath(file_path)).relative_to(Path(os.path.realpath(self.path)).parent).as_posix()
         except ValueError:
             return Path(file_path).as_posix()
 
@@ -285,7 +286,7 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
 @lru_cache(maxsize=256)
 def find_project_config(directory: str) -> ProjectConfig:
     """The nearest trainlint.toml or pyproject.toml with a [tool.trainlint] table, walking up."""
-    here = Path(directory).resolve()
+    here = Path(os.path.realpath(directory))
     for folder in (here, *here.parents):
         own = folder / "trainlint.toml"
         if own.is_file():

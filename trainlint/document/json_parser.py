@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from trainlint.document.tree import MAX_DEPTH, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
+from trainlint.document.tree import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SCALAR_CHARS, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
@@ -36,6 +36,12 @@ def parse_into(doc: Document) -> None:
         doc.root = root
     except JsonSyntaxError as exc:
         doc.syntax_error = SyntaxProblem(f"JSON syntax error: {exc}", doc.span(exc.offset, exc.offset + 1))
+    except RecursionError:
+        doc.root = None
+        doc.syntax_error = SyntaxProblem("the JSON is nested too deeply to read", doc.span(0, 0))
+    except Exception as exc:  # noqa: BLE001 - whatever the text, a diagnostic, never a traceback
+        doc.root = None
+        doc.syntax_error = SyntaxProblem(f"the JSON cannot be read: {type(exc).__name__}: {exc}"[:500], doc.span(0, 0))
 
 
 class _Parser:
@@ -100,8 +106,14 @@ class _Parser:
         m = _NUMBER.match(self.text, start)
         if m and not self._word_continues(m.end()):
             raw = m.group(0)
+            if re.fullmatch(r"-?\d+", raw) and len(raw.lstrip("-")) > MAX_INT_DIGITS:
+                raise JsonSyntaxError(f"an integer of {len(raw.lstrip('-')):,} digits: json.load refuses integers over "
+                                      f"{MAX_INT_DIGITS:,} digits (and no setting is that large)", start)
             self.i = m.end()
-            value = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+            try:
+                value = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+            except (ValueError, OverflowError):
+                raise JsonSyntaxError(f"the number {raw[:40]!r} cannot be read", start) from None
             return Node("scalar", self.doc.span(start, self.i), path, value=value, raw=raw)
         end = start
         while end < len(self.text) and self.text[end] not in ",:]}\r\n \t":

@@ -18,6 +18,10 @@ from trainlint.diagnostics import Pos, Span
 # Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.
 MAX_NODES = 200_000
 MAX_DEPTH = 200
+# Python refuses to convert integers of more than 4,300 digits to or from text (sys.int_info); a value
+# that long is no setting, and every message that shows it would fail.
+MAX_INT_DIGITS = 4300
+MAX_SCALAR_CHARS = 1_000_000
 
 KeyPath = tuple  # of str (mapping keys) and int (sequence indexes)
 
@@ -129,6 +133,9 @@ class Document:
     duplicates: list[DuplicateKey] = field(default_factory=list)
     relaxed: list[RelaxedSyntax] = field(default_factory=list)
     notes: list[SyntaxProblem] = field(default_factory=list)  # unsupported tags, extra YAML documents
+    # Values the framework's loader fails on although the text parses (a tag that does not convert,
+    # `!!bool maybe`; an integer too long to convert; a string too long): reported like syntax errors.
+    errors: list[SyntaxProblem] = field(default_factory=list)
     bom: bool = False
     newline: str = "\n"
     _line_starts: list[int] = field(default_factory=list, repr=False)
@@ -176,7 +183,7 @@ class Document:
         positions, key paths starting at `node`."""
         sub = copy.copy(self)
         sub.root = _rebased(node, ())
-        sub.duplicates, sub.relaxed, sub.notes, sub.syntax_error = [], [], [], None
+        sub.duplicates, sub.relaxed, sub.notes, sub.errors, sub.syntax_error = [], [], [], [], None
         return sub
 
     def find(self, path: KeyPath) -> Node | None:

@@ -9,8 +9,19 @@ from __future__ import annotations
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from trainlint.diagnostics import Pos, Span
-from trainlint.document.tree import MAX_DEPTH, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, SyntaxProblem
+from trainlint.diagnostics import Span
+from trainlint.document.tree import (
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_NODES,
+    MAX_SCALAR_CHARS,
+    Document,
+    DuplicateKey,
+    Entry,
+    KeyPath,
+    Node,
+    SyntaxProblem,
+)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # libyaml (in the PyYAML wheel) composes ~15x faster with the same marks (code-point index, line,
@@ -25,6 +36,15 @@ class _TooLarge(Exception):
 
 
 def parse_into(doc: Document) -> None:
+    try:
+        _parse_into(doc)
+    except Exception as exc:  # noqa: BLE001 - whatever the text, a diagnostic, never a traceback
+        doc.root = None
+        doc.syntax_error = SyntaxProblem(f"the YAML cannot be read: {type(exc).__name__}: {exc}"[:500],
+                                         doc.span(0, 0))
+
+
+def _parse_into(doc: Document) -> None:
     loader = _LOADER(doc.text)
     try:
         node = loader.get_node() if loader.check_node() else None
@@ -68,8 +88,10 @@ def _error_message(exc: yaml.MarkedYAMLError, text: str, mark) -> str:
 
 
 def _span(doc: Document, start, end) -> Span:
-    # The marks carry line and column already (code points, 0-based): no search needed.
-    return Span(Pos(start.line, start.column, start.index), Pos(end.line, end.column, end.index))
+    # The marks' index is a code-point offset; their line and column count NEL, LS and PS as line
+    # breaks (YAML 1.1) where editors, LSP and `patch` do not, and put the end of the text on a line
+    # after the last one: positions come from the offset.
+    return Span(doc.pos(start.index), doc.pos(end.index))
 
 
 class _Builder:
@@ -104,12 +126,29 @@ class _Builder:
         return Node("scalar", span, path, value=value, raw=node.value, style=node.style or None, alias_of=alias_of)
 
     def _scalar_value(self, node: yaml.ScalarNode, span: Span):
+        if len(node.value) > MAX_SCALAR_CHARS:
+            self.doc.errors.append(SyntaxProblem(
+                f"a value of {len(node.value):,} characters; no training setting is that long (the limit read is "
+                f"{MAX_SCALAR_CHARS:,}), so it is read as text and not checked", span))
+            return node.value[:64]
         try:
-            return self.constructor.construct_object(node)
-        except (ConstructorError, ValueError, TypeError, OverflowError):
-            self.doc.notes.append(SyntaxProblem(
-                f"unsupported YAML tag {node.tag!r}; the value is read as plain text", span))
+            value = self.constructor.construct_object(node)
+        except ConstructorError as exc:
+            if "could not determine a constructor" in str(exc):
+                self.doc.notes.append(SyntaxProblem(
+                    f"unsupported YAML tag {node.tag!r}; the value is read as plain text", span))
+            else:
+                self.doc.errors.append(_conversion_error(node, exc, span))
             return node.value
+        except Exception as exc:  # noqa: BLE001 - PyYAML's constructors raise anything on bad values
+            self.doc.errors.append(_conversion_error(node, exc, span))
+            return node.value
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_DIGITS * 3:
+            self.doc.errors.append(SyntaxProblem(
+                f"an integer of about {int(value.bit_length() * 0.30103):,} digits; no training setting is that large "
+                f"and Python cannot print integers over {MAX_INT_DIGITS:,} digits, so it is read as text", span))
+            return node.value[:64]
+        return value
 
     def _mapping(self, node: yaml.MappingNode, out: Node, path: KeyPath, depth: int, alias: bool) -> None:
         explicit: dict[str, Entry] = {}
@@ -138,7 +177,29 @@ class _Builder:
         if isinstance(key_node, yaml.ScalarNode):
             try:
                 value = self.constructor.construct_object(key_node)
-            except (ConstructorError, ValueError, TypeError, OverflowError):
+            except ConstructorError as exc:
+                if "could not determine a constructor" not in str(exc):
+                    self.doc.errors.append(_conversion_error(
+                        key_node, exc, _span(self.doc, key_node.start_mark, key_node.end_mark)))
+                value = key_node.value
+            except Exception as exc:  # noqa: BLE001
+                self.doc.errors.append(_conversion_error(
+                    key_node, exc, _span(self.doc, key_node.start_mark, key_node.end_mark)))
                 value = key_node.value
             return (value if isinstance(value, str) else key_node.value), key_node.value
         return "<complex key>", "<complex key>"
+
+
+_TAG_NAMES = {"tag:yaml.org,2002:bool": "a boolean", "tag:yaml.org,2002:int": "an integer",
+              "tag:yaml.org,2002:float": "a number", "tag:yaml.org,2002:timestamp": "a date/time",
+              "tag:yaml.org,2002:binary": "base64 binary data", "tag:yaml.org,2002:null": "null"}
+
+
+def _conversion_error(node: yaml.ScalarNode, exc: BaseException, span: Span) -> SyntaxProblem:
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    what = _TAG_NAMES.get(node.tag, f"the type of {tag}")
+    shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+    explicit = node.tag != "tag:yaml.org,2002:int" or not node.value[:1].isdigit()
+    reason = f"{tag} {shown!r} is not {what}" if explicit else f"the integer {shown!r} cannot be converted"
+    return SyntaxProblem(f"{reason} ({type(exc).__name__}); yaml.safe_load fails on this value, so the framework "
+                         "cannot read the file", span)

@@ -1,20 +1,31 @@
 """Applying fixes: `--fix` (safe), `--unsafe-fixes`, `--diff`.
 
 Fixes are applied as text edits, then the files are linted again and the remaining fixes applied,
-until nothing changes (at most MAX_ROUNDS). Overlapping edits wait for the next round. A result that
-no longer parses is never written. Files are written atomically (temp file + rename).
+until nothing changes (at most MAX_ROUNDS; a file still changing then is not written). Each round
+applies exactly the edits the diagnostics advertise (the first applicable fix of each, overlapping
+edits waiting for the next round). A result that no longer parses, or no longer parses strictly
+(`json.load`, `yaml.safe_load`) where the original did, is never written.
+
+Writing (`write_fixed`): through symlinks to their target; the file must be a regular, writable file
+(a read-only one is refused with a message, even where the permissions would allow replacing it) and
+unchanged since it was read (else it is skipped with a message). A temp file beside it, with the
+original's mode and owner, is renamed over it; a file with several hard links is rewritten in place
+instead, so every name keeps seeing it. No temp file survives an error or an interrupt (SIGINT, SIGTERM).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import os
+import signal
+import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
-from trainlint.document.reading import overlay, parse_document, read_document
+from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
 from trainlint.fixes.edits import apply_edits
 
 MAX_ROUNDS = 8
@@ -28,12 +39,44 @@ class FixOutcome:
     problems: list[str] = field(default_factory=list)  # files left alone, and why
 
     def diff(self) -> str:
+        """A unified diff that `patch -p1` applies to give exactly what --fix writes: lines split at
+        \\n only (as patch splits them: CR, NEL, LS, PS stay inside a line), and a last line without
+        a line break marked `\\ No newline at end of file`."""
         chunks = []
         for path, new in self.fixed.items():
             old = self.original[path]
-            chunks.extend(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                               fromfile=f"a/{path}", tofile=f"b/{path}"))
+            for line in difflib.unified_diff(patch_lines(old), patch_lines(new), fromfile=f"a/{path}",
+                                             tofile=f"b/{path}"):
+                chunks.append(line)
+                if not line.endswith("\n"):
+                    chunks.append("\n\\ No newline at end of file\n")
         return "".join(chunks)
+
+
+def patch_lines(text: str) -> list[str]:
+    """Lines as `patch` and `diff` see them: ended by \\n only, each keeping its \\n."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def strictly_parses(text: str, kind: str) -> bool:
+    """What the stricter readers accept: `json.loads` (the HF Trainer reads DeepSpeed JSON so) or
+    `yaml.safe_load` (every YAML consumer)."""
+    body = text[1:] if text.startswith("\ufeff") else text
+    try:
+        if kind == "json":
+            json.loads(body)
+        else:
+            import yaml
+
+            for _ in yaml.load_all(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+                pass
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool) -> FixOutcome:
@@ -51,8 +94,10 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool)
         outcome.original.setdefault(path, text)
         return text
 
+    changing: set[str] = set()
     for _ in range(MAX_ROUNDS):
         changed = False
+        changing = set()
         with overlay({p: t for p, t in texts.items()}):
             results = [lint(p) for p in paths]
         edits_by_path: dict[str, list] = {}
@@ -64,42 +109,162 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool)
                             edits_by_path.setdefault(edit.path, []).append(edit)
                         break  # the first applicable fix of a diagnostic is its preferred one
         for path, edits in edits_by_path.items():
-            text = current(path)
-            if text is None:
-                continue
-            bom = text.startswith("\ufeff")
-            body = text[1:] if bom else text
-            new_body, _skipped = apply_edits(body, edits)
-            if new_body == body:
-                continue
-            check = parse_document(new_body, path)
-            if check.syntax_error is not None:
-                outcome.problems.append(f"{path}: a fix would leave the file unparsable ({check.syntax_error.message}); "
-                                        "it was not applied")
+            try:
+                text = current(path)
+                if text is None:
+                    continue
+                bom = text.startswith("\ufeff")
+                body = text[1:] if bom else text
+                new_body, _skipped = apply_edits(body, edits)
+                if new_body == body:
+                    continue
+                problem = _unparsable(body, new_body, path)
+            except Exception as exc:  # noqa: BLE001 - one file's fixes failing must not stop the others
+                problem = f"{path}: the fixes could not be applied ({type(exc).__name__}: {str(exc)[:200]})"
+            if problem:
+                if problem not in outcome.problems:
+                    outcome.problems.append(problem)
                 continue
             texts[path] = ("\ufeff" if bom else "") + new_body
             outcome.applied += len(edits) - len(_skipped)
             changed = True
+            changing.add(path)
         if not changed:
             break
     else:
-        outcome.problems.append(f"fixes did not settle after {MAX_ROUNDS} rounds; the last state is kept")
+        for path in sorted(changing):
+            outcome.problems.append(f"{path}: the fixes did not settle after {MAX_ROUNDS} rounds (each round changed "
+                                    "the file again); it was not fixed")
+            texts.pop(path, None)
     for path, text in texts.items():
         if text != outcome.original.get(path):
             outcome.fixed[path] = text
     return outcome
 
 
-def write_atomically(path: str, text: str) -> None:
-    target = Path(path)
-    mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=str(target.parent))
+def _unparsable(body: str, new_body: str, path: str) -> str | None:
+    check = parse_document(new_body, path)
+    if check.syntax_error is not None or check.errors:
+        reason = (check.syntax_error or check.errors[0]).message
+        return f"{path}: a fix would leave the file unparsable ({reason}); it was not applied"
+    kind = check.kind
+    if strictly_parses(body, kind) and not strictly_parses(new_body, kind):
+        reader = "json.load" if kind == "json" else "yaml.safe_load"
+        return f"{path}: a fix would leave the file unreadable by {reader}; it was not applied"
+    return None
+
+
+def write_fixed(path: str, text: str, original: str) -> str | None:
+    """Write a fixed text over `path` safely; None when written, else why it was not (a message)."""
+    real = os.path.realpath(path)  # a symlink: edit its target, keep the link
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        st = os.stat(real)
+    except OSError as exc:
+        return f"{path}: cannot write the fix: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path}: not a regular file; it was not fixed"
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
+        return f"{path}: the file is read-only; it was not fixed (make it writable to apply the fixes)"
+    data, why = read_regular_file(real)
+    if data is None:
+        return f"{path}: cannot read it again before writing ({why}); it was not fixed"
+    try:
+        current = data.decode("utf-8")
+    except UnicodeDecodeError:
+        current = None
+    if current != original:
+        return f"{path}: the file changed since trainlint read it; it was not fixed (run trainlint again)"
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{path}: the fixed text is not valid Unicode; it was not fixed"
+    folder = os.path.dirname(real) or "."
+    with _interrupts_as_keyboard_interrupt():
+        try:
+            if st.st_nlink > 1:
+                _write_in_place(real, encoded)
+                return None
+            if not os.access(folder, os.W_OK | os.X_OK):
+                return (f"{path}: its folder {folder} is read-only (the fixed file is written beside the original, "
+                        "then renamed over it); it was not fixed")
+            return _replace(real, encoded, st)
+        except OSError as exc:
+            return f"{path}: cannot write the fix: {exc.strerror or exc}"
+
+
+def _write_in_place(real: str, data: bytes) -> None:
+    """Rewrite the file's own inode (hard links keep seeing it; mode and owner untouched)."""
+    with open(real, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _replace(real: str, data: bytes, st: os.stat_result) -> str | None:
+    folder, name = os.path.split(real)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".trainlint-tmp", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), stat.S_IMODE(st.st_mode))
+            if hasattr(os, "fchown"):
+                try:
+                    os.fchown(handle.fileno(), st.st_uid, st.st_gid)
+                except OSError:
+                    if os.stat(tmp).st_uid != st.st_uid:  # cannot keep the owner: keep the inode instead
+                        os.unlink(tmp)
+                        _write_in_place(real, data)
+                        return None
+            os.fsync(handle.fileno())
+        now = os.stat(real)
+        if (now.st_mtime_ns, now.st_size, now.st_ino) != (st.st_mtime_ns, st.st_size, st.st_ino):
+            os.unlink(tmp)
+            return f"{real}: the file changed while the fix was written; it was not fixed (run trainlint again)"
+        os.replace(tmp, real)
+        return None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+class _Interrupt:
+    def __init__(self) -> None:
+        self.saved = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self.saved = signal.signal(signal.SIGTERM, _raise_interrupt)
+            except (ValueError, OSError):
+                self.saved = None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.saved is not None:
+            signal.signal(signal.SIGTERM, self.saved)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt()
+
+
+def _interrupts_as_keyboard_interrupt() -> _Interrupt:
+    return _Interrupt()
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write `text` over `path` (kept for callers that have no original text to compare with)."""
+    problem = write_fixed(path, text, _current_text(path))
+    if problem:
+        raise OSError(problem)
+
+
+def _current_text(path: str) -> str:
+    data, _why = read_regular_file(os.path.realpath(path))
+    try:
+        return data.decode("utf-8") if data is not None else ""
+    except UnicodeDecodeError:
+        return ""

@@ -134,7 +134,11 @@ def resolve_link(doc_path: str, target: str) -> Path | None:
         try:
             if in_overlay(path) or path.is_file():
                 return path
-        except OSError:
+            # Something is there but is no regular file (a FIFO, a device, a folder, a symlink loop):
+            # the reader reports what it is, without opening it.
+            path.lstat()
+            return path
+        except (OSError, ValueError):
             continue
     return None
 

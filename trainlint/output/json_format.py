@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from trainlint.engine import printable
+
 
 def position(pos) -> dict:
     return {"line": pos.line + 1, "column": pos.column + 1}
@@ -22,7 +24,7 @@ def diagnostic(d) -> dict:
         "path": d.path,
         "range": span(d.span),
         "fixes": [{"title": f.title, "applicability": f.applicability,
-                   "edits": [{"path": e.path, "range": span(e.span), "new_text": e.new_text} for e in f.edits]}
+                   "edits": [{"path": printable(e.path), "range": span(e.span), "new_text": e.new_text} for e in f.edits]}
                   for f in d.fixes],
         "assumptions": list(d.assumptions),
     }

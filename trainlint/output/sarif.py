@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from trainlint import __version__
+from trainlint.engine import printable
 from trainlint.output.full import document_for
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -70,7 +71,7 @@ def fingerprints(results: list, base: str | None = None) -> dict[int, str]:
             triple = (d.code, path, key_path, text[:200])
             seen[triple] = seen.get(triple, 0) + 1
             raw = "\x00".join((*triple, str(seen[triple])))
-            out[id(d)] = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+            out[id(d)] = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return out
 
 
@@ -112,7 +113,7 @@ def _engine_rule(d) -> dict:
 def _fix(fix, base: str | None) -> dict:
     changes: dict[str, list[dict]] = {}
     for edit in fix.edits:
-        changes.setdefault(edit.path, []).append(
+        changes.setdefault(printable(edit.path), []).append(
             {"deletedRegion": _region(edit.span), "insertedContent": {"text": edit.new_text}})
     return {"description": {"text": f"{fix.title} ({fix.applicability})"},
             "artifactChanges": [{"artifactLocation": _artifact(path, base), "replacements": replacements}
