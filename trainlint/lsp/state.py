@@ -45,7 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
 from trainlint import __version__, engine
@@ -96,12 +98,52 @@ class Report:
         return [lsp for _d, lsp in self.pairs]
 
 
+class _Unreadable:
+    """A request whose params did not fit the method's types: answered with the error, not dropped."""
+
+    jsonrpc = "2.0"
+
+    def __init__(self, msg_id: Any, method: str, error: JsonRpcException) -> None:
+        self.id, self.method, self.error = msg_id, method, error
+
+
+class TrainlintProtocol(LanguageServerProtocol):
+    """pygls drops a request whose params do not deserialize (no response ever comes) and requests after
+    `shutdown`; JSON-RPC wants an answer to every request: InvalidParams (-32602), InvalidRequest (-32600)."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str) \
+                    and isinstance(data["id"], (int, str)) and not isinstance(data["id"], bool):
+                if not isinstance(exc, JsonRpcInvalidParams):
+                    exc = JsonRpcInvalidParams()
+                return _Unreadable(data["id"], data["method"], exc)
+            raise
+
+    def handle_message(self, message):
+        if isinstance(message, _Unreadable):
+            error = message.error.to_response_error()
+            error.message = f"invalid params for {message.method}"
+            self._send_response(message.id, error=error)
+            return
+        if self._shutdown and getattr(message, "method", "exit") != "exit" and getattr(message, "id", None) \
+                is not None and hasattr(message, "params"):
+            error = JsonRpcInvalidRequest().to_response_error()
+            error.message = "the server is shutting down"
+            self._send_response(message.id, error=error)
+            return
+        super().handle_message(message)
+
+
 class TrainlintServer(LanguageServer):
     def __init__(self) -> None:
         # Full sync: configs are small, and pygls applies incremental changes with str.splitlines(),
         # which also breaks lines at \u2028, \x0c, \x85, ... where LSP does not (a config with such a
         # character in a string would be corrupted by the next edit).
-        super().__init__("trainlint", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Full)
+        super().__init__("trainlint", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Full,
+                         protocol_cls=TrainlintProtocol)
         self.init_raw: Any = None
         self.config_raw: Any = None
         self.options = opts.ClientOptions()
