@@ -458,12 +458,15 @@ def _suggest(word: str, options: Iterable[Any]) -> str | None:
     return match[0] if match else None
 
 
-def _known_keys_words(key: str, known: list[str], limit: int = 20) -> str:
+MAX_SUGGESTIONS = 50  # unknown keys per mapping that get a "did you mean"
+
+
+def _known_keys_words(key: str, known: list[str], limit: int = 20, close: bool = True) -> str:
     if not known:
         return "no keys"
     if len(known) <= limit:
         return "one of " + ", ".join(known)
-    close = difflib.get_close_matches(key, known, n=5, cutoff=0.5)
+    close = difflib.get_close_matches(key, known, n=5, cutoff=0.5) if close else []
     shown = close + [k for k in known if k not in close][: limit - len(close)]
     return f"one of {len(known)} known keys, such as " + ", ".join(shown)
 
@@ -532,14 +535,18 @@ def _convert(root: dict, err) -> list[SchemaError]:
         known = sorted(k for k, v in props.items() if not _is_removed_property(v))
         removed = schema.get("x-trainlint-removed") or {}
         out = []
-        for key in extras:
+        for i, key in enumerate(extras):
             entry = removed.get(key) if isinstance(removed, dict) else None
+            # Suggestions cost a fuzzy match against every known key: only for the first unknown keys
+            # of a mapping, so that thousands of unknown keys stay linear work.
+            suggest = i < MAX_SUGGESTIONS
             if entry is not None:
                 msg = _removed_message(str(key), entry)
             else:
-                guess = _suggest(str(key), known)
+                guess = _suggest(str(key), known) if suggest else None
                 msg = f"Unknown key `{key}` {_where(path)}" + (f"; did you mean `{guess}`?" if guess else ".")
-            out.append(SchemaError(path + (key,), msg, "unknown-key", True, _known_keys_words(str(key), known)))
+            out.append(SchemaError(path + (key,), msg, "unknown-key", True,
+                                   _known_keys_words(str(key), known, close=suggest)))
         return out
     if kw == "not" and _is_removed_property(schema):
         message = schema.get("x-trainlint-removed-message") or schema.get("description") or f"{label} is no longer supported."

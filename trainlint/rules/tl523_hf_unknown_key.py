@@ -47,6 +47,9 @@ def known() -> tuple[set[str], set[str]]:
         return set(), set()
 
 
+MAX_GUESSED = 100  # unknown keys per file matched against the known ones
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     root = doc.root
@@ -55,10 +58,14 @@ def check(ctx: LintContext):
     keys, removed = known()
     if not keys:
         return
+    unknown = 0
     for entry in root.entries:
         key = entry.key
         if key in keys or key in removed or key in SCRIPT_KEYS:
             continue
+        unknown += 1
+        if unknown > MAX_GUESSED:  # a fuzzy match per key: bounded, so thousands of keys stay fast
+            return
         guess = suggest(key, keys, cutoff=0.85)
         if guess is None:
             continue
