@@ -340,13 +340,24 @@ def _format_findings(fmt: str, stdout: bytes, argv: list[str]) -> list[Finding]:
                 return [Finding("bad-output", "sarif-invalid", "; ".join(errors), argv)]
         elif not isinstance(data, list):
             return [Finding("bad-output", "gitlab-not-a-list", text[:300], argv)]
-        if re.search(r"\\ud[89a-f][0-9a-f]{2}", text, re.I):
+        if _has_lone_surrogate(data):
             return [Finding("bad-output", f"{fmt}-lone-surrogate", "a lone surrogate escape in the output", argv)]
     if fmt == "github":
         for line in text.splitlines():
             if line.startswith("::") and not re.match(r"::(error|warning|notice)( [^:]*)?::", line):
                 return [Finding("bad-output", "github-bad-command", line[:300], argv)]
     return []
+
+
+def _has_lone_surrogate(value) -> bool:
+    """A string in parsed JSON holding an unpaired surrogate (json.loads joins the pairs)."""
+    if isinstance(value, str):
+        return re.search("[\ud800-\udfff]", value) is not None
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
 
 
 def _apply_advertised(text: str, report: dict, name: str, unsafe: bool = False) -> str:
@@ -505,11 +516,11 @@ def _reference_fix(worker: Worker, workdir: Path, name: str, before: dict, after
             new = _apply_advertised(text, report, name)
             if new == text:
                 break
-            if raw.startswith(b"\xef\xbb\xbf"):
-                new = "\ufeff" + new
             is_json = name.endswith((".json", ".conf"))
             if strict_parses(text, is_json) and not strict_parses(new, is_json):
                 break
+            if raw.startswith(b"\xef\xbb\xbf"):
+                new = "\ufeff" + new
             (ref / name).write_bytes(new.encode("utf-8", "surrogateescape"))
         if (ref / name).read_bytes() != after.get(name, before.get(name)):
             return [Finding("fix-not-advertised", "fix-vs-advertised",

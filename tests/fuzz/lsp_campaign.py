@@ -284,8 +284,7 @@ def run(seed: int, ops: int, budget_s: float, files: list[Path] | None = None, l
 
     try:
         ask("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps,
-                           "initializationOptions": rng.choice([{}, {"gpu": "A100-80GB"}, {"gpu": 5, "numGpus": "x"},
-                                                                None])}, "valid")
+                           "initializationOptions": rng.choice([{}, {"gpu": 5, "numGpus": "x"}, None])}, "valid")
         client.notify("initialized", {})
         for name, text in texts.items():
             versions[name] = 1
@@ -364,6 +363,8 @@ def run(seed: int, ops: int, budget_s: float, files: list[Path] | None = None, l
             if log and stats["ops"] % 200 == 0:
                 log(f"lsp op {stats['ops']}: {stats['requests']} requests, {len(stats['no_answer'])} unanswered, "
                     f"rss {client.rss_kb() // 1024} MiB")
+        # back to the default settings, so that the final diagnostics compare with a plain `trainlint check`
+        client.notify("workspace/didChangeConfiguration", {"settings": {"trainlint": {}}})
         client.drain(quiet_s=1.0, limit_s=20)
         stats["rss_kb"]["after_ops"] = client.rss_kb()
         stats["inconsistent"] = _consistency(client, root, texts, open_docs, pull, versions, uri)

@@ -113,7 +113,7 @@ def special_file_linked(tmp: Path) -> list[str]:
     (tmp / "dir.json").mkdir()
     (tmp / "big.json").write_bytes(b'{"a": "' + b"x" * (6 * 2**20) + b'"}')
     for target, words in (("/dev/zero", "device"), ("/dev/urandom", "device"), ("fifo.json", "FIFO"),
-                          ("loop.json", "loop"), ("zero.json", "device"), ("dir.json", "folder"), ("big.json", "MiB")):
+                          ("loop.json", "symlink loop"), ("zero.json", "device"), ("dir.json", "folder"), ("big.json", "MiB")):
         (tmp / "train.yaml").write_text(HF + f"deepspeed: {target}\n")
         answer = _run(["check", "--output-format", "json", "train.yaml"], tmp, timeout=30)
         found = _basic(answer, f"deepspeed: {target}", json_out=True)

@@ -9,9 +9,7 @@ import pytest
 from . import scenarios
 
 # Scenarios that still fail (tracked; removed from here as they are fixed).
-OPEN: set[str] = {"special_file_as_config", "special_file_linked", "odd_names", "stdin_garbage",
-                  "fix_through_symlink", "fix_keeps_hard_link", "fix_read_only_file", "fix_read_only_folder",
-                  "many_unknown_keys"}
+OPEN: set[str] = set()
 
 
 @pytest.mark.parametrize("scenario", scenarios.SCENARIOS, ids=[s.__name__ for s in scenarios.SCENARIOS])
