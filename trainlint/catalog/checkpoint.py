@@ -53,7 +53,7 @@ def _header(path: Path, budget: list[int]) -> dict | None:
         return None
     try:
         header = json.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, integers over 4,300 digits, too deep
         return None
     return header if isinstance(header, dict) else None
 
@@ -65,7 +65,7 @@ def _shards(folder: Path) -> list[Path] | None:
             if index.stat().st_size > MAX_HEADER:
                 return None
             weight_map = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        except (OSError, ValueError, RecursionError, AttributeError):
             return None
         if not isinstance(weight_map, dict) or not weight_map:
             return None
