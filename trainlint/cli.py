@@ -247,23 +247,43 @@ def _check_once(args, out=None) -> int:
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
                         fail_level=args.fail_level, use_project_config=not args.isolated)
 
+    from trainlint.context import links
+    from trainlint.document.reading import overlay
+
+    checked = {links.key(p) for p in paths if p != "-"}
     stdin_doc = []
+
+    def lint_one(path: str):
+        return engine.check_path(path, settings, display_path=_relative(path))
 
     def lint(path: str):
         if path == "-":
             if not stdin_doc:
                 stdin_doc.append(_read_stdin(args.stdin_filename or "<stdin>"))
-            return engine.check_document(stdin_doc[0], settings)
-        return engine.check_path(path, settings, display_path=_relative(path))
+            doc = stdin_doc[0]
+            result = engine.check_document(doc, settings)
+            if args.stdin_filename and result.flavor in engine.LINKABLE_FLAVORS and doc.kind != "unreadable":
+                text = ("\ufeff" if doc.bom else "") + doc.text
+                with overlay({args.stdin_filename: text}):  # the configs linking it read this text
+                    engine.add_linked_findings(result, engine.linking_results(doc.path, settings, checked, lint_one),
+                                               settings)
+            return result
+        result = lint_one(path)
+        if result.flavor in engine.LINKABLE_FLAVORS:
+            # A linked file checked without the configs that link it: lint those too, for their findings about it.
+            engine.add_linked_findings(result, engine.linking_results(path, settings, checked, lint_one), settings)
+        return result
 
     fixed = 0
     if args.fix or args.diff:
         from trainlint.fixes.apply import compute_fixes, write_fixed
 
         targets = [p for p in paths if p != "-"]
-        outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes)
+        outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes, writable=checked)
         for problem in outcome.problems:
             print(f"trainlint: {problem}", file=sys.stderr)
+        for note in outcome.not_applied:
+            print(f"trainlint: {note}", file=sys.stderr)
         if args.diff:
             out.write(engine.printable(outcome.diff()))
             return EXIT_FINDINGS if outcome.fixed else EXIT_OK

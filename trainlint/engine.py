@@ -22,6 +22,7 @@ from trainlint.rules import all_rules, tl009_unused_suppression
 from trainlint.rules.base import LintContext
 from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings, SettingsError,
                                         find_project_config, parse_directives)
+from trainlint.context import links
 from trainlint.context.suppressions import Suppressions
 
 INTERNAL = "TL000"
@@ -37,6 +38,7 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     estimate: Any = None
     internal_error: bool = False
+    linked_from: list[str] = field(default_factory=list)  # configs (not checked themselves) linking this file
 
 
 def check_path(path: str | Path, settings: Settings = Settings(), display_path: str | None = None) -> FileResult:
@@ -232,6 +234,89 @@ def dedupe_across(results: list[FileResult]) -> list[FileResult]:
     for result in results:
         result.diagnostics = _dedupe(result.diagnostics, seen)
     return results
+
+
+# ---- linked files both ways ------------------------------------------------------------------------------------
+# A DeepSpeed JSON (or accelerate config) checked on its own is checked as the configs that link it read it: they
+# are found with the repository's link index (context/links.py), linted, and their findings about the pair added.
+
+# Flavors of files other configs link (a JSON too small to be recognised is "unknown").
+LINKABLE_FLAVORS = frozenset({"deepspeed", "accelerate", "unknown"})
+# Findings located in the linking config that are about the pair (its settings against the linked file's).
+PAIR_CODES = frozenset({"TL006", "TL300", "TL301", "TL600", "TL601", "TL602", "TL603", "TL604", "TL623"})
+
+
+def _key(path: str) -> str:
+    return links.key(path)
+
+
+def links_to(result: FileResult, target: str) -> bool:
+    """Whether a lint read `target` as a linked file."""
+    key = _key(target)
+    paths = [d.path for d in result.linked or ()] + list(getattr(result.plan, "linked_paths", ()) or ())
+    return any(_key(p) == key for p in paths if p)
+
+
+def linking_results(path: str, settings: Settings = Settings(), skip: frozenset[str] | set[str] = frozenset(),
+                    lint=None) -> list[FileResult]:
+    """Lints of the configs in the repository of `path` that link it (the candidates of the link index, confirmed
+    by their own flavor reader), except those whose resolved path is in `skip` (checked in this run anyway).
+    `lint(candidate)` lints one file (default: check_path with a path relative to the working directory)."""
+    if path in ("-", "<stdin>"):
+        return []
+    out = []
+    for candidate in links.candidates(path):
+        if _key(candidate) in skip:
+            continue
+        result = lint(candidate) if lint is not None else check_path(candidate, settings, display_path=_shown(candidate))
+        if links_to(result, path):
+            out.append(result)
+    return out
+
+
+def _shown(path: str) -> str:
+    absolute, cwd = os.path.abspath(path), os.getcwd()
+    return os.path.relpath(absolute, cwd) if absolute.startswith(cwd.rstrip(os.sep) + os.sep) else path
+
+
+def add_linked_findings(result: FileResult, linking: list[FileResult], settings: Settings = Settings()) -> FileResult:
+    """Add to the lint of a linked file what the configs linking it report about it: their findings located in it
+    (named after the linking config), and those located in the linking config that are about the pair."""
+    if not linking:
+        return result
+    target = _key(result.document.path)
+    name = Path(result.document.path).name
+    try:
+        ignored = _project(result.document, settings).for_file(result.document.path)[1]
+    except SettingsError:
+        ignored = ()
+    found: list[Diagnostic] = []
+    for other in linking:
+        result.linked_from.append(other.path)
+        for d in other.diagnostics:
+            if d.code == INTERNAL:
+                continue
+            if d.path == result.path or _key(d.path) == target:
+                if any(d.code.startswith(c) for c in ignored):
+                    continue
+                d = _moved(d, target, result.path)
+                if other.path not in d.message.split(". ", 1)[0]:
+                    d = replace(d, message=f"{other.path} links this file: {d.message}")
+                found.append(d)
+            elif d.path == other.path and (d.code in PAIR_CODES or name in d.message):
+                found.append(_moved(d, target, result.path, located=False))
+    result.diagnostics = _dedupe(found + result.diagnostics)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diagnostic:
+    """The diagnostic with the linked file named as this run names it (in its location and its fixes' edits)."""
+    def edit(e):
+        return replace(e, path=shown) if e.path != shown and _key(e.path) == target else e
+
+    fixes = tuple(replace(f, edits=tuple(edit(e) for e in f.edits)) for f in d.fixes)
+    return replace(d, path=shown if located else d.path, fixes=fixes)
 
 
 # Keys that only training configs have: a file that does not parse, but names some of them, is a broken training

@@ -37,6 +37,7 @@ class FixOutcome:
     fixed: dict[str, str] = field(default_factory=dict)  # path -> text after (changed files only)
     applied: int = 0
     problems: list[str] = field(default_factory=list)  # files left alone, and why
+    not_applied: list[str] = field(default_factory=list)  # fixes that edit files not being fixed, and where
 
     def diff(self) -> str:
         """A unified diff that `patch -p1` applies to give exactly what --fix writes: lines split at
@@ -79,10 +80,20 @@ def strictly_parses(text: str, kind: str) -> bool:
     return True
 
 
-def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool) -> FixOutcome:
-    """Fix `paths` in memory. `lint(path)` returns a FileResult, reading files through the overlay."""
+def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool,
+                  writable: set[str] | None = None) -> FixOutcome:
+    """Fix `paths` in memory. `lint(path)` returns a FileResult, reading files through the overlay.
+
+    With `writable` (resolved paths: the files named on the command line or found in a named folder), a fix
+    whose edits touch any other file (a linked DeepSpeed JSON, the config that links a checked JSON) is not
+    applied; it is listed in `not_applied`."""
     outcome = FixOutcome()
     texts: dict[str, str] = {}
+    refused: set = set()
+    spelling: dict[str, str] = {}  # resolved path -> the name used for it (the checked file's own, when it is one)
+
+    def allowed(fix) -> bool:
+        return writable is None or all(_resolved(e.path) in writable for e in fix.edits)
 
     def current(path: str) -> str | None:
         if path in texts:
@@ -102,11 +113,17 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool)
             results = [lint(p) for p in paths]
         edits_by_path: dict[str, list] = {}
         for result in results:
+            spelling.setdefault(_resolved(result.path), result.path)
             for diagnostic in result.diagnostics:
                 for fix in diagnostic.fixes:
                     if fix.safe or unsafe:
+                        if not allowed(fix):
+                            _refuse(outcome, refused, diagnostic, fix, writable)
+                            break
                         for edit in fix.edits:
-                            edits_by_path.setdefault(edit.path, []).append(edit)
+                            # one file, one name: a linked file may be spelled `configs/../ds/z.json` by one config
+                            name = spelling.setdefault(_resolved(edit.path), edit.path)
+                            edits_by_path.setdefault(name, []).append(edit)
                         break  # the first applicable fix of a diagnostic is its preferred one
         for path, edits in edits_by_path.items():
             try:
@@ -140,6 +157,30 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool)
         if text != outcome.original.get(path):
             outcome.fixed[path] = text
     return outcome
+
+
+def _resolved(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+
+
+def _shown(path: str) -> str:
+    absolute, cwd = os.path.abspath(path), os.getcwd()
+    return os.path.relpath(absolute, cwd) if absolute.startswith(cwd.rstrip(os.sep) + os.sep) else path
+
+
+def _refuse(outcome: FixOutcome, refused: set, diagnostic, fix, writable: set[str]) -> None:
+    others = sorted({_shown(e.path) for e in fix.edits if _resolved(e.path) not in writable})
+    key = (diagnostic.code, _resolved(diagnostic.path), diagnostic.span.start.offset, fix.title)
+    if key in refused:
+        return
+    refused.add(key)
+    where = f"{_shown(diagnostic.path)}:{diagnostic.span.start.line + 1}:{diagnostic.span.start.column + 1}"
+    outcome.not_applied.append(f"{where}: {diagnostic.code} fix not applied ({fix.title}): it edits "
+                               f"{', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not among the files "
+                               "being checked; name it to fix it")
 
 
 def _unparsable(body: str, new_body: str, path: str) -> str | None:

@@ -1,0 +1,168 @@
+"""Which configs in the repository link a file: the reverse of `deepspeed: ds/zero2.json`.
+
+A DeepSpeed JSON is read by the config that names it (an HF / TRL / axolotl / LLaMA-Factory `deepspeed:` key,
+Lightning's `DeepSpeedStrategy` `config:`, an accelerate config's `deepspeed_config_file`), and most of what can
+go wrong with it is about that pair. When only the JSON is checked (pre-commit passes just the changed file; the
+editor has only the JSON open), the configs that link it must be found: this module finds the candidates.
+
+`index_for(path)` walks the repository of `path` once per run (cached per root) and records, for every config
+file that mentions DeepSpeed, the file names it mentions (`zero2.json`, `accel.yaml`, ...). `candidates(path)`
+returns the files that mention the name of `path`: a superset of those that link it. Whether a candidate really
+links the file is decided by its flavor reader (the engine does that: `engine.linking_results`), so the index
+never disagrees with what a lint of the candidate reads.
+
+Bounds: the walk starts at the git root above the file (else the folder of the project settings, else the
+file's folder); it skips what git ignores, the `exclude` / `extend-exclude` settings (default: virtual
+environments, caches, build output), vendored folders, and hidden folders; it looks at no more than MAX_FILES
+config files, MAX_FILE_BYTES each, MAX_TOTAL_BYTES in all, MAX_DEPTH folders deep; past a bound the index is
+marked `truncated` (and says where it stopped).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores
+
+MAX_FILES = 5000  # config files looked at per repository
+MAX_FILE_BYTES = 1024 * 1024  # a config that links a DeepSpeed file is small; bigger files are not read
+MAX_TOTAL_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 12
+VENDORED = ("vendor", "vendored", "third_party", "third-party", "thirdparty", "3rdparty", "external", "externals",
+            "site-packages", "node_modules", "wandb", "outputs", "runs", "mlruns", "lightning_logs", "checkpoints")
+
+# A file can only link a DeepSpeed config if it names DeepSpeed: `deepspeed:`, `deepspeed_config_file`,
+# `DeepSpeedStrategy`. Cheap to test before looking for file names.
+_MENTIONS = re.compile(rb"deepspeed", re.IGNORECASE)
+_NAMES = re.compile(r"""([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
+                    re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class LinkIndex:
+    root: str
+    by_name: dict[str, list[str]] = field(default_factory=dict)  # file name -> files that mention it
+    files: int = 0  # config files looked at
+    read: int = 0  # of them, read (they mention DeepSpeed or were small enough to test)
+    bytes: int = 0
+    truncated: str = ""  # why the walk stopped early, if it did
+    seconds: float = 0.0
+
+    def candidates(self, path: str | Path) -> list[str]:
+        target = key(path)
+        return [p for p in self.by_name.get(Path(path).name, ()) if key(p) != target]
+
+
+_INDEX: dict[str, LinkIndex] = {}
+
+
+def clear_cache() -> None:
+    """Forget the indexes (the language server calls it when files are saved, created or deleted)."""
+    _INDEX.clear()
+
+
+def key(path: str | Path) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+
+
+def root_of(path: str | Path) -> Path:
+    """The repository a file belongs to: its git root, else the folder of its project settings, else its folder."""
+    here = Path(key(path))
+    folder = here if here.is_dir() else here.parent
+    git = _git_root(folder)
+    if git is not None:
+        return git
+    try:
+        from trainlint.context.settings import find_project_config
+
+        settings = find_project_config(str(folder)).path
+    except Exception:  # noqa: BLE001 - unusable settings are reported elsewhere; fall back to the folder
+        settings = ""
+    return Path(settings).parent if settings else folder
+
+
+def index_for(path: str | Path) -> LinkIndex:
+    """The link index of the repository of `path`, built on first use and cached for the run."""
+    root = str(root_of(path))
+    if root not in _INDEX:
+        _INDEX[root] = build(Path(root))
+    return _INDEX[root]
+
+
+def candidates(path: str | Path) -> list[str]:
+    """Config files in the repository of `path` that mention its file name (a superset of those linking it)."""
+    try:
+        return index_for(path).candidates(path)
+    except OSError:
+        return []
+
+
+def _ignores(root: Path) -> _Ignores:
+    exclude, extend, respect = None, (), True
+    try:
+        from trainlint.context.settings import find_project_config
+
+        project = find_project_config(str(root))
+        if project.path and Path(project.path).parent == root:
+            exclude, extend, respect = project.exclude, project.extend_exclude, project.respect_gitignore
+    except Exception:  # noqa: BLE001
+        pass
+    patterns = list(DEFAULT_EXCLUDE if exclude is None else exclude) + list(extend)
+    return _Ignores(root, patterns, respect)
+
+
+def build(root: Path) -> LinkIndex:
+    started = time.perf_counter()
+    index = LinkIndex(str(root))
+    ignores = _ignores(root)
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        depth = len(here.relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if depth < MAX_DEPTH and not d.startswith(".") and d not in VENDORED
+                         and not d.endswith(".egg-info") and not ignores.ignored(here / d, True))
+        for name in sorted(names):
+            if os.path.splitext(name)[1].lower() not in CONFIG_SUFFIXES:
+                continue
+            path = here / name
+            if ignores.ignored(path, False):
+                continue
+            index.files += 1
+            if index.files > MAX_FILES:
+                index.truncated = f"more than {MAX_FILES} config files under {root}"
+                break
+            if index.bytes > MAX_TOTAL_BYTES:
+                index.truncated = f"more than {MAX_TOTAL_BYTES // 2**20} MiB of config files under {root}"
+                break
+            _scan(path, index)
+        if index.truncated:
+            break
+    index.seconds = time.perf_counter() - started
+    return index
+
+
+def _scan(path: Path, index: LinkIndex) -> None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return
+        data = path.read_bytes()
+    except OSError:
+        return
+    index.read += 1
+    index.bytes += len(data)
+    if not _MENTIONS.search(data):
+        return
+    text = data.decode("utf-8", errors="replace")
+    for name in {Path(m.group(1)).name for m in _NAMES.finditer(text)}:
+        if name != path.name:
+            index.by_name.setdefault(name, []).append(str(path))
+
+
+__all__ = ["LinkIndex", "index_for", "candidates", "key", "root_of", "clear_cache", "build", "MAX_FILES",
+           "MAX_TOTAL_BYTES", "MAX_FILE_BYTES"]
