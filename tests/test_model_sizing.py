@@ -217,3 +217,39 @@ def test_peft_defaults_follow_the_configs_top_level_model_type():
     bart = load_config_file(DATA / "facebook__bart-base" / "config.json")
     assert bart.lora_params(8, ["q_proj", "v_proj"]) == 8 * (768 + 768) * 2 * (6 + 12)  # enc self, dec self + cross
     assert {s.module_prefix for s in bart.stacks} == {"model.encoder.layers", "model.decoder.layers"}
+
+
+def test_hostile_or_malformed_configs_are_refused_with_a_reason_never_a_crash():
+    import copy
+    import random
+    import time
+
+    from trainlint.catalog.architecture import UnsupportedArchitecture
+    from trainlint.catalog.hf_config import from_hf_config
+
+    def key_paths(obj, prefix=()):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                yield prefix + (k,)
+                yield from key_paths(v, prefix + (k,))
+
+    rnd = random.Random(7)
+    weird = [None, "x", -5, 0, 1.5, float("inf"), float("nan"), [], {}, True, [1, "a"], {"a": 1}, 10**15]
+    start = time.monotonic()
+    for folder in sorted(EXPECTED):
+        config = json.loads((DATA / folder / "config.json").read_text())
+        paths = list(key_paths(config))
+        for _ in range(12):
+            mutated = copy.deepcopy(config)
+            path = rnd.choice(paths)
+            node = mutated
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = rnd.choice(weird)
+            try:
+                arch = from_hf_config(mutated, folder)
+            except UnsupportedArchitecture:
+                continue
+            assert isinstance(arch.total_params, int)  # sized or refused, never an exception of another kind
+            arch.summary()
+    assert time.monotonic() - start < 30  # a layer count of 10**15 must not be iterated

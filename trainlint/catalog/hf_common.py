@@ -10,7 +10,21 @@ from typing import Any
 
 from trainlint.catalog.architecture import Architecture, LayerStack, Linear, UnsupportedArchitecture
 
-__all__ = ["Cfg", "attn_shape", "decoder", "dense_mlp", "qkvo"]
+__all__ = ["Cfg", "attn_shape", "check_plausible", "decoder", "dense_mlp", "qkvo"]
+
+# Bounds on what a config may claim, so a hostile or broken file cannot make the builders loop for
+# hours (layer counts are iterated) or overflow: the largest published models are far inside them.
+MAX_LAYERS = 100_000
+MAX_DIMENSION = 2**40
+
+
+def check_plausible(key: str, value: int, model_type: str) -> None:
+    """Raise `UnsupportedArchitecture` for a negative size, an implausible layer count or dimension."""
+    if value < -1:  # -1 is a legitimate "unset" in some configs (max_relative_positions)
+        raise UnsupportedArchitecture(f"{model_type} config field {key!r} must not be negative, got {value}")
+    limit = MAX_LAYERS if ("layer" in key or key in ("depth", "n_layer")) else MAX_DIMENSION
+    if value > limit:
+        raise UnsupportedArchitecture(f"{model_type} config field {key!r} = {value:,} is implausibly large")
 
 # The `transformers` config-class defaults that saved config.json files often leave out (Gemma 3's
 # nested text_config omits head counts and vocab_size, T5 v1.0 omits feed_forward_proj, ...).
@@ -72,9 +86,11 @@ class _Cfg:
         for key in keys:
             value = self.raw.get(key)
             if value is not None:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+                        or value in (float("inf"), float("-inf")) or int(value) != value:
                     raise UnsupportedArchitecture(
                         f"{self.model_type} config field {key!r} must be an integer, got {value!r}")
+                check_plausible(key, int(value), self.model_type)
                 return int(value)
         if default is not None:
             return default

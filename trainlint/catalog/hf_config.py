@@ -119,6 +119,8 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     config whose top level is not itself a supported text model, else `config` unchanged. A flat
     Qwen2-VL / Qwen2.5-VL config (its text fields at the top level) is its own text config."""
     outer_type = config.get("model_type")
+    if not isinstance(outer_type, str):
+        outer_type = None
     if outer_type in _BUILDERS:
         return config
     for key in _MULTIMODAL_TEXT_KEYS:
@@ -127,7 +129,7 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
             inner = dict(nested)
             if "model_type" not in inner and outer_type in _TEXT_MODEL_TYPE:
                 inner["model_type"] = _TEXT_MODEL_TYPE[outer_type]
-            if inner.get("model_type") in _TEXT_ALIASES:
+            if isinstance(inner.get("model_type"), str) and inner["model_type"] in _TEXT_ALIASES:
                 inner["model_type"] = _TEXT_ALIASES[inner["model_type"]]
             return inner
     if outer_type in ("qwen2_vl", "qwen2_5_vl") and "hidden_size" in config:
@@ -510,12 +512,25 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
     model_type = config.get("model_type")
     if not model_type:
         raise UnsupportedArchitecture("the config has no 'model_type', so its architecture is unknown")
-    builder = _BUILDERS.get(str(model_type))
+    if not isinstance(model_type, str):
+        raise UnsupportedArchitecture(f"'model_type' must be a string, got {model_type!r}")
+    try:
+        return _build(outer, config, str(model_type), name, source)
+    except UnsupportedArchitecture:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+        # A field of an unexpected type deep in a config (a string where a list of layers belongs, ...).
+        raise UnsupportedArchitecture(f"malformed {model_type} config: {type(exc).__name__}: {exc}") from exc
+
+
+def _build(outer: Mapping[str, Any], config: Mapping[str, Any], model_type: str, name: str,
+           source: str) -> Architecture:
+    builder = _BUILDERS.get(model_type)
     if builder is None:
         # The generic tier: approximate, from the standard keys; it raises naming what it lacks.
         arch = _with_module_paths(hf_generic.generic_architecture(config, name, source))
     else:
-        arch = _with_module_paths(builder(_Cfg(config, str(model_type)), name, source))
+        arch = _with_module_paths(builder(_Cfg(config, model_type), name, source))
     towers, exact = hf_vision.towers(outer, arch.hidden_size, arch.intermediate_size) if outer is not config \
         else ((), True)
     extra: dict[str, Any] = {}

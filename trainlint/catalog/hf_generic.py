@@ -15,6 +15,7 @@ No I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from trainlint.catalog.architecture import (
     Linear,
     UnsupportedArchitecture,
 )
+from trainlint.catalog.hf_common import check_plausible
 
 __all__ = ["generic_architecture"]
 
@@ -45,7 +47,9 @@ _ENCODER_CLASSES = ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassif
 def _int(config: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     for key in keys:
         value = config.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and int(value) == value and value > 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and int(value) == value and value > 0:
+            check_plausible(key, int(value), str(config.get("model_type") or "unknown"))
             return int(value)
     return None
 

@@ -14,10 +14,12 @@ No I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from trainlint.catalog.architecture import Tower, UnsupportedArchitecture
+from trainlint.catalog.hf_common import check_plausible
 
 __all__ = ["towers"]
 
@@ -69,7 +71,9 @@ class _V:
     def int(self, *keys: str, default: int | None = None) -> int:
         for key in keys:
             value = self.raw.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and int(value) == value:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                    and int(value) == value:
+                check_plausible(key, int(value), f"vision_config ({self.kind})")
                 return int(value)
         if default is not None:
             return default
