@@ -147,9 +147,9 @@ def _gpu_from_entry(entry: dict) -> GPU:
 def _load() -> tuple[tuple[GPU, ...], dict[str, GPU]]:
     """The catalog and its lookup index (normalized name or alias -> GPU), read once."""
     import json
-    from importlib import resources
+    from trainlint.catalog.files import read_data
 
-    text = resources.files("trainlint.catalog").joinpath("data").joinpath("gpus.json").read_text(encoding="utf-8")
+    text = read_data("gpus.json")
     gpus = tuple(_gpu_from_entry(entry) for entry in json.loads(text)["gpus"])
     index: dict[str, GPU] = {}
     for gpu in gpus:

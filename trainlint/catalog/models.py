@@ -29,13 +29,13 @@ import re
 import stat
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
 from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.hf_config import from_hf_config
+from trainlint.catalog.files import read_data
 from trainlint.catalog.naming import closest, normalize
 
 __all__ = [
@@ -82,7 +82,7 @@ class CatalogModel:
 
 @lru_cache(maxsize=1)
 def _load_catalog() -> tuple[CatalogModel, ...]:
-    text = resources.files("trainlint.catalog").joinpath("data/models.json").read_text(encoding="utf-8")
+    text = read_data("models.json")
     entries = json.loads(text)["models"]
     return tuple(
         CatalogModel(
@@ -309,7 +309,7 @@ def find_model(name_or_path: str, *, base_dir: Path | None = None) -> Architectu
 
 @lru_cache(maxsize=1)
 def _derivative_rules() -> tuple[tuple[re.Pattern, str], ...]:
-    text = resources.files("trainlint.catalog").joinpath("data/derivatives.json").read_text(encoding="utf-8")
+    text = read_data("derivatives.json")
     return tuple((re.compile(rule["match"]), rule["model"]) for rule in json.loads(text)["derivatives"])
 
 

@@ -20,7 +20,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -81,13 +80,15 @@ def _canonical(name: str) -> str:
 
 
 def _candidates_dirs() -> Iterator[Any]:
+    here = Path(__file__).resolve().parent.parent  # the trainlint package folder
+    yield here / "_schemas"  # an installed wheel
+    yield here.parent / "schemas"  # a source checkout
     try:
+        from importlib import resources
+
         yield resources.files("trainlint") / "_schemas"
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - trainlint is always importable here
         pass
-    here = Path(__file__).resolve().parent.parent  # the trainlint package folder
-    yield here / "_schemas"
-    yield here.parent / "schemas"
 
 
 def schema_path(name: str) -> Any:

@@ -100,7 +100,10 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
     """(the files to check, the paths given that do not exist). `-` stands for standard input."""
     root = (pattern_root or Path.cwd()).resolve()
     patterns = list(DEFAULT_EXCLUDE if exclude is None else exclude) + list(extend_exclude)
-    ignores = _Ignores(root, patterns, respect_gitignore)
+    # Files named on the command line (pre-commit's case) need no matching unless --force-exclude: pathspec is
+    # imported only when a folder is walked or excludes apply to named files.
+    needs_matching = force_exclude or any(raw != "-" and Path(raw).is_dir() for raw in paths)
+    ignores = _Ignores(root, patterns, respect_gitignore) if needs_matching else None
     targets: list[Target] = []
     missing: list[str] = []
     seen: set[str] = set()

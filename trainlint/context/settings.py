@@ -15,10 +15,6 @@ from typing import Any
 
 from trainlint.plan import Origin, Setting, TrainingPlan
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 # The run settings a user may override, by their CLI/TOML spelling -> TrainingPlan field and parser.
 OVERRIDABLE = {
@@ -300,6 +296,11 @@ def find_project_config(directory: str) -> ProjectConfig:
 
 
 def _load_toml(path: Path) -> dict:
+    try:  # Python 3.11+; imported here: most runs have no settings file, and tomllib imports datetime
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

@@ -16,8 +16,8 @@ import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
+from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 
 GIB = 2**30
@@ -42,7 +42,7 @@ class OptimizerSpec:
 
 @lru_cache(maxsize=1)
 def _optimizer_table() -> dict[str, OptimizerSpec]:
-    data = json.loads(resources.files("trainlint.catalog.data").joinpath("optimizers.json").read_text())
+    data = json.loads(read_data("optimizers.json"))
     table: dict[str, OptimizerSpec] = {}
     for entry in data["optimizers"]:
         spec = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
@@ -81,7 +81,7 @@ class Family:
 
 @lru_cache(maxsize=None)
 def family(model_type: str) -> Family:
-    data = json.loads(resources.files("trainlint.catalog.data").joinpath("families.json").read_text())
+    data = json.loads(read_data("families.json"))
     merged = dict(data["default"])
     merged.update(data["families"].get(model_type, {}))
     dropout = merged.pop("dropout", {}) or {}

@@ -3,7 +3,6 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -91,6 +90,8 @@ def suggest(word: str, options: Iterable[Any], cutoff: float = 0.8) -> str | Non
     lowered = {o.lower(): o for o in strs}
     if isinstance(word, str) and word.lower() in lowered and lowered[word.lower()] != word:
         return lowered[word.lower()]
+    import difflib
+
     match = difflib.get_close_matches(str(word), strs, n=1, cutoff=cutoff)
     return match[0] if match else None
 
