@@ -39,6 +39,7 @@ RULE_MODULES = (
     "tl312_legacy_precision_alias",
     "tl313_invalid_precision",
     "tl314_torchtune_fp16_dtype",
+    "tl317_torchtune_unknown_dtype",
     "tl315_tf32_unsupported_gpu",
     "tl316_fp8_unsupported_gpu",
     "tl400_deepspeed_offload_param_without_stage3",
