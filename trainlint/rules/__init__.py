@@ -49,6 +49,7 @@ RULE_MODULES = (
     "tl404_deepspeed_nvme_without_path",
     "tl405_deepspeed_tiny_bucket",
     "tl406_deepspeed_activation_checkpointing_hf",
+    "tl407_deepspeed_nvme_optimizer_offload_below_stage3",
     "tl420_deepspeed_and_fsdp",
     "tl421_fsdp_offload_alone",
     "tl422_fsdp_conflicting_modes",
