@@ -274,3 +274,37 @@ def test_precommit_fix_hook_rewrites_the_file(hook_repo, tmp_path):
     assert (project / "configs" / "train.yaml").read_text(encoding="utf-8") == HF_CLEAN
     again = _run_configured(hook_repo, project, "trainlint-fix")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_precommit_commit_of_only_the_deepspeed_json_that_breaks_the_agreement_fails(hook_repo, tmp_path):
+    """pre-commit passes only the staged file: a commit of ds/zero2.json alone must still be checked against
+    configs/train.yaml, which links it (HF stops on a micro-batch mismatch: TL600)."""
+    from test_links import DS_BAD, DS_GOOD, TRAIN  # tests/ is on sys.path (rootdir-relative imports)
+
+    repo, env = hook_repo
+    project = _project(tmp_path / "project", env, {
+        "pyproject.toml": '[project]\nname = "demo"\n\n[tool.trainlint]\nselect = ["TL0", "TL6"]\n',
+        ".gitignore": "outputs/\n", "configs/train.yaml": TRAIN, "ds/zero2.json": DS_GOOD})
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {repo.as_posix()}\n    rev: {rev}\n    hooks:\n      - id: trainlint\n")
+    _git(project, env, "add", ".pre-commit-config.yaml")
+    _git(project, env, "commit", "-q", "-m", "hooks")
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env, check=True,
+                   capture_output=True, timeout=120)
+
+    (project / "ds" / "zero2.json").write_text(DS_BAD, encoding="utf-8")
+    _git(project, env, "add", "ds/zero2.json")
+    proc = subprocess.run(["git", "commit", "-m", "bigger micro-batch"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out  # the hook failed, so did the commit
+    assert re.search(r"trainlint\.*Failed", out), out
+    assert "ds/zero2.json:2:37: TL600 error" in out and "configs/train.yaml" in out, out
+
+    (project / "ds" / "zero2.json").write_text(DS_GOOD.replace('"stage": 2', '"stage": 3'), encoding="utf-8")
+    _git(project, env, "add", "ds/zero2.json")
+    proc = subprocess.run(["git", "commit", "-m", "zero 3"], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
