@@ -176,3 +176,11 @@ def test_engine_linking_results_confirm_the_link(tmp_path, monkeypatch):
     assert sorted(Path(p).name for p in links.candidates("ds/zero2.json")) == ["other.yaml", "train.yaml"]
     found = engine.linking_results("ds/zero2.json")
     assert [r.path for r in found] == ["configs/train.yaml"]
+
+
+def test_several_linking_configs_report_once_and_name_each_other(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"configs/a.yaml": TRAIN, "configs/b.yaml": TRAIN.replace(": 4", ": 2", 1),
+                                         "configs/c.yaml": TRAIN.replace(": 4", ": 8", 1), "ds/zero2.json": DS_BAD})
+    proc = run("check", "--select", "TL600", "ds/zero2.json", cwd=repo)
+    (line,) = [line for line in proc.stdout.splitlines() if "TL600" in line]
+    assert "configs/a.yaml" in line and "configs/b.yaml" in line and "configs/c.yaml" not in line, line  # c agrees

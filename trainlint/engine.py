@@ -284,30 +284,61 @@ def add_linked_findings(result: FileResult, linking: list[FileResult], settings:
     (named after the linking config), and those located in the linking config that are about the pair."""
     if not linking:
         return result
-    target = _key(result.document.path)
-    name = Path(result.document.path).name
     try:
         ignored = _project(result.document, settings).for_file(result.document.path)[1]
     except SettingsError:
         ignored = ()
+    result.linked_from.extend(other.path for other in linking)
+    found = linked_findings(result.document.path, result.path, linking, ignored)
+    result.diagnostics = _dedupe(found + result.diagnostics)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def linked_findings(target_path: str, shown: str, linking: list[FileResult],
+                    ignored: tuple[str, ...] = ()) -> list[Diagnostic]:
+    """What the lints `linking` (of configs linking `target_path`) say about it: their findings located in it,
+    renamed `shown` and prefixed with the linking config unless their first sentence names it, and their findings
+    located in themselves that are about the pair (PAIR_CODES, or naming the file)."""
+    target = _key(target_path)
+    name = Path(target_path).name
     found: list[Diagnostic] = []
     for other in linking:
-        result.linked_from.append(other.path)
         for d in other.diagnostics:
             if d.code == INTERNAL:
                 continue
-            if d.path == result.path or _key(d.path) == target:
+            if d.path == shown or _key(d.path) == target:
                 if any(d.code.startswith(c) for c in ignored):
                     continue
-                d = _moved(d, target, result.path)
+                d = _moved(d, target, shown)
                 if other.path not in d.message.split(". ", 1)[0]:
                     d = replace(d, message=f"{other.path} links this file: {d.message}")
                 found.append(d)
             elif d.path == other.path and (d.code in PAIR_CODES or name in d.message):
-                found.append(_moved(d, target, result.path, located=False))
-    result.diagnostics = _dedupe(found + result.diagnostics)
-    result.diagnostics.sort(key=Diagnostic.sort_key)
-    return result
+                found.append(_moved(d, target, shown, located=False))
+    return _merged(found, linking)
+
+
+def _merged(found: list[Diagnostic], linking: list[FileResult]) -> list[Diagnostic]:
+    """One finding per (file, position, code), as everywhere: where several linking configs report the same one,
+    the first is kept and names the others."""
+    first: dict[tuple, int] = {}
+    others: dict[tuple, list[str]] = {}
+    out: list[Diagnostic] = []
+    for d in found:
+        key = (d.path, d.span, d.code)
+        if key not in first:
+            first[key] = len(out)
+            out.append(d)
+            continue
+        source = next((o.path for o in linking if o.path in d.message or o.path == d.path), "")
+        if source and source not in out[first[key]].message and source not in others.setdefault(key, []):
+            others[key].append(source)
+    for key, names in others.items():
+        if names:
+            d = out[first[key]]
+            out[first[key]] = replace(d, message=f"(also from {', '.join(names)}) {d.message}")
+    return out
 
 
 def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diagnostic:

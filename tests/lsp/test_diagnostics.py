@@ -172,3 +172,22 @@ async def test_a_broken_training_config_still_gets_its_syntax_error(client, proj
     open_doc(client, uri, text)
     items = await diagnostics(client, uri, predicate=lambda xs: "TL001" in _codes(xs))
     assert "TL001" in _codes(items)
+
+
+async def test_open_json_gets_the_findings_of_configs_that_are_not_open(client, project):
+    """Only the DeepSpeed JSON is open: the config linking it is found on disk (the link index) and its findings
+    about the JSON are shown, naming it; editing the JSON buffer re-checks it against the config."""
+    json_uri = project.uri("ds_zero2.json")
+    text = (project.root / "ds_zero2.json").read_text().replace('"train_micro_batch_size_per_gpu": "auto"',
+                                                                '"train_micro_batch_size_per_gpu": 4')
+    open_doc(client, json_uri, text, language="json")
+    def batch(xs):
+        return [d for d in xs if d.code == "TL600" and d.range.start.line == 2]
+
+    items = await diagnostics(client, json_uri, predicate=lambda xs: bool(batch(xs)))
+    (mismatch,) = batch(items)
+    assert "train.yaml" in mismatch.message and "per_device_train_batch_size is 8" in mismatch.message
+    change_doc(client, json_uri, text.replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch_size_per_gpu": 8'),
+               version=2)
+    items = await diagnostics(client, json_uri, predicate=lambda xs: not batch(xs))
+    assert not batch(items)

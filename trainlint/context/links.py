@@ -50,7 +50,8 @@ class LinkIndex:
     read: int = 0  # of them, read (they mention DeepSpeed or were small enough to test)
     bytes: int = 0
     truncated: str = ""  # why the walk stopped early, if it did
-    seconds: float = 0.0
+    seconds: float = 0.0  # how long the walk took
+    built: float = field(default_factory=time.monotonic)
 
     def candidates(self, path: str | Path) -> list[str]:
         target = key(path)
@@ -88,19 +89,21 @@ def root_of(path: str | Path) -> Path:
     return Path(settings).parent if settings else folder
 
 
-def index_for(path: str | Path) -> LinkIndex:
-    """The link index of the repository of `path`, built on first use and cached for the run."""
+def index_for(path: str | Path, max_age: float | None = None) -> LinkIndex:
+    """The link index of the repository of `path`, built on first use and cached for the run (a long-running
+    caller, the language server, passes `max_age` in seconds, or calls clear_cache when files change)."""
     root = str(root_of(path))
-    if root not in _INDEX:
-        _INDEX[root] = build(Path(root))
-    return _INDEX[root]
+    index = _INDEX.get(root)
+    if index is None or max_age is not None and time.monotonic() - index.built > max_age:
+        index = _INDEX[root] = build(Path(root))
+    return index
 
 
-def candidates(path: str | Path) -> list[str]:
+def candidates(path: str | Path, max_age: float | None = None) -> list[str]:
     """Config files in the repository of `path` that mention its file name (a superset of those linking it)."""
     try:
-        return index_for(path).candidates(path)
-    except OSError:
+        return index_for(path, max_age).candidates(path)
+    except (OSError, ValueError, RuntimeError):
         return []
 
 

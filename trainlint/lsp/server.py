@@ -160,6 +160,9 @@ def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
         ls.settings_gen += 1
         ls.relint_all()
         return
+    from trainlint.context import links
+
+    links.clear_cache()  # a saved config may link (or stop linking) a DeepSpeed file
     ls.schedule(uri, immediate=True)
 
 

@@ -9,8 +9,10 @@ Diagnostics: pulled (`textDocument/diagnostic`) by clients that can, published t
 both. Publishing is debounced per document (leading edge: a change after a quiet period is linted at
 once; changes during typing wait until `DEBOUNCE_MS` pass without one). Pull requests are answered
 from the current text at once. A DeepSpeed JSON linked from an open config gets the config's
-findings about it while it is open; when it changes, the configs that link it are linted again (and
-pull clients are asked to refresh). Linked files open in the editor are read from their buffers.
+findings about it while it is open, and so do the configs on disk that link it (found with the repository's
+link index, context/links.py; their lints cached until the config, the JSON or the settings change); when it
+changes, the configs that link it are linted again (and pull clients are asked to refresh). Linked files open
+in the editor are read from their buffers.
 
 Features:
 - diagnostics with code, severity, source "trainlint" and `codeDescription.href` (the rule's page);
@@ -61,6 +63,7 @@ DEBOUNCE_MS = float(os.environ.get("TRAINLINT_LSP_DEBOUNCE_MS", "150"))
 FIX_ALL_KIND = "source.fixAll.trainlint"
 SHOW_ESTIMATE = "trainlint.showEstimate"
 CONFIG_TIMEOUT_S = 5.0
+LINK_INDEX_MAX_AGE_S = 30.0  # a config that starts linking an open JSON is seen within this (or on a save)
 
 log = logging.getLogger("trainlint.lsp")
 
@@ -150,6 +153,7 @@ class TrainlintServer(LanguageServer):
         self.settings: Settings = Settings()
         self.settings_gen = 0
         self.entries: dict[str, Entry] = {}
+        self.disk_lints: dict[tuple[str, str], tuple] = {}  # (config, linked file) -> (stamp, lint or None)
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_lint: dict[str, float] = {}
         self.published: set[str] = set()
@@ -329,8 +333,45 @@ class TrainlintServer(LanguageServer):
         return [u for u, e in list(self.entries.items()) if u != uri and key in e.linked and u in self.workspace.text_documents]
 
     def users(self, uri: str) -> list[Entry]:
-        """Current lints of the open configs that link this document (for memory hints in a JSON)."""
-        return [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None]
+        """Current lints of the configs that link this document (for memory hints in a JSON): the open ones, then
+        those found on disk by the repository's link index."""
+        return [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None] + self.disk_users(uri)
+
+    def disk_users(self, uri: str) -> list[Entry]:
+        """Lints of the configs on disk (not open) that link this document, found with the repository's link
+        index (context/links.py) and read with the open buffers standing in for their files; each cached until
+        the config, the document or the settings change."""
+        entry = self.entries.get(uri)
+        if entry is None or entry.result.flavor not in engine.LINKABLE_FLAVORS:
+            return []
+        from trainlint.context import links
+
+        path = entry.path
+        open_paths = {_resolved(self.path_for(u)) for u in self.open_uris()}
+        out = []
+        for candidate in links.candidates(path, max_age=LINK_INDEX_MAX_AGE_S):
+            key = _resolved(candidate)
+            if key in open_paths:
+                continue  # an open config is one of the dependents, linted from its buffer
+            try:
+                mtime = os.stat(key).st_mtime_ns
+            except OSError:
+                continue
+            stamp = (self.settings_gen, mtime, self.open_version(path))
+            cached = self.disk_lints.get((key, _resolved(path)))
+            if cached is None or cached[0] != stamp:
+                try:
+                    with overlay(self.open_texts()):
+                        result = engine.check_path(candidate, self.settings)
+                except Exception as exc:  # noqa: BLE001
+                    self.log_exception(f"checking {candidate}", exc)
+                    continue
+                cached = self.disk_lints[(key, _resolved(path))] = (stamp, result if engine.links_to(result, path)
+                                                                    else None)
+            if cached[1] is not None:
+                out.append(Entry(from_fs_path(key) or key, candidate, "", None, cached[1], frozenset({_resolved(path)}),
+                                 cached[0], cached[1].flavor))
+        return out
 
     def index_for_path(self, path: str) -> convert.LineIndex | None:
         key = _resolved(path)
@@ -352,12 +393,16 @@ class TrainlintServer(LanguageServer):
         seen: set = set()
         out = Report(index=index)
         contributors = [entry] + [e for e in (self.current(u) for u in self.dependents(uri)) if e is not None]
-        if len(contributors) == 1 and not self.is_config(entry):
+        on_disk = self.disk_users(uri)
+        if len(contributors) == 1 and not on_disk and not self.is_config(entry):
             return out  # a workflow, a compose file, a tsconfig: not ours to lint
         stamps = []
-        for source_entry in contributors:
+        for source_entry in contributors + on_disk:
             stamps.append((source_entry.uri, source_entry.stamp))
-            for d in source_entry.result.diagnostics:
+            diagnostics = source_entry.result.diagnostics
+            if any(source_entry is e for e in on_disk):  # a config not open: its findings here name it
+                diagnostics = engine.linked_findings(entry.path, entry.path, [source_entry.result])
+            for d in diagnostics:
                 if d.path != entry.path and _resolved(d.path) != own_key:
                     continue
                 key = (d.span, d.code)
