@@ -346,8 +346,9 @@ class Architecture:
         heads = f"{self.num_attention_heads} heads"
         if self.num_key_value_heads != self.num_attention_heads:
             heads += f" ({self.num_key_value_heads} KV)"
-        parts = [self.kind, f"{self.num_layers} layers", f"hidden {self.hidden_size:,}", heads,
-                 f"vocab {self.vocab_size:,}", f"{_billions(self.total_params)} params"]
+        parts = [self.kind, f"{self.num_layers} layers", f"hidden {self.hidden_size:,}",
+                 heads if self.num_attention_heads else "no attention (state-space layers)",
+                 *([f"vocab {self.vocab_size:,}"] if self.vocab_size else []), f"{_billions(self.total_params)} params"]
         if self.is_moe:
             stack = next(s for s in self.stacks if s.num_experts)
             parts.append(f"{stack.num_experts} experts, top-{stack.experts_per_token}, "
