@@ -19,15 +19,21 @@ KEYS: dict[str, dict[str, tuple]] = {
                     "optimizer": ("optim",), "fused_loss": ("use_liger_kernel",)},
     "axolotl": {"micro_batch": ("micro_batch_size",), "grad_accum": ("gradient_accumulation_steps",),
                 "grad_ckpt": ("gradient_checkpointing",), "attn_impl": ("attn_implementation",),
-                "optimizer": ("optimizer",)},
+                "optimizer": ("optimizer",), "activation_offload": ("activation_offloading",)},
     "torchtune": {"micro_batch": ("batch_size",), "grad_accum": ("gradient_accumulation_steps",),
-                  "grad_ckpt": ("enable_activation_checkpointing",)},
+                  "grad_ckpt": ("enable_activation_checkpointing",),
+                  "activation_offload": ("enable_activation_offloading",)},
     "deepspeed": {"micro_batch": ("train_micro_batch_size_per_gpu",), "grad_accum": ("gradient_accumulation_steps",),
                   "zero_stage": ("zero_optimization", "stage")},
     "lightning": {"grad_accum": ("trainer", "accumulate_grad_batches")},
     "litgpt": {"micro_batch": ("train", "micro_batch_size")},
-    "accelerate": {"zero_stage": ("deepspeed_config", "zero_stage")},
+    "accelerate": {"zero_stage": ("deepspeed_config", "zero_stage"),
+                   "offload_optimizer": ("deepspeed_config", "offload_optimizer_device"),
+                   "offload_params": ("deepspeed_config", "offload_param_device")},
 }
+# Flavors with a CPU activation offload switch (axolotl `activation_offloading`, torchtune
+# `enable_activation_offloading`; both need activation checkpointing on).
+ACTIVATION_OFFLOAD = ("axolotl", "torchtune")
 # Fields a linked DeepSpeed file holds for its host config.
 LINKED_DEEPSPEED = {"zero_stage": ("zero_optimization", "stage")}
 
@@ -73,18 +79,67 @@ def _insert(doc, path: tuple, value: Any) -> list[Edit] | None:
 
 
 def zero_offload_edits(ctx) -> list[Edit] | None:
-    """Add `offload_optimizer: {device: cpu}` to the DeepSpeed config's zero_optimization."""
+    return deepspeed_offload_edits(ctx, "optimizer")
+
+
+def deepspeed_offload_edits(ctx, what: str = "optimizer") -> list[Edit] | None:
+    """Add `offload_optimizer` (what="optimizer") or `offload_param` (what="param") `{device: cpu}` to the
+    DeepSpeed config's zero_optimization (Accelerate's plugin: `offload_*_device: cpu`)."""
+    if ctx.flavor == "accelerate" and not ctx.linked:
+        return setting_edits(ctx, "offload_optimizer" if what == "optimizer" else "offload_params", "cpu")
     doc = ctx.linked[0] if ctx.linked else (ctx.document if ctx.flavor == "deepspeed" else None)
-    if doc is None:
+    if doc is None or doc.root is None or doc.root.kind != "mapping":
         return None
     zero = doc.find(("zero_optimization",))
-    if zero is None or zero.kind != "mapping":
+    if zero is None or zero.kind != "mapping" or zero.alias_of is not None:
         return None
-    existing = zero.get("offload_optimizer")
+    key = "offload_optimizer" if what == "optimizer" else "offload_param"
+    existing = zero.get(key)
     if existing is not None and existing.kind == "mapping":
         device = existing.get("device")
         if device is not None and device.kind == "scalar":
             return [replace_value(doc, device, "cpu")]
         return [insert_entry(doc, existing, "device", scalar_text(doc, "cpu"))]
+    if existing is not None:
+        return None
     text = '{"device": "cpu", "pin_memory": true}' if doc.kind == "json" else "{device: cpu, pin_memory: true}"
-    return [insert_entry(doc, zero, "offload_optimizer", text)]
+    return [insert_entry(doc, zero, key, text)]
+
+
+def deepspeed_mappings(ctx) -> list:
+    """(document, mapping node) of each DeepSpeed config in play: a linked file, the DeepSpeed file
+    itself, or an HF/TRL file's inline `deepspeed:` mapping."""
+    out = []
+    for doc in ctx.linked:
+        if doc.root is not None and doc.root.kind == "mapping":
+            out.append((doc, doc.root))
+    doc = ctx.document
+    if doc is not None and doc.root is not None and doc.root.kind == "mapping":
+        if ctx.flavor == "deepspeed":
+            out.append((doc, doc.root))
+        else:
+            inline = doc.root.get("deepspeed")
+            if inline is not None and inline.kind == "mapping" and inline.alias_of is None:
+                out.append((doc, inline))
+    return out
+
+
+def mirrored_batch_edits(ctx, micro: int, gas: int, skip: list[Edit]) -> list[Edit] | None:
+    """Edits that keep a DeepSpeed config's explicit (non-"auto") micro-batch and accumulation equal to
+    the new values; None when one of them cannot be edited. train_batch_size stays: the effective
+    batch does not change."""
+    out: list[Edit] = []
+    for doc, mapping in deepspeed_mappings(ctx):
+        for key, value in (("train_micro_batch_size_per_gpu", micro), ("gradient_accumulation_steps", gas)):
+            node = mapping.get(key)
+            if node is None:
+                continue
+            if node.kind != "scalar" or node.alias_of is not None:
+                return None
+            current = node.to_python()
+            if isinstance(current, str) or isinstance(current, bool):
+                continue  # "auto": filled from the host config
+            if any(e.path == doc.path and e.span.start.offset == node.span.start.offset for e in skip):
+                continue
+            out.append(replace_value(doc, node, value))
+    return out

@@ -1,9 +1,46 @@
-"""The memory fix planner: when a run does not fit, try the knobs its flavor exposes, re-estimate each
-candidate (and pairs when no single change is enough), and offer those that fit, cheapest first.
+"""The memory fix planner: when a run does not fit, search the knobs its flavor and framework expose,
+alone and in combinations of up to four, re-estimate each, and offer the cheapest few that fit.
 
-Time cost model (a simple one, stated in every title): recomputing activations adds about one forward
-pass (+33% compute); halving a micro-batch below ~8k tokens costs GPU efficiency; ZeRO-3 adds
-parameter all-gathers; CPU offload adds PCIe traffic and a CPU optimizer step.
+**Knobs** (one option per group; `knobs.py` says where each flavor keeps it): activation checkpointing;
+micro-batch down with gradient accumulation up by the same factor (the effective batch
+micro x accumulation x data-parallel size is unchanged: tensor, pipeline and context parallel sizes do
+not change, so neither does the data-parallel size); ZeRO stage up (where DeepSpeed is in play); DeepSpeed
+optimizer offload (only with ZeRO >= 1 in the fixed run: at stage 0 DeepSpeed stops the run) and
+parameter offload (only with ZeRO-3); CPU activation offload (axolotl, torchtune: only with checkpointing,
+which they require); SDPA instead of eager attention; an 8-bit AdamW; Liger's fused linear cross-entropy.
+Selective checkpointing has no config key in these flavors and is not offered; LoRA/QLoRA changes what is
+trained, so it is only named as a last resort in the advice when nothing else fits.
+
+**Search**: every valid combination of up to four groups is enumerated (a few hundred to a few thousand;
+one estimate takes well under a millisecond), sorted by safety (safe fixes first: they train the same
+model) and then by the cost model, and re-estimated in that order. A combination that contains, with
+options at least as strong, one that already fits is skipped (it costs more and buys nothing), as is any
+whose edits overlap. The first `limit` that fit are offered. A fix must bring the total under 90% of the
+card (so no near-capacity warning follows); when nothing reaches that, combinations under 100% are
+offered instead.
+
+**Cost model** (fraction of step time, each term stated in the fix title; see docs/memory-model.md):
+- full activation checkpointing recomputes the forward: +33% (forward ~ 1/3 of forward + backward);
+- smaller micro-batches use smaller kernels: below 8k tokens per micro-batch the slowdown grows
+  linearly to +15% (tokens_after vs tokens_before);
+- ZeRO-1/2 reduce-scatter the gradients: +1% / +3%; ZeRO-3 (and FSDP full shard) all-gather the parameters
+  in forward and backward: 2 x 2 bytes x params per micro-step over the interconnect (200 GB/s within a
+  node, 25 GB/s across nodes), half of it hidden behind compute, at least +5%;
+- optimizer offload moves gradients down and parameters up once per optimizer step over PCIe (25 GB/s)
+  and runs Adam on the CPU (~1e9 params/s per GPU process), amortized over the accumulation steps,
+  at least +10%; parameter offload fetches the parameters over PCIe in forward and backward of every
+  micro-step, at least +20%;
+- activation offload copies each layer's input to host memory and back: +10%;
+- SDPA instead of eager attention: -10%; 8-bit AdamW: +1% (unsafe: quantized states change the numerics);
+  fused cross-entropy: 0% (unsafe: it needs the liger-kernel package);
+- host RAM: each GiB of offloaded state per node adds 0.02% to the cost, so of two similar offloads the
+  one that needs less host RAM comes first; the title says how much it needs.
+
+The compute time of one micro-step is 6 x params x tokens / (the GPU's bf16 peak x 40% utilization).
+
+When no change the config can make fits, `advice` says what would: the run's own GPU count with sharding
+and offload it cannot express, then the smallest GPU count (never fewer than the run has) with ZeRO-3 /
+FSDP full shard, then with tensor parallelism, then QLoRA.
 """
 
 from __future__ import annotations
@@ -12,166 +49,413 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from trainlint.fixes import knobs
 from trainlint.diagnostics import Edit, Fix
+from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB
 from trainlint.plan import Origin, Peft, Setting
 
 TARGET = 0.90  # a fix must bring the total under 90% of the card, so no near-capacity warning follows
+MAX_KNOBS = 4
+MAX_EVALUATIONS = 5000
+
+RECOMPUTE = 0.33
+ZERO_COST = {1: 0.01, 2: 0.03}
+PCIE = 25e9  # bytes/s host <-> device, one direction, per GPU (PCIe 4 x16 in practice)
+INTRA_NODE = 200e9  # bytes/s per GPU all-gather bandwidth within a node (NVLink, effective)
+INTER_NODE = 25e9  # bytes/s per GPU across nodes (200 Gb/s InfiniBand per GPU)
+CPU_ADAM = 1e9  # params/s per GPU process (DeepSpeed CPUAdam on its share of the host's cores)
+MFU = 0.40
+HOST_PENALTY = 0.0002  # cost per GiB of host RAM per node
+
+
+@dataclass(frozen=True)
+class Knob:
+    group: str  # at most one knob per group in a combination
+    strength: int  # within a group: higher is stronger (a smaller micro-batch, a higher ZeRO stage)
+    title: str
+    changes: dict  # plan field -> value
+    cost: float  # extra step time, fraction (0.33 = +33%)
+    cost_text: str  # "+33% compute (recompute)"
+    safe: bool = True
+    edits: tuple[Edit, ...] | None = None  # None: the config cannot say it (flags-only estimates still can)
+    flags: str = ""  # the `trainlint estimate` flags that ask for the same
 
 
 @dataclass(frozen=True)
 class Candidate:
-    title: str  # what it does
-    changes: dict  # plan field -> value
-    cost: float  # extra time, fraction (0.33 = +33%)
+    title: str
+    changes: dict
+    cost: float
     cost_text: str
     safe: bool = True
     edits: tuple[Edit, ...] = ()
+    flags: str = ""
+    knobs: tuple[Knob, ...] = ()
 
 
 @dataclass(frozen=True)
 class Offer:
     candidate: Candidate
     total: int
+    host_bytes: int = 0
 
     def fix(self, before: int, capacity: int) -> Fix:
+        return Fix(self.title(before, capacity), self.candidate.edits, self.candidate.safe)
+
+    def title(self, before: int, capacity: int) -> str:
         c = self.candidate
-        title = (f"{c.title}: {before / GIB:.1f} -> {self.total / GIB:.1f} GiB of {capacity / GIB:.0f} GiB, "
-                 f"{c.cost_text}")
-        return Fix(title, c.edits, c.safe)
+        host = f"; needs {self.host_bytes / GIB:.0f} GiB host RAM per node" if self.host_bytes else ""
+        return (f"{c.title}: {before / GIB:.1f} -> {self.total / GIB:.1f} GiB of {capacity / GIB:.0f} GiB, "
+                f"{c.cost_text}{host}")
+
+    def to_json(self, before: int, capacity: int) -> dict:
+        c = self.candidate
+        return {"title": self.title(before, capacity), "changes": {k: _jsonable(v) for k, v in c.changes.items()},
+                "total_bytes": self.total, "host_bytes": self.host_bytes, "cost": round(c.cost, 4),
+                "applicability": "safe" if c.safe else "unsafe", "flags": c.flags}
 
 
-def _tokens(plan, seq: int | None = None) -> int:
-    return plan.micro_batch.value * (seq or plan.seq_len.value or 2048)
+def _jsonable(value):
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+
+
+# ---- the cost model ----------------------------------------------------------------------------
+
+def _tokens(plan, micro: int | None = None) -> int:
+    return (micro if micro is not None else plan.micro_batch.value) * (plan.seq_len.value or 2048)
 
 
 def _efficiency_cost(tokens_before: int, tokens_after: int) -> float:
-    """Small micro-batches use the GPU less well; below ~8k tokens each halving costs a few percent."""
+    """Small micro-batches use the GPU less well; below ~8k tokens the slowdown grows to 15%."""
     def slowdown(tokens: int) -> float:
         return max(0.0, (8192 - tokens) / 8192) * 0.15
-    return slowdown(tokens_after) - slowdown(tokens_before)
+    return max(0.0, slowdown(tokens_after) - slowdown(tokens_before))
 
 
-def candidates(ctx) -> list[Candidate]:
+def _micro_step_seconds(ctx) -> float:
+    plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
+    params = getattr(arch, "total_params", 0) or 1e9
+    tflops = (getattr(gpu, "bf16_tflops", None) or 300.0) if gpu is not None else 300.0
+    shards = max(1, plan.tensor_parallel.value * plan.pipeline_parallel.value)
+    return 6 * params / shards * _tokens(plan) / (tflops * 1e12 * MFU)
+
+
+def _params_per_gpu(ctx) -> float:
     plan = ctx.plan
-    out: list[Candidate] = []
+    params = getattr(ctx.architecture, "total_params", 0) or 1e9
+    return params / max(1, plan.tensor_parallel.value * plan.pipeline_parallel.value)
 
-    def add(title, changes, cost, cost_text, safe=True, edits=None):
-        if edits:
-            out.append(Candidate(title, changes, cost, cost_text, safe, tuple(edits)))
 
-    if plan.attn_impl.value == "eager":
-        add("use SDPA attention instead of eager", {"attn_impl": "sdpa"}, -0.1, "and faster",
-            edits=knobs.setting_edits(ctx, "attn_impl", "sdpa"))
+def _zero3_cost(ctx) -> float:
+    plan = ctx.plan
+    dp = plan.data_parallel
+    if dp <= 1:
+        return 0.05
+    bandwidth = INTRA_NODE if plan.num_gpus.value <= 8 and plan.num_nodes.value <= 1 else INTER_NODE
+    seconds = 2 * 2 * _params_per_gpu(ctx) * (dp - 1) / dp / bandwidth * 0.5
+    return min(1.0, max(0.05, seconds / _micro_step_seconds(ctx)))
+
+
+def _offload_optimizer_cost(ctx) -> float:
+    plan = ctx.plan
+    shard = _params_per_gpu(ctx) / max(1, plan.data_parallel)
+    seconds = 4 * shard / PCIE + shard / CPU_ADAM
+    return min(3.0, max(0.10, seconds / (_micro_step_seconds(ctx) * max(1, plan.grad_accum.value))))
+
+
+def _offload_params_cost(ctx) -> float:
+    shard = _params_per_gpu(ctx) / max(1, ctx.plan.data_parallel)
+    seconds = 2 * 2 * shard / PCIE
+    return min(3.0, max(0.20, seconds / _micro_step_seconds(ctx)))
+
+
+def _pct(cost: float) -> str:
+    return f"{cost:+.0%}"
+
+
+# ---- the knobs -----------------------------------------------------------------------------------
+
+def deepspeed_in_play(ctx) -> bool:
+    plan = ctx.plan
+    return plan.zero_stage.origin.kind != "default" or bool(ctx.linked) or ctx.flavor == "deepspeed" or \
+        plan.precision.value.master_weights and ctx.flavor == "flags"
+
+
+def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
+    """Every knob this run can turn, each with its edits (None where the config cannot say it)."""
+    plan = ctx.plan
+    out: list[Knob] = []
+    flags_only = ctx.document is None
+
+    def edits_for(field, value):
+        return None if flags_only else knobs.setting_edits(ctx, field, value)
+
+    def add(knob: Knob):
+        if knob.edits is not None or (not require_edits and flags_only):
+            out.append(knob)
+
+    if (plan.attn_impl.value or "").lower() == "eager":
+        add(Knob("attn", 1, "use SDPA attention instead of eager", {"attn_impl": "sdpa"}, -0.10,
+                 "-10% time (SDPA)", edits=_tuple(edits_for("attn_impl", "sdpa")), flags="--attn sdpa"))
     if plan.grad_ckpt.value == "none":
-        add("enable gradient checkpointing", {"grad_ckpt": "full"}, 0.33, "about +33% compute",
-            edits=knobs.setting_edits(ctx, "grad_ckpt", "full"))
+        add(Knob("ckpt", 1, "enable gradient checkpointing", {"grad_ckpt": "full"}, RECOMPUTE,
+                 "+33% compute (recompute)", edits=_tuple(edits_for("grad_ckpt", "full")), flags="--grad-ckpt full"))
     micro, gas = plan.micro_batch.value, plan.grad_accum.value
-    factor = 2
-    while micro // factor >= 1 and micro % factor == 0:
-        new_micro, new_gas = micro // factor, gas * factor
-        edits_micro = knobs.setting_edits(ctx, "micro_batch", new_micro)
-        edits_gas = knobs.setting_edits(ctx, "grad_accum", new_gas)
-        if edits_micro and edits_gas:
-            cost = _efficiency_cost(_tokens(plan), _tokens(plan) // factor)
-            add(f"micro-batch {micro} -> {new_micro} with accumulation {gas} -> {new_gas} (same effective batch)",
-                {"micro_batch": new_micro, "grad_accum": new_gas}, cost,
-                f"about +{cost:.0%} time" if cost >= 0.005 else "about the same speed",
-                edits=edits_micro + edits_gas)
-        factor *= 2
-    deepspeed_in_play = plan.zero_stage.origin.kind != "default" or ctx.linked or ctx.flavor == "deepspeed"
+    if isinstance(micro, int) and isinstance(gas, int) and micro > 1 and gas >= 1:
+        for new_micro in sorted((d for d in range(1, micro) if micro % d == 0), reverse=True):
+            factor = micro // new_micro
+            new_gas = gas * factor
+            edits = _batch_edits(ctx, new_micro, new_gas) if not flags_only else None
+            cost = _efficiency_cost(_tokens(plan), _tokens(plan, new_micro))
+            add(Knob("batch", micro - new_micro,
+                     f"micro-batch {micro} -> {new_micro} with accumulation {gas} -> {new_gas} (same effective batch)",
+                     {"micro_batch": new_micro, "grad_accum": new_gas}, cost,
+                     f"{_pct(cost)} time (smaller kernels)" if cost >= 0.005 else "about the same speed",
+                     edits=edits, flags=f"--micro-batch {new_micro} --grad-accum {new_gas}"))
+    ds = deepspeed_in_play(ctx) or (flags_only and plan.fsdp.value is None)
     current_stage = min(3, max(0, plan.zero_stage.value or 0))
-    if deepspeed_in_play and plan.data_parallel > 1:
+    if ds and plan.fsdp.value is None:
         for stage in range(current_stage + 1, 4):
-            cost = {1: 0.01, 2: 0.03, 3: 0.15}[stage]
-            add(f"ZeRO stage {current_stage} -> {stage}", {"zero_stage": stage}, cost,
-                f"about +{cost:.0%} time" + (" for parameter all-gathers" if stage == 3 else ""),
-                edits=knobs.setting_edits(ctx, "zero_stage", stage))
-    if deepspeed_in_play and plan.offload_optimizer.value is None and current_stage >= 1:
-        add("offload the optimizer to CPU (DeepSpeed)", {"offload_optimizer": "cpu"}, 0.5,
-            "about +50% time (PCIe transfers, CPU Adam)", edits=knobs.zero_offload_edits(ctx))
+            cost = ZERO_COST.get(stage) or _zero3_cost(ctx)
+            add(Knob("zero", stage, f"ZeRO stage {current_stage} -> {stage}", {"zero_stage": stage}, cost,
+                     f"{_pct(cost)} time ({'parameter all-gathers' if stage == 3 else 'gradient reduce-scatter'})",
+                     edits=_tuple(edits_for("zero_stage", stage)), flags=f"--zero {stage}"))
+        if plan.offload_optimizer.value is None:
+            cost = _offload_optimizer_cost(ctx)
+            add(Knob("offload_opt", 1, "offload the optimizer to CPU (DeepSpeed)", {"offload_optimizer": "cpu"}, cost,
+                     f"{_pct(cost)} time (PCIe transfers, CPU Adam)",
+                     edits=None if flags_only else _tuple(knobs.deepspeed_offload_edits(ctx, "optimizer")),
+                     flags="--offload-optimizer cpu"))
+        if plan.offload_params.value is None:
+            cost = _offload_params_cost(ctx)
+            add(Knob("offload_param", 1, "offload the parameters to CPU (DeepSpeed ZeRO-3)", {"offload_params": "cpu"},
+                     cost, f"{_pct(cost)} time (parameter fetches over PCIe)",
+                     edits=None if flags_only else _tuple(knobs.deepspeed_offload_edits(ctx, "param")),
+                     flags="--offload-params cpu"))
+    if not plan.activation_offload.value and (flags_only or ctx.flavor in knobs.ACTIVATION_OFFLOAD):
+        add(Knob("act_offload", 1, "offload activations to CPU", {"activation_offload": True}, 0.10,
+                 "+10% time (activation copies over PCIe)",
+                 edits=_tuple(edits_for("activation_offload", True)), flags=""))
     from trainlint.memory.model import optimizer_spec
 
     spec = optimizer_spec(plan.optimizer.value or "adamw")
-    if spec is not None and spec.state_factor >= 2 and plan.peft.value is None and not plan.precision.value.master_weights:
-        add("use 8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"}, 0.01,
-            "same compute; optimizer states quantized (changes numerics slightly)", safe=False,
-            edits=knobs.setting_edits(ctx, "optimizer", "adamw_8bit"))
-    if not plan.fused_loss.value and ctx.architecture is not None and ctx.architecture.vocab_size >= 64000:
-        add("use Liger's fused linear cross-entropy (needs the liger-kernel package)", {"fused_loss": True}, 0.0,
-            "same compute", safe=False, edits=knobs.setting_edits(ctx, "fused_loss", True))
+    if spec is not None and spec.state_factor >= 2 and plan.peft.value is None and \
+            not plan.precision.value.master_weights and plan.offload_optimizer.value is None and \
+            not any(m.get("optimizer") is not None for _, m in knobs.deepspeed_mappings(ctx)):
+        # A DeepSpeed `optimizer` section replaces the framework's optimizer (the change would not take).
+        add(Knob("optim", 1, "use 8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"}, 0.01,
+                 "+1% time; optimizer states quantized (changes numerics slightly)", safe=False,
+                 edits=_tuple(edits_for("optimizer", "adamw_8bit")), flags="--optimizer adamw_8bit"))
+    if not plan.fused_loss.value and plan.loss_kernel.value is None and ctx.architecture is not None and \
+            ctx.architecture.vocab_size >= 32000 and (plan.head.value or "lm") == "lm":
+        add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
+                 {"fused_loss": True}, 0.0, "same compute", safe=False,
+                 edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
     return out
+
+
+def _tuple(edits) -> tuple | None:
+    return tuple(edits) if edits else None
+
+
+def _batch_edits(ctx, new_micro: int, new_gas: int) -> tuple | None:
+    plan = ctx.plan
+    edits_micro = knobs.setting_edits(ctx, "micro_batch", new_micro)
+    if not edits_micro:
+        return None
+    if ctx.flavor == "litgpt" and plan.grad_accum.origin.kind in ("inferred", "default"):
+        # LitGPT derives accumulation from train.global_batch_size / (micro x devices).
+        return tuple(edits_micro) if plan.global_batch.value else None
+    edits_gas = knobs.setting_edits(ctx, "grad_accum", new_gas)
+    if not edits_gas:
+        return None
+    mirrored = knobs.mirrored_batch_edits(ctx, new_micro, new_gas, list(edits_micro) + list(edits_gas))
+    if mirrored is None:
+        return None
+    return tuple(edits_micro) + tuple(edits_gas) + tuple(mirrored)
+
+
+# ---- the search ------------------------------------------------------------------------------------
+
+def _final(plan, changes: dict, field: str):
+    return changes[field] if field in changes else getattr(plan, field).value
+
+
+def _valid(ctx, combo: tuple[Knob, ...]) -> bool:
+    plan = ctx.plan
+    changes: dict = {}
+    for knob in combo:
+        changes.update(knob.changes)
+    stage = min(3, max(0, _final(plan, changes, "zero_stage") or 0))
+    fsdp = _final(plan, changes, "fsdp")
+    if "offload_optimizer" in changes and fsdp is None and stage < 1:
+        return False  # DeepSpeed: offload_optimizer at ZeRO stage 0 stops the run
+    if "offload_params" in changes and fsdp is None and stage < 3:
+        return False  # DeepSpeed parameter offload is ZeRO-3 only
+    if "optimizer" in changes and _final(plan, changes, "offload_optimizer"):
+        return False  # DeepSpeed's offload replaces the optimizer with its CPU Adam
+    if _final(plan, changes, "activation_offload") and _final(plan, changes, "grad_ckpt") == "none":
+        return False  # axolotl / torchtune offload activations only with checkpointing on
+    return not _overlap(_combine_edits(e for knob in combo for e in (knob.edits or ())))
+
+
+def _dominates(found: tuple[Knob, ...], combo: tuple[Knob, ...]) -> bool:
+    mine = {k.group: k.strength for k in combo}
+    return all(k.group in mine and mine[k.group] >= k.strength for k in found)
+
+
+def _merge(combo: tuple[Knob, ...], extra: float = 0.0) -> Candidate:
+    title = combo[0].title
+    for knob in combo[1:]:
+        title += f", and {knob.title[0].lower()}{knob.title[1:]}"
+    cost = sum(k.cost for k in combo) + extra
+    if len(combo) == 1:
+        cost_text = combo[0].cost_text
+    else:
+        parts = "; ".join(k.cost_text for k in combo)
+        cost_text = f"about {_pct(cost)} time in all ({parts})" if cost > 0 else f"about the same speed or faster ({parts})"
+    changes: dict = {}
+    for k in combo:
+        changes.update(k.changes)
+    edits = _combine_edits(e for k in combo for e in (k.edits or ()))
+    return Candidate(title, changes, cost, cost_text, all(k.safe for k in combo), edits,
+                     " ".join(k.flags for k in combo if k.flags), combo)
 
 
 def _apply(plan, changes: dict):
     return plan.with_(**{k: Setting(v, Origin("cli", note="planner")) for k, v in changes.items()})
 
 
-def plan_fixes(ctx, limit: int = 4) -> tuple[list[Offer], str | None]:
-    """Offers that bring the run under TARGET of the card, cheapest first; or, when none, what would."""
+def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
+    """The cheapest `limit` combinations of up to MAX_KNOBS knobs that fit, safe ones first."""
     from trainlint.memory.estimate import estimate_plan
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
+    if gpu is None or arch is None:
+        return []
+    all_knobs = knob_list(ctx, require_edits)
+    groups: dict[str, list[Knob]] = {}
+    for knob in all_knobs:
+        groups.setdefault(knob.group, []).append(knob)
+    names = list(groups)
+    combos: list[tuple[float, tuple[Knob, ...]]] = []
+    for size in range(1, min(MAX_KNOBS, len(names)) + 1):
+        for chosen in itertools.combinations(names, size):
+            for combo in itertools.product(*(groups[g] for g in chosen)):
+                if _valid(ctx, combo):
+                    combos.append((sum(k.cost for k in combo), combo))
+    combos.sort(key=lambda item: (not all(k.safe for k in item[1]), item[0], len(item[1])))
     capacity = gpu.memory_bytes
-    budget = capacity * TARGET
-    cands = candidates(ctx)
-    offers: list[Offer] = []
-    for cand in cands:
-        total = estimate_plan(_apply(plan, cand.changes), arch, gpu).total
-        if total <= budget:
-            offers.append(Offer(cand, total))
-    if not offers:
-        for a, b in itertools.combinations(cands, 2):
-            if set(a.changes) & set(b.changes) or _overlap(a.edits, b.edits):
+    before = ctx.estimate.total if ctx.estimate is not None else None
+    budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
+    for budget in budgets:
+        found: list[Offer] = []
+        winners: list[tuple[Knob, ...]] = []
+        for evaluated, (_, combo) in enumerate(combos):
+            if evaluated >= MAX_EVALUATIONS or len(found) >= limit:
+                break
+            if any(_dominates(w, combo) for w in winners):
                 continue
-            merged = Candidate(f"{a.title}, and {b.title[0].lower()}{b.title[1:]}", {**a.changes, **b.changes},
-                               a.cost + b.cost, _combine_cost(a, b), a.safe and b.safe, a.edits + b.edits)
-            total = estimate_plan(_apply(plan, merged.changes), arch, gpu).total
-            if total <= budget:
-                offers.append(Offer(merged, total))
-    offers.sort(key=lambda o: (not o.candidate.safe, o.candidate.cost, o.total))
+            est = estimate_plan(_apply(plan, _merge(combo).changes), arch, gpu)
+            if est.total <= budget:
+                host = est.host_bytes
+                cand = _merge(combo, HOST_PENALTY * host / GIB)
+                found.append(Offer(cand, est.total, host))
+                winners.append(combo)
+        if found:
+            found.sort(key=lambda o: (not o.candidate.safe, o.candidate.cost, o.total))
+            return found
+    return []
+
+
+def plan_fixes(ctx, limit: int = 4, require_edits: bool = True) -> tuple[list[Offer], str | None]:
+    """Offers that bring the run under TARGET of the card (or under the card when nothing reaches that),
+    cheapest first; or, when none, advice on what would."""
+    if ctx.gpu is None or ctx.architecture is None:
+        return [], None
+    offers = search(ctx, limit, require_edits)
     if offers:
-        return offers[:limit], None
-    return [], _what_would_fit(ctx)
+        return offers, None
+    return [], what_would_fit(ctx)
 
 
-def _overlap(a: tuple[Edit, ...], b: tuple[Edit, ...]) -> bool:
-    return any(x.path == y.path and x.span.start.offset < y.span.end.offset + 1 and
-               y.span.start.offset < x.span.end.offset + 1 for x in a for y in b)
+def _overlap(edits) -> bool:
+    """As `apply_edits` sees it: two edits overlap when their ranges intersect (insertions at the same
+    point are merged first, by `_combine_edits`)."""
+    edits = list(edits)
+    for i, x in enumerate(edits):
+        for y in edits[i + 1:]:
+            if x.path != y.path:
+                continue
+            xs, xe, ys, ye = x.span.start.offset, x.span.end.offset, y.span.start.offset, y.span.end.offset
+            if xs < ye and ys < xe or (xs == xe == ys == ye):
+                return True
+            if (xs == xe and ys < xs < ye) or (ys == ye and xs < ys < xe):
+                return True
+    return False
 
 
-def _combine_cost(a: Candidate, b: Candidate) -> str:
-    total = a.cost + b.cost
-    if total <= 0:
-        return "about the same speed or faster"
-    return f"about +{total:.0%} time"
+def _combine_edits(edits) -> tuple[Edit, ...]:
+    """Insertions at the same point become one edit (their texts in order), so that two knobs that both
+    add a key at the end of the same mapping can go together."""
+    out: list[Edit] = []
+    for edit in edits:
+        start, end = edit.span.start.offset, edit.span.end.offset
+        prior = next((i for i, e in enumerate(out) if e.path == edit.path and start == end ==
+                      e.span.start.offset == e.span.end.offset), None)
+        if prior is None:
+            out.append(edit)
+        else:
+            out[prior] = Edit(edit.path, out[prior].span, out[prior].new_text + edit.new_text)
+    return tuple(out)
 
 
-def _what_would_fit(ctx) -> str:
-    """Advice without an edit: the smallest setup that fits, trying more GPUs with ZeRO-3 (then with
-    8-way tensor parallelism as well), and QLoRA."""
+def what_would_fit(ctx) -> str:
+    """Advice without an edit: what fits on the GPUs the run has (sharding and offload the config cannot
+    express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor
+    parallelism as well), and QLoRA."""
     from trainlint.memory.estimate import estimate_plan
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
-    budget = gpu.memory_bytes * TARGET
-    base: dict[str, Any] = {"zero_stage": 3, "grad_ckpt": "full", "micro_batch": 1}
+    budget = gpu.memory_bytes
+    have = max(1, plan.num_gpus.value or 1)
+    base: dict[str, Any] = {"grad_ckpt": "full", "micro_batch": 1,
+                            "grad_accum": max(1, plan.micro_batch.value * plan.grad_accum.value)}
+    sharded = {**base, "zero_stage": 3, "fsdp": None}
 
     def fits(changes: dict) -> bool:
         return estimate_plan(_apply(plan, changes), arch, gpu).total <= budget
 
-    counts = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+    ladder = [
+        (sharded, "ZeRO-3 (or FSDP full_shard)"),
+        ({**sharded, "offload_optimizer": "cpu"}, "ZeRO-3 (or FSDP full_shard) with the optimizer offloaded to CPU"),
+        ({**sharded, "offload_optimizer": "cpu", "offload_params": "cpu"},
+         "ZeRO-3 (or FSDP full_shard) with the optimizer and the parameters offloaded to CPU"),
+    ]
+    if have == 1:
+        ladder.insert(0, ({**base, "zero_stage": 1, "offload_optimizer": "cpu"},
+                          "the optimizer offloaded to CPU (DeepSpeed ZeRO-Offload)"))
+    gpus = f"{have} x {gpu.name}"
+    for changes, how in ladder:
+        if fits({**changes, "num_gpus": have}):
+            return (f"no change this config can make fits; on its {gpus} it would fit with {how}, "
+                    "activation checkpointing and micro-batch 1 (accumulation up to keep the effective batch): "
+                    "set that up in the launcher or a DeepSpeed/FSDP config")
+    counts = sorted({have * 2 ** k for k in range(1, 11)})
     for count in counts:
-        if fits({**base, "num_gpus": count}):
-            return (f"nothing inside this config makes it fit; it needs at least {count} x {gpu.name} with ZeRO-3, "
-                    "activation checkpointing and micro-batch 1, or LoRA/QLoRA")
-    for count in counts[3:]:
-        if fits({**base, "num_gpus": count, "tensor_parallel": 8}):
-            return (f"nothing inside this config makes it fit; it needs at least {count} x {gpu.name} with 8-way "
-                    "tensor parallelism plus ZeRO-3 and activation checkpointing (e.g. Megatron, torchtitan), or QLoRA")
+        if fits({**sharded, "num_gpus": count}):
+            return (f"no change this config can make fits on its {gpus}; it needs at least {count} x {gpu.name} "
+                    "with ZeRO-3 (or FSDP full_shard), activation checkpointing and micro-batch 1, or LoRA/QLoRA")
+    for count in counts:
+        if count >= 8 and fits({**sharded, "num_gpus": count, "tensor_parallel": 8}):
+            return (f"no change this config can make fits on its {gpus}; it needs at least {count} x {gpu.name} "
+                    "with 8-way tensor parallelism plus ZeRO-3 and activation checkpointing (e.g. Megatron, "
+                    "torchtitan), or QLoRA")
     qlora = Peft("lora", 16, "all-linear", 4)
-    for count in counts:
-        if fits({**base, "num_gpus": count, "peft": qlora}):
+    for count in [have] + counts:
+        if fits({**sharded, "num_gpus": count, "peft": qlora}):
             return (f"as full fine-tuning it does not fit even on {counts[-1]} x {gpu.name}; QLoRA (4-bit base, "
                     f"LoRA adapters) with ZeRO-3/FSDP would from {count} GPUs")
-    return f"it does not fit on {gpu.name} with ZeRO-3, 8-way tensor parallelism or QLoRA on up to {counts[-1]} GPUs"
+    return (f"it does not fit on {gpu.name} with ZeRO-3, 8-way tensor parallelism or QLoRA on up to "
+            f"{counts[-1]} GPUs")
+
