@@ -496,6 +496,7 @@ def cmd_estimate(args) -> int:
     if args.gpu is not None:
         _check_gpu_name(args.gpu)
     overrides = _cli_overrides(args)
+    document, linked = None, []
     if args.path:
         if not Path(args.path).exists():
             raise UsageError(f"{args.path}: no such file")
@@ -506,21 +507,62 @@ def cmd_estimate(args) -> int:
             reason = result.document.syntax_error.message if result.document.syntax_error else \
                 "trainlint does not recognise this file as a training config"
             raise UsageError(f"{args.path}: {reason}")
-        plan = result.plan
+        plan, document, linked = result.plan, result.document, result.linked
     else:
         if not args.model:
             raise UsageError("give a config file, or at least --model (and --gpu, --micro-batch, --seq-len, ...)")
         plan = overrides.apply(TrainingPlan(flavor="flags", path=str(Path.cwd() / "flags")))
-    ctx = LintContext(document=None, flavor=plan.flavor, plan=plan)
+        if plan.precision.is_default:
+            plan = plan.with_(precision=_flags_precision(plan))
+    ctx = LintContext(document=document, flavor=plan.flavor, plan=plan, linked=linked)
     attach(ctx)
     if ctx.estimate is None:
         raise UsageError(ctx.unestimable.reason if ctx.unestimable else "no estimate could be made")
+    est = ctx.estimate
+    offers, advice = _estimate_suggestions(ctx)
     if args.output_format == "json":
-        print(json.dumps(ctx.estimate.to_json(), indent=2))
+        out = est.to_json()
+        out["suggestions"] = [o.to_json(est.total, est.capacity) for o in offers]
+        out["advice"] = advice
+        print(json.dumps(out, indent=2))
     else:
-        sys.stdout.write(render_table(ctx.estimate, plan, ctx.architecture))
-    fits = ctx.estimate.fits
+        lines = []
+        for o in offers:
+            line = o.title(est.total, est.capacity)
+            if document is None and o.candidate.flags:
+                line += f" [{o.candidate.flags}]"
+            elif document is not None:
+                line += " (safe: `trainlint check --fix` applies it)" if o.candidate.safe and o is offers[0] else ""
+            lines.append(line)
+        sys.stdout.write(render_table(est, plan, ctx.architecture, lines, advice))
+    fits = est.fits
     return EXIT_FINDINGS if fits is False else EXIT_OK
+
+
+def _flags_precision(plan):
+    """What people run when the flags say nothing: bf16 mixed precision where the GPU has bf16, fp16 mixed
+    precision where it does not; said in the assumptions."""
+    from trainlint.memory.estimate import resolve_gpu
+    from trainlint.plan import AMP_BF16, AMP_FP16, Origin, Setting
+
+    gpu = resolve_gpu(plan)
+    if gpu is not None and not gpu.bf16:
+        return Setting(AMP_FP16, Origin("default", note=f"fp16 mixed precision (autocast over fp32 weights) assumed, as "
+                                                        f"runs use on {gpu.name}, which has no bf16; pass --precision"))
+    where = f"as runs use on {gpu.name}" if gpu is not None else "as most runs use"
+    return Setting(AMP_BF16, Origin("default", note=f"bf16 mixed precision (autocast over fp32 weights) assumed, {where}; "
+                                                    "pass --precision"))
+
+
+def _estimate_suggestions(ctx):
+    """The planner's changes that fit, when the run does not fit or is within 10% of the card; flags-only
+    estimates get every knob (as flags), config files the ones their flavor can write."""
+    from trainlint.fixes.planner import TARGET, plan_fixes
+
+    est = ctx.estimate
+    if ctx.gpu is None or est.utilization is None or est.utilization <= TARGET:
+        return [], None
+    return plan_fixes(ctx, require_edits=ctx.document is not None)
 
 
 def _project_output_format(paths: list[str]) -> str | None:

@@ -19,7 +19,7 @@ whose edits overlap. The first `limit` that fit are offered. A fix must bring th
 card (so no near-capacity warning follows); when nothing reaches that, combinations under 100% are
 offered instead.
 
-**Cost model** (fraction of step time, each term stated in the fix title; see docs/memory-model.md):
+**Cost model** (fraction of step time, each term stated in the fix title):
 - full activation checkpointing recomputes the forward: +33% (forward ~ 1/3 of forward + backward);
 - smaller micro-batches use smaller kernels: below 8k tokens per micro-batch the slowdown grows
   linearly to +15% (tokens_after vs tokens_before);
@@ -307,7 +307,9 @@ def _dominates(found: tuple[Knob, ...], combo: tuple[Knob, ...]) -> bool:
 def _merge(combo: tuple[Knob, ...], extra: float = 0.0) -> Candidate:
     title = combo[0].title
     for knob in combo[1:]:
-        title += f", and {knob.title[0].lower()}{knob.title[1:]}"
+        first = knob.title.split()[0]
+        lead = knob.title[0].lower() if first[1:].islower() or len(first) == 1 else knob.title[0]
+        title += f", and {lead}{knob.title[1:]}"
     cost = sum(k.cost for k in combo) + extra
     if len(combo) == 1:
         cost_text = combo[0].cost_text
@@ -436,19 +438,21 @@ def what_would_fit(ctx) -> str:
         ladder.insert(0, ({**base, "zero_stage": 1, "offload_optimizer": "cpu"},
                           "the optimizer offloaded to CPU (DeepSpeed ZeRO-Offload)"))
     gpus = f"{have} x {gpu.name}"
+    nothing = "no change this config can make fits" if ctx.document is not None else \
+        "no change of micro-batch, checkpointing, ZeRO stage, offload, optimizer or loss fits"
     for changes, how in ladder:
         if fits({**changes, "num_gpus": have}):
-            return (f"no change this config can make fits; on its {gpus} it would fit with {how}, "
+            return (f"{nothing}; on its {gpus} it would fit with {how}, "
                     "activation checkpointing and micro-batch 1 (accumulation up to keep the effective batch): "
                     "set that up in the launcher or a DeepSpeed/FSDP config")
     counts = sorted({have * 2 ** k for k in range(1, 11)})
     for count in counts:
         if fits({**sharded, "num_gpus": count}):
-            return (f"no change this config can make fits on its {gpus}; it needs at least {count} x {gpu.name} "
+            return (f"{nothing} on its {gpus}; it needs at least {count} x {gpu.name} "
                     "with ZeRO-3 (or FSDP full_shard), activation checkpointing and micro-batch 1, or LoRA/QLoRA")
     for count in counts:
         if count >= 8 and fits({**sharded, "num_gpus": count, "tensor_parallel": 8}):
-            return (f"no change this config can make fits on its {gpus}; it needs at least {count} x {gpu.name} "
+            return (f"{nothing} on its {gpus}; it needs at least {count} x {gpu.name} "
                     "with 8-way tensor parallelism plus ZeRO-3 and activation checkpointing (e.g. Megatron, "
                     "torchtitan), or QLoRA")
     qlora = Peft("lora", 16, "all-linear", 4)

@@ -34,28 +34,47 @@ def describe_run(plan, arch) -> str:
     return "; ".join(parts)
 
 
-def render_table(est, plan, arch) -> str:
+LABEL = 36  # label column width, after the two-space indent
+
+
+def _row(label: str, value: float | None = None, bar: str = "") -> str:
+    if len(label) >= LABEL:
+        label = label[:LABEL - 2] + "…"
+    number = f"{value / GIB:8.2f}" if value is not None else " " * 8
+    return f"  {label:<{LABEL}}{number}  {bar}".rstrip()
+
+
+def render_table(est, plan, arch, suggestions: list[str] | None = None, advice: str | None = None) -> str:
     capacity = est.capacity
     scale = max(est.total, capacity or 0)
     gpu = f"{est.gpu_count} x {est.gpu.name} ({capacity / GIB:.1f} GiB each)" if est.gpu is not None else \
         f"{est.gpu_count} GPU(s), no target GPU given (--gpu)"
     lines = [f"{arch.summary()}", f"on {gpu}", describe_run(plan, arch), ""]
-    lines.append(f"{'per GPU':<34}{'GiB':>8}")
+    lines.append(f"  {'per GPU':<{LABEL}}{'GiB':>8}")
     for c in est.components:
-        lines.append(f"  {c.label:<32}{c.bytes / GIB:8.2f}  {_bar(c.bytes, scale)}")
-    lines.append(f"  {'= peak allocated (' + est.peak_phase + ')':<34}{est.peak_allocated / GIB:8.2f}  "
-                 f"{_bar(est.peak_allocated, scale)}")
-    lines.append(f"  {'+ allocator fragmentation':<32}{(est.peak_reserved - est.peak_allocated) / GIB:8.2f}")
+        lines.append(_row(c.label, c.bytes, _bar(c.bytes, scale)))
+    lines.append(_row(f"= peak allocated ({est.peak_phase})", est.peak_allocated, _bar(est.peak_allocated, scale)))
+    lines.append(_row("+ allocator fragmentation", est.peak_reserved - est.peak_allocated))
     for c in est.overhead:
-        lines.append(f"  {'+ ' + c.label:<32}{c.bytes / GIB:8.2f}")
-    lines.append(f"  {'= total':<32}{est.total / GIB:8.2f}  {_bar(est.total, scale)}")
+        lines.append(_row("+ " + c.label, c.bytes))
+    lines.append(_row("= total", est.total, _bar(est.total, scale)))
     if capacity is not None:
         marker = min(WIDTH, int(capacity / scale * WIDTH)) if scale else WIDTH
-        lines.append(f"  {'GPU capacity':<32}{capacity / GIB:8.2f}  {' ' * max(0, marker - 1)}|")
+        lines.append(_row("GPU capacity", capacity, " " * max(0, marker - 1) + "|"))
         verdict = "fits" if est.fits else "DOES NOT FIT"
         lines.append(f"  {verdict}: {est.utilization:.0%} of {est.gpu.name}")
+    scaled_to = "the total" if capacity is None or est.total >= capacity else "the GPU's capacity"
+    lines.append(f"  bars: {WIDTH} cells = {scale / GIB:.2f} GiB ({scaled_to})"
+                 + ("; | marks the GPU's capacity" if capacity is not None else ""))
     if est.host_bytes:
         lines.append(f"  host RAM for offloaded state: {est.host_bytes / GIB:.1f} GiB per node")
+    if suggestions:
+        lines.append("")
+        lines.append("changes that fit (cheapest first, each re-estimated):")
+        lines.extend(f"  - {s}" for s in suggestions)
+    elif advice:
+        lines.append("")
+        lines.append(f"what would fit: {advice}")
     lines.append("")
     lines.append("assumptions:")
     for c in (*est.components, *est.overhead):
