@@ -253,3 +253,18 @@ def test_hostile_or_malformed_configs_are_refused_with_a_reason_never_a_crash():
             assert isinstance(arch.total_params, int)  # sized or refused, never an exception of another kind
             arch.summary()
     assert time.monotonic() - start < 30  # a layer count of 10**15 must not be iterated
+
+
+def test_an_audio_encoder_is_counted_approximately_not_dropped():
+    # Qwen2-Audio style: a text_config and an audio_config (a Whisper-like encoder), no vision tower.
+    text = json.loads((DATA / "Qwen__Qwen2.5-7B-Instruct" / "config.json").read_text())
+    config = {"model_type": "qwen2_audio_like", "text_config": text,
+              "audio_config": {"model_type": "qwen2_audio_encoder", "d_model": 1280, "encoder_layers": 32,
+                               "encoder_ffn_dim": 5120, "num_mel_bins": 128}}
+    from trainlint.catalog.hf_config import from_hf_config
+
+    arch = from_hf_config(config, "audio")
+    assert [t.role for t in arch.towers] == ["audio"] and arch.approximate and "audio encoder" in arch.sizing_note
+    # Whisper-large-v3's encoder: ~635M parameters; the generic formula lands close.
+    assert abs(arch.tower_params - 635_000_000) < 0.05 * 635_000_000
+    assert arch.total_params - arch.tower_params == EXPECTED["Qwen__Qwen2.5-7B-Instruct"]["total_params"]

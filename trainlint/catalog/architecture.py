@@ -93,6 +93,10 @@ class LayerStack:
     cross_attention: bool = False
     fused_experts: bool = False
     module_prefix: str = ""  # the layers' ModuleList path: "model.layers", "transformer.h", "encoder.block", ...
+    # What mixes tokens in these layers: "attention" (softmax attention over the sequence), "ssm" (a
+    # Mamba-style selective scan: no attention, its state grows with nothing), "linear_attention"
+    # (Qwen3-Next's gated DeltaNet). attention_heads / head_dim describe only "attention" stacks.
+    mixer: str = "attention"
 
     @property
     def expert_params(self) -> int:

@@ -540,8 +540,10 @@ def _build(outer: Mapping[str, Any], config: Mapping[str, Any], model_type: str,
         extra["config_model_type"] = str(outer.get("model_type"))
     if not exact and not arch.approximate:
         extra["sizing"] = SIZING_APPROXIMATE
-        extra["sizing_note"] = (f"the vision tower or projector of model_type {outer.get('model_type')!r} is "
-                                "counted by the generic ViT formula")
+        approx = [t.role for t in towers if t.role not in ("vision", "projector")]
+        extra["sizing_note"] = (f"the {' and '.join(approx) + ' encoder' if approx else 'vision tower or projector'}"
+                                f" of model_type {outer.get('model_type')!r} is counted by the generic "
+                                "transformer-encoder formula")
     return replace(arch, checkpoint_dtype=_checkpoint_dtype(outer, config), quantization=_quant_method(outer, config),
                    **extra)
 

@@ -129,7 +129,7 @@ def generic_architecture(config: Mapping[str, Any], name: str, source: str) -> A
         inner = _int(config, ("intermediate_size", "d_inner")) or (_int(config, ("expand",)) or 2) * h
         lins = (Linear("in_proj", h, 2 * inner, False, "attn_in"), Linear("out_proj", inner, h, False, "attn_out"))
         extra = inner * (2 * ssm_state + 8) + 2 * inner * (h // 16 + 1)
-        stacks.append(LayerStack("decoder", layers, lins, norm_params=h, extra_params=extra))
+        stacks.append(LayerStack("decoder", layers, lins, norm_params=h, extra_params=extra, mixer="ssm"))
         f = inner
     elif kind == "encoder-decoder":
         enc_layers = _int(config, ("encoder_layers", "num_layers", "num_hidden_layers")) or layers

@@ -43,7 +43,7 @@ def _mamba(c: Cfg, name: str, source: str) -> Architecture:
                                   dt_rank=_dt_rank(c, "time_step_rank", h), conv=c.int("conv_kernel", default=4),
                                   proj_bias=c.bool("use_bias", False), conv_bias=c.bool("use_conv_bias", True))
     stack = LayerStack("decoder", c.int("num_hidden_layers", "n_layer"), tuple(linears), norm_params=h,
-                       extra_params=extra)
+                       extra_params=extra, mixer="ssm")
     return decoder(c, name, source, [stack], h=h, heads=0, kv=0, hd=0, f=inter, act=c.get("hidden_act", "silu"),
                    gated=False, tie=c.bool("tie_word_embeddings", True), vocab=c.int("vocab_size"), final_norm=h,
                    max_pos=0)
@@ -60,7 +60,8 @@ def _mamba2(c: Cfg, name: str, source: str) -> Architecture:
                Linear("out_proj", inter, h, bias, "attn_out"))
     extra = conv_dim * c.int("conv_kernel", default=4) + (conv_dim if c.bool("use_conv_bias", True) else 0) \
         + 3 * heads + inter  # dt_bias, A_log, D, the gated RMSNorm
-    stack = LayerStack("decoder", c.int("num_hidden_layers"), linears, norm_params=h, extra_params=extra)
+    stack = LayerStack("decoder", c.int("num_hidden_layers"), linears, norm_params=h, extra_params=extra,
+                       mixer="ssm")
     del hd
     return decoder(c, name, source, [stack], h=h, heads=0, kv=0, hd=0, f=inter, act=c.get("hidden_act", "silu"),
                    gated=False, tie=c.bool("tie_word_embeddings", True), vocab=c.int("vocab_size"), final_norm=h,
@@ -96,7 +97,8 @@ def _jamba(c: Cfg, name: str, source: str) -> Architecture:
             experts_per_token=c.int("num_experts_per_tok", default=2) if is_moe else 0,
             router_params=h * experts if is_moe else 0, norm_params=2 * h,
             extra_params=0 if is_attn else mixer_extra, attention_heads=heads if is_attn else 0,
-            kv_heads=kv if is_attn else 0, head_dim=hd if is_attn else 0, fused_experts=is_moe))
+            kv_heads=kv if is_attn else 0, head_dim=hd if is_attn else 0, fused_experts=is_moe,
+            mixer="attention" if is_attn else "ssm"))
     return decoder(c, name, source, stacks, h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "silu"),
                    gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
 
@@ -127,7 +129,7 @@ def _qwen3_next(c: Cfg, name: str, source: str) -> Architecture:
     common = dict(num_experts=experts, experts_per_token=c.int("num_experts_per_tok"), router_params=router,
                   fused_experts=True)
     stacks = [LayerStack("decoder", layers - full, tuple(linear_attn + moe), norm_params=2 * h, extra_params=la_extra,
-                         **common),
+                         mixer="linear_attention", **common),
               LayerStack("decoder", full, tuple(full_attn + moe), norm_params=2 * h + 2 * hd, attention_heads=heads,
                          kv_heads=kv, head_dim=hd, **common)]
     return decoder(c, name, source, stacks, h=h, heads=heads, kv=kv, hd=hd, f=fe, act=c.get("hidden_act", "silu"),

@@ -257,8 +257,9 @@ def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[T
     """The vision tower and projector of a multimodal `config` (the outer config.json), and whether
     they are counted exactly. `((), True)` for a config without a `vision_config`."""
     vision = config.get("vision_config")
+    others, others_exact = _other_encoders(config)
     if not isinstance(vision, Mapping):
-        return (), True
+        return others, others_exact
     model_type = str(config.get("model_type", ""))
     kind = str(vision.get("model_type") or _DEFAULT_VISION_KIND.get(model_type, ""))
     if model_type in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
@@ -277,4 +278,31 @@ def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[T
     parts = [tower]
     if projector:
         parts.append(Tower("multi_modal_projector", "projector", projector, linears_params=projector))
-    return tuple(parts), exact
+    return tuple(parts) + others, exact and others_exact
+
+
+# Sub-configs of a multimodal config.json that hold no separate encoder (or one counted above).
+_NOT_ENCODERS = {"text_config", "llm_config", "language_config", "text_model", "vision_config", "perceiver_config",
+                 "quantization_config", "rope_scaling", "rope_parameters", "generation_config"}
+
+
+def _other_encoders(config: Mapping[str, Any]) -> tuple[tuple[Tower, ...], bool]:
+    """Audio encoders and any other `*_config` sub-model (`audio_config`, `speech_config`, ...): counted
+    by the generic encoder formula and reported as approximate, so that no encoder goes uncounted."""
+    found = []
+    for key, sub in config.items():
+        if not (isinstance(key, str) and key.endswith("_config") and key not in _NOT_ENCODERS
+                and isinstance(sub, Mapping)):
+            continue
+        v = _V(sub, str(sub.get("model_type", key)))
+        try:
+            h = v.int("hidden_size", "d_model", "embed_dim", "width")
+            layers = v.int("num_hidden_layers", "encoder_layers", "num_layers", "depth")
+        except UnsupportedArchitecture:
+            continue  # no sizes: not a sub-model
+        f = v.int("intermediate_size", "encoder_ffn_dim", "ffn_dim", default=4 * h)
+        role = "audio" if any(w in key for w in ("audio", "speech", "sound")) else key.removesuffix("_config")
+        found.append(_encoder(key.removesuffix("_config") + "_encoder", layers, h, f, 2 * h))
+        found[-1] = Tower(found[-1].name, role, found[-1].params, num_layers=layers, hidden_size=h,
+                          linears_params=found[-1].linears_params)
+    return tuple(found), not found
