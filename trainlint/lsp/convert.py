@@ -10,6 +10,7 @@ the way both LSP and trainlint's Document split them: at \\n, \\r\\n and \\r.
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any, Iterable
 
 from lsprotocol import types as t
@@ -266,3 +267,56 @@ def breakdown_title(breakdown: Any) -> str | None:
     elif fits is True:
         text += " \u2014 fits"
     return text
+
+
+# --------------------------------------------------------------------------------------------------
+# markup for clients that do not render markdown
+
+
+def preferred_markup(formats: Any) -> t.MarkupKind:
+    """The first of markdown / plaintext in a client's `contentFormat` (or `documentationFormat`) list, in the
+    client's order of preference; markdown when the client names neither (or sends no list at all)."""
+    for value in formats or ():
+        value = getattr(value, "value", value)
+        if value == "markdown":
+            return t.MarkupKind.Markdown
+        if value == "plaintext":
+            return t.MarkupKind.PlainText
+    return t.MarkupKind.Markdown
+
+
+def _plain_inline(text: str) -> str:
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\1", text)
+    return text
+
+
+def markdown_to_plaintext(text: str) -> str:
+    """The markdown trainlint writes (bold, emphasis, code spans, pipe tables, rules, lists) as plain text that
+    reads the same in a terminal or an editor's echo area: markup removed, table columns aligned, rules as
+    blank lines."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                if not all(re.fullmatch(r":?-+:?", c) for c in cells if c):
+                    rows.append([_plain_inline(c) for c in cells])
+                i += 1
+            widths = [max(len(r[k]) if k < len(r) else 0 for r in rows) for k in range(max(map(len, rows)))]
+            for r in rows:
+                cells = [(r[k] if k < len(r) else "").ljust(widths[k]) for k in range(len(widths))]
+                out.append("  ".join(cells).rstrip())
+            continue
+        if re.fullmatch(r"\s*(-{3,}|\*{3,}|_{3,})\s*", line):
+            out.append("")
+        else:
+            out.append(_plain_inline(line))
+        i += 1
+    plain = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", plain).strip("\n")

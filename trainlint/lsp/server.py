@@ -320,6 +320,13 @@ def code_action(ls: TrainlintServer, params: t.CodeActionParams):
 # ---- hover, completion, inlay hints, code lens -----------------------------------------------------
 
 
+def markup(text: str, kind: t.MarkupKind) -> t.MarkupContent:
+    """trainlint's markdown, as plain text for a client that asked for plaintext."""
+    if kind == t.MarkupKind.PlainText:
+        return t.MarkupContent(kind=kind, value=convert.markdown_to_plaintext(text))
+    return t.MarkupContent(kind=t.MarkupKind.Markdown, value=text)
+
+
 @server.feature(t.TEXT_DOCUMENT_HOVER)
 @guarded()
 def hover(ls: TrainlintServer, params: t.HoverParams):
@@ -332,7 +339,7 @@ def hover(ls: TrainlintServer, params: t.HoverParams):
     text = features.hover_markdown(entry.result, entry.result.document, offset, params.position.line, users)
     if not text:
         return None
-    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=text))
+    return t.Hover(contents=markup(text, ls.hover_markup))
 
 
 @server.feature(t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=['"', ":", " "]))
@@ -353,12 +360,13 @@ def completion(ls: TrainlintServer, params: t.CompletionParams):
     found = features.completions(flavor, doc.kind, doc.text, pos.line, pos.column, offset,
                                  values_only=trigger in (" ", ":"))
     items = []
+    kind = ls.completion_markup
     for i, c in enumerate(found):
         items.append(t.CompletionItem(
             label=c.label,
             kind=t.CompletionItemKind.Property if c.kind == "key" else t.CompletionItemKind.EnumMember,
             detail=c.detail,
-            documentation=t.MarkupContent(kind=t.MarkupKind.Markdown, value=c.documentation) if c.documentation else None,
+            documentation=markup(c.documentation, kind) if c.documentation else None,
             insert_text=c.insert_text,
             sort_text=f"{i:05d}",
             tags=[t.CompletionItemTag.Deprecated] if c.deprecated else None,

@@ -204,6 +204,21 @@ class TrainlintServer(LanguageServer):
         return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
 
     @property
+    def hover_markup(self) -> t.MarkupKind:
+        """Markdown, or plain text where the client prefers it (Eglot without markdown-mode asks for plaintext
+        only and would show markdown raw in the echo area)."""
+        caps = self.client_capabilities
+        hover = caps.text_document.hover if caps and caps.text_document else None
+        return convert.preferred_markup(hover.content_format if hover else None)
+
+    @property
+    def completion_markup(self) -> t.MarkupKind:
+        caps = self.client_capabilities
+        completion = caps.text_document.completion if caps and caps.text_document else None
+        item = completion.completion_item if completion else None
+        return convert.preferred_markup(item.documentation_format if item else None)
+
+    @property
     def can_configure(self) -> bool:
         caps = self.client_capabilities
         return bool(caps and caps.workspace and caps.workspace.configuration)
