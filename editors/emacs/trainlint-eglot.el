@@ -1,12 +1,22 @@
 ;;; trainlint-eglot.el --- Run the trainlint language server with Eglot  -*- lexical-binding: t; -*-
 
 ;; Copy into your init file, or `load' this file from it.  Eglot is built into Emacs 29+;
-;; on Emacs 26-28 install it from GNU ELPA (M-x package-install RET eglot).
-;; Requires the `trainlint' executable on `exec-path' (pip install trainlint).  To use the
-;; trainlint of a particular virtual environment, replace "trainlint" "server" below by
-;; "/path/to/venv/bin/python" "-m" "trainlint" "server".
+;; on Emacs 26-28 install it from GNU ELPA (M-x package-install RET eglot).  YAML needs
+;; yaml-mode before Emacs 29 (M-x package-install RET yaml-mode, from NonGNU ELPA).
+;; Requires the `trainlint' executable on `exec-path':
+;;   pipx install "git+https://github.com/trainlint/trainlint"
+;; To use the trainlint of a particular virtual environment, replace "trainlint" "server" below
+;; by "/path/to/venv/bin/python" "-m" "trainlint" "server".
 
 ;;; Code:
+
+;; Emacs 28 has no JSON major mode (.json files open in js-mode): with neither json-mode (MELPA)
+;; nor Emacs 29's js-json-mode, use a minimal json-mode derived from js-mode, so that DeepSpeed JSON
+;; gets the server too (and not every JavaScript buffer).  Installing json-mode replaces it.
+(unless (or (fboundp 'json-mode) (fboundp 'js-json-mode))
+  (define-derived-mode json-mode js-mode "JSON"
+    "Stand-in JSON mode from trainlint-eglot.el (install json-mode for the real one).")
+  (add-to-list 'auto-mode-alist '("\\.jsonc?\\'" . json-mode)))
 
 (defvar trainlint-eglot-settings
   '(;; :gpu "H100-80GB"                  ; catalog name, alias, or a capacity such as "24GiB"

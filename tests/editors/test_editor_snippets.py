@@ -12,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EDITORS = REPO / "editors"
+GIT_URL = "git+https://github.com/trainlint/trainlint"  # trainlint is not on PyPI
 SERVER_SETTINGS = ["gpu", "numGpus", "model", "seqLen", "select", "ignore", "failLevel"]
 
 
@@ -82,7 +83,7 @@ def test_readmes_exist_and_link_each_editor():
     vscode = (EDITORS / "vscode" / "README.md").read_text(encoding="utf-8")
     assert "code --install-extension" in vscode
     assert '"source.fixAll.trainlint": "explicit"' in vscode
-    assert "pip install trainlint" in vscode
+    assert f'pip install "{GIT_URL}"' in vscode and f'pipx install "{GIT_URL}"' in vscode
 
 
 # --- Real editors against the stub server (tests/editors/conftest.py), where installed ------------

@@ -93,6 +93,7 @@ def test_build_scripts():
     for flag in ("--bundle", "--outfile=dist/extension.js", "--external:vscode", "--platform=node", "--format=cjs"):
         assert flag in scripts["compile"]
     assert scripts["package"].startswith("vsce package --no-dependencies")
+    assert "--skip-license" not in scripts["package"]  # vsce fails when the LICENSE is missing
     assert "copy-schemas" in scripts["vscode:prepublish"]
     lock = json.loads((EXTENSION / "package-lock.json").read_text(encoding="utf-8"))
     assert lock["name"] == "trainlint"
@@ -146,6 +147,7 @@ def built(tmp_path_factory):
         for name in expected:
             (root / "schemas" / name).write_text('{"type": "object"}\n', encoding="utf-8")
 
+    shutil.copy(REPO / "LICENSE", root / "LICENSE")  # scripts/copy-schemas.mjs ships ../../LICENSE
     env = {k: v for k, v in os.environ.items() if k != "TRAINLINT_SCHEMAS_DIR"}
     deadline = time.monotonic() + BUILD_TIMEOUT_S
     for command in (["npm", "ci", "--no-audit", "--no-fund"], ["npm", "run", "package"]):
@@ -183,6 +185,11 @@ def test_npm_build_produces_vsix(built):
         assert "extension/" + url.removeprefix("./") in names
     assert not any(n.startswith(("extension/node_modules/", "extension/src/")) for n in names), sorted(names)
     assert packaged["main"] == "./dist/extension.js"
+    # The Apache-2.0 LICENSE of the repository, as package.json's "license" says (vsce names it LICENSE.txt).
+    (license_name,) = [n for n in names if n in ("extension/LICENSE", "extension/LICENSE.txt")]
+    with zipfile.ZipFile(vsix) as archive:
+        assert archive.read(license_name).decode() == (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert packaged["license"] == "Apache-2.0"
 
 
 def run_host(built, tmp_path, stub, settings, changed=None, wait_ms=15000):
@@ -264,7 +271,7 @@ def test_client_explains_missing_interpreter(built, tmp_path, lsp_stub):
     assert not result["started"] and result["servers"] == []
     errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
     assert len(errors) == 1 and f"Cannot run the Python interpreter {missing}" in errors[0]
-    assert "pip install trainlint" in errors[0]
+    assert "pip install git+https://github.com/trainlint/trainlint" in errors[0]
 
 
 @needs_npm
@@ -275,3 +282,22 @@ def test_client_explains_interpreter_without_trainlint(built, tmp_path, make_lsp
     errors = [line for line in result["log"] if line.startswith("showErrorMessage")]
     assert len(errors) == 1 and f"trainlint is not installed for {sys.executable}" in errors[0]
     assert any("stub: no trainlint" in line for line in result["log"])
+
+
+@needs_npm
+def test_client_finds_trainlint_on_path(built, tmp_path, lsp_stub):
+    """No settings and no Python extension: `trainlint server` from PATH, where `pipx install` puts it."""
+    result = run_host(built, tmp_path, lsp_stub, {})
+    assert result["started"], result["log"]
+    (server,) = result["servers"]
+    assert server["via"] == "path" and server["orig_argv"][-1] == "server"
+    assert any(f"Starting: {lsp_stub.executable} server (PATH)" in line for line in result["log"]), result["log"]
+
+
+@needs_npm
+def test_client_without_trainlint_on_path_falls_back_to_python3(built, tmp_path, lsp_stub):
+    lsp_stub.executable.unlink()
+    result = run_host(built, tmp_path, lsp_stub, {})
+    assert result["started"], result["log"]
+    (server,) = result["servers"]
+    assert server["via"] is None and server["orig_argv"][-3:] == ["-m", "trainlint", "server"]

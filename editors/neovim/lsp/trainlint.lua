@@ -1,6 +1,6 @@
 -- trainlint language server for Neovim 0.11+.
 -- Copy this file to ~/.config/nvim/lsp/trainlint.lua and add `vim.lsp.enable('trainlint')`
--- to your init.lua. Requires the `trainlint` executable on $PATH (`pip install trainlint`);
+-- to your init.lua. Requires the `trainlint` executable on $PATH (`pipx install "git+https://github.com/trainlint/trainlint"`);
 -- to use a specific Python instead: cmd = { '/path/to/python', '-m', 'trainlint', 'server' }.
 
 -- Unset (nil) values fall back to [tool.trainlint] in pyproject.toml / trainlint.toml,

@@ -4,6 +4,7 @@
 // (including the `source.fixAll.trainlint` code action kind) and hovers come from the server.
 
 import { execFile } from 'child_process';
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -117,6 +118,26 @@ async function selectedPythonInterpreter(): Promise<string | undefined> {
   }
 }
 
+/** The first executable `name` on PATH (where `pipx install` puts `trainlint`), or undefined. */
+function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((dir) => dir !== '');
+  const suffixes = process.platform === 'win32' ? ['.exe', '.cmd', '.bat', ''] : [''];
+  for (const dir of dirs) {
+    for (const suffix of suffixes) {
+      const candidate = path.join(expandPath(dir), name + suffix);
+      try {
+        fs.accessSync(candidate, fs.constants.X_OK);
+        if (fs.statSync(candidate).isFile()) {
+          return candidate;
+        }
+      } catch {
+        // not there, or not executable
+      }
+    }
+  }
+  return undefined;
+}
+
 interface ServerCommand {
   command: string;
   args: string[];
@@ -140,6 +161,10 @@ async function serverCommand(): Promise<ServerCommand> {
   const selected = await selectedPythonInterpreter();
   if (selected) {
     return { command: selected, args: ['-m', 'trainlint', 'server'], origin: 'the Python extension', interpreter: selected };
+  }
+  const onPath = findOnPath('trainlint');
+  if (onPath) {
+    return { command: onPath, args: ['server'], origin: 'PATH' };
   }
   const fallback = process.platform === 'win32' ? 'python' : 'python3';
   return { command: fallback, args: ['-m', 'trainlint', 'server'], origin: 'default', interpreter: fallback };
@@ -182,8 +207,9 @@ async function reportMissingServer(cmd: ServerCommand, problem: ImportProblem): 
     ? `Cannot run the Python interpreter ${cmd.command} (${cmd.origin}).`
     : `trainlint is not installed for ${cmd.command} (${cmd.origin}).`;
   const choice = await vscode.window.showErrorMessage(
-    `${what} Run "<python> -m pip install trainlint" in the environment you want, ` +
-      'then set trainlint.interpreter to that Python (or trainlint.path to a trainlint executable).',
+    `${what} Run "<python> -m pip install git+https://github.com/trainlint/trainlint" in the environment you want, ` +
+      'then set trainlint.interpreter to that Python (or trainlint.path to a trainlint executable, ' +
+      'or put a trainlint executable on PATH, e.g. with pipx).',
     ...(hasPython ? [selectInterpreter, openSettings] : [openSettings]),
   );
   if (choice === selectInterpreter) {
@@ -228,11 +254,17 @@ function clientOptions(): LanguageClientOptions {
 }
 
 async function startClient(): Promise<void> {
-  const cmd = await serverCommand();
+  let cmd = await serverCommand();
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   if (cmd.interpreter) {
     const problem = await checkTrainlintImport(cmd.interpreter, cwd);
-    if (problem) {
+    // The Python extension's interpreter (or python3) without trainlint: a `trainlint` on PATH, as pipx
+    // installs it, is the next choice. An interpreter named in the settings is never second-guessed.
+    const onPath = cmd.origin === 'setting trainlint.interpreter' ? undefined : findOnPath('trainlint');
+    if (problem && onPath) {
+      output.appendLine(`${cmd.command} (${cmd.origin}) cannot run trainlint: ${problem.detail}; using ${onPath} from PATH`);
+      cmd = { command: onPath, args: ['server'], origin: 'PATH' };
+    } else if (problem) {
       void reportMissingServer(cmd, problem);
       return;
     }
