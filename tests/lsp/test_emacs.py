@@ -1,7 +1,8 @@
 """A real editor: `emacs --batch` (Debian 12: Emacs 28.2 with `apt-get install emacs-nox elpa-eglot
 elpa-yaml-mode`) loads editors/emacs/trainlint-eglot.el as a user's init file would, finds `trainlint` on
 PATH, and drives the real `trainlint server` with Eglot: Flymake receives the diagnostics, the hover that
-ElDoc would put in the echo area reads as plain text (Eglot without markdown-mode asks for plaintext), a
+ElDoc would put in the echo area shows no markdown markup (Eglot without markdown-mode asks for plaintext and
+gets it; with markdown-mode it gets markdown and hides the markup), a
 quick fix is applied to the buffer, and a DeepSpeed JSON file gets the server in Emacs 28 without json-mode."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ DRIVER = r"""
 (setq debug-on-error nil)
 (require 'eglot)
 (require 'yaml-mode nil t)
+(when (equal (getenv "MARKDOWN_MODE") "1") (require 'markdown-mode))
 (load (getenv "SNIPPET"))
 (setq trainlint-eglot-settings '(:numGpus 8))
 (defvar out nil)
@@ -54,7 +56,14 @@ DRIVER = r"""
       (let ((hover nil))
         (eglot-hover-eldoc-function (lambda (doc &rest _) (setq hover (or doc "")) t))
         (wait-for (lambda () hover) 30)
-        (with-temp-file (getenv "HOVER") (insert (or hover "<none>"))))
+        ;; What the echo area shows: the characters without an `invisible' property (markdown-mode hides
+        ;; the markup that way; the echo area's buffer-invisibility-spec is t).
+        (let* ((raw (or hover "<none>"))
+               (visible (apply #'concat (cl-loop for i below (length raw)
+                                                 unless (get-text-property i 'invisible raw)
+                                                 collect (string (aref raw i))))))
+          (with-temp-file (getenv "HOVER") (insert visible))
+          (with-temp-file (concat (getenv "HOVER") ".raw") (insert (substring-no-properties raw)))))
       ;; The quick fix, picked as M-x eglot-code-actions offers it (the preferred action first).
       (let* ((diag (seq-find (lambda (d) (equal (format "%s" (plist-get (cdr (assoc 'eglot-lsp-diag (flymake-diagnostic-data d))) :code)) "TL004"))
                              (flymake-diagnostics)))
@@ -86,11 +95,14 @@ def _probe(*forms: str) -> bool:
 
 
 @pytest.mark.skipif(EMACS is None, reason="emacs not found on PATH (Debian: apt-get install -y emacs-nox elpa-eglot elpa-yaml-mode)")
-def test_emacs_eglot_diagnostics_hover_and_quick_fix(tmp_path):
+@pytest.mark.parametrize("markdown_mode", [False, True], ids=["without-markdown-mode", "with-markdown-mode"])
+def test_emacs_eglot_diagnostics_hover_and_quick_fix(tmp_path, markdown_mode):
     if not _probe("(require 'eglot)"):
         pytest.skip("eglot is not available to emacs --batch (Emacs 28: apt-get install elpa-eglot, or GNU ELPA)")
     if not _probe("(require 'yaml-mode)"):
         pytest.skip("yaml-mode is not available to emacs --batch (apt-get install elpa-yaml-mode, or NonGNU ELPA)")
+    if markdown_mode and not _probe("(require 'markdown-mode)"):
+        pytest.skip("markdown-mode is not available to emacs --batch (apt-get install elpa-markdown-mode)")
     root = tmp_path / "proj"
     root.mkdir()
     (root / ".git").mkdir()  # the project root, as Eglot's project.el finds it
@@ -109,7 +121,7 @@ def test_emacs_eglot_diagnostics_hover_and_quick_fix(tmp_path):
     out, hover = tmp_path / "out.txt", tmp_path / "hover.txt"
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO),
            "HOME": str(tmp_path), "SNIPPET": str(SNIPPET), "DOC": str(doc), "JSON": str(json_doc),
-           "OUT": str(out), "HOVER": str(hover)}
+           "OUT": str(out), "HOVER": str(hover), "MARKDOWN_MODE": "1" if markdown_mode else "0"}
     proc = subprocess.run([EMACS, "--batch", "-q", "-l", str(driver)], cwd=root, env=env, capture_output=True,
                           text=True, timeout=240)
     assert out.is_file(), proc.stderr[-3000:]
@@ -120,10 +132,13 @@ def test_emacs_eglot_diagnostics_hover_and_quick_fix(tmp_path):
     assert any(line.startswith("action ") and "disable TL004 on this line" in line for line in lines), lines
     assert 'line=save_strategy: "no"' in lines, lines
     assert "modified=t" in lines and doc.read_text(encoding="utf-8") == TRAIN_YAML, "the buffer changed, not the file"
-    # The echo area's hover: the key's documentation, without markdown markup shown raw.
+    # The echo area's hover: the key's documentation, without markdown markup shown raw. Without markdown-mode
+    # Eglot asks for plaintext and the server sends plain text; with it, markdown that markdown-mode renders.
     text = hover.read_text(encoding="utf-8")
     assert "save_strategy" in text and "Default" in text, text
     assert "**" not in text and "`" not in text, text
+    raw = (tmp_path / "hover.txt.raw").read_text(encoding="utf-8")
+    assert ("**" in raw) == markdown_mode, raw
     # Emacs 28 has no JSON mode: the snippet's stand-in json-mode gets the server and its diagnostics.
     json_line = next(line for line in lines if line.startswith("json-mode="))
     assert json_line.endswith("server=t"), lines

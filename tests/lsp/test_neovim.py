@@ -1,5 +1,5 @@
 """A real editor: headless Neovim (Debian's 0.7.2, `apt-get install neovim`) drives `trainlint server`
-with its built-in LSP client, receives the diagnostics, asks for the code actions at the finding and
+with its built-in LSP client, receives the diagnostics, asks for a hover and for the code actions at the finding and
 applies the preferred one to the buffer. Neovim 0.7 has no pull diagnostics and sends no
 Diagnostic.data, so this checks the push path and fixes computed from the current text."""
 
@@ -31,6 +31,15 @@ local ok, err = pcall(function()
     end
     return false
   end, 50)))
+  -- The hover `K` shows on the save_strategy key (line 7), as Neovim's floating window gets it.
+  local hover = vim.lsp.buf_request_sync(buf, 'textDocument/hover', {
+    textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = 7, character = 3 } }, 20000)
+  local contents = hover and hover[id] and hover[id].result and hover[id].result.contents
+  if contents then
+    emit('hover_kind=' .. tostring(contents.kind))
+    local lines = vim.lsp.util.convert_input_to_markdown_lines(contents)
+    emit('hover_key=' .. tostring(table.concat(lines, '\n'):find('save_strategy', 1, true) ~= nil))
+  end
   local target
   for _, d in ipairs(vim.diagnostic.get(buf)) do
     emit(string.format('diag %d:%d %s', d.lnum, d.col, d.user_data.lsp.code))
@@ -75,6 +84,7 @@ def test_headless_neovim_diagnostic_and_code_action(tmp_path):
     assert "diagnostics_arrived=true" in lines, lines
     assert not any(line.startswith("error") for line in lines), lines
     assert "diag 7:15 TL004" in lines, lines
+    assert "hover_kind=markdown" in lines and "hover_key=true" in lines, lines  # Neovim asks for markdown first
     assert any(line.startswith("action ") and "disable TL004 on this line" in line for line in lines), lines
     assert 'line=save_strategy: "no"' in lines, lines
     assert doc.read_text(encoding="utf-8") == TRAIN_YAML, "the buffer changed, not the file"
