@@ -205,3 +205,45 @@ def test_torchtune_optimizer_in_bwd():
     doc = parse_text("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\noptimizer:\n"
                      "  _component_: torch.optim.AdamW\noptimizer_in_bwd: true\nbatch_size: 2\n", "t.yaml")
     assert torchtune.read(doc).plan.optimizer_in_bwd.value
+
+
+def test_trl_version_decides_the_loss(tmp_path):
+    from trainlint.context.versions import FrameworkVersion, Versions
+    from trainlint.memory.estimate import estimate_plan, resolve_architecture, with_versions
+
+    text = ("# trainlint: gpu=H100-80GB num-gpus=1\nmodel_name_or_path: meta-llama/Llama-3.1-8B\n"
+            "max_length: 8192\nper_device_train_batch_size: 1\ndataset_name: x\nbf16: true\n")
+    result = lint(tmp_path, text)
+    assert any("fused LM head" in a and "not known" in a for a in result.estimate.assumptions)
+    plan = result.plan
+    arch, _ = resolve_architecture(plan)
+    peaks = {}
+    for version in ("1.16.0", "1.10.0", "1.3.0"):
+        versions = Versions({"trl": FrameworkVersion("trl", version, "pin", "requirements.txt")})
+        est = estimate_plan(with_versions(plan, versions), arch)
+        peaks[version] = est.phases["forward"]
+        assert any(f"trl {version}" in a for a in est.assumptions), est.assumptions
+    # the fused head (>= 1.15) and chunked_nll (1.7-1.14) hold a few hundred MiB, the full logits (< 1.7) ~10 GiB
+    assert abs(peaks["1.16.0"] - peaks["1.10.0"]) < GIB < peaks["1.3.0"] - peaks["1.10.0"]
+
+
+def test_llamafactory_lora_keeps_the_frozen_base_in_the_checkpoint_dtype(tmp_path):
+    text = ("# trainlint: gpu=A100-80GB num-gpus=1\nmodel_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\n"
+            "finetuning_type: lora\nlora_target: all\ncutoff_len: 2048\nper_device_train_batch_size: 1\nbf16: true\n")
+    result = lint(tmp_path, text)
+    weights = next(c for c in result.estimate.components if c.key == "weights")
+    assert weights.bytes < LLAMA3_8B.total_params * 2.1  # bf16 base + fp32 adapters, not an fp32 base
+    assert any("LLaMA-Factory LoRA" in a for a in result.estimate.assumptions)
+
+
+def test_accelerate_parallelism_config_splits_the_sequence():
+    from trainlint.document.reading import parse_document
+    from trainlint.flavors import accelerate
+
+    doc = parse_document("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 8\n"
+                         "mixed_precision: bf16\nparallelism_config:\n  parallelism_config_dp_shard_size: 4\n"
+                         "  parallelism_config_cp_size: 2\n", "acc.yaml")
+    plan = accelerate.read(doc).plan
+    assert plan.context_parallel.value == 2 and plan.data_parallel == 4
+    half = run(seq_len=8192, cp=2, world=2)
+    assert half.tokens == 4096

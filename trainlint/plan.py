@@ -147,6 +147,7 @@ class TrainingPlan:
     loss_kernel: Setting[str | None] = default(None, "no fused loss kernel named")
     liger_accum_fp32: Setting[bool] = default(False, "Liger accumulates the head gradient in the weight dtype")
     trainer: Setting[str | None] = default(None, "the plain framework trainer")  # trl | llamafactory | open-instruct | ...
+    trainer_version: Setting[str | None] = default(None, "the trainer library's version is not known")
     head: Setting[str] = default("lm", "a language-model head")  # lm | seq_cls | token_cls
     optimizer_in_bwd: Setting[bool] = default(False, "the optimizer steps after the backward pass")
     optim_args: Setting[tuple] = default((), "no optimizer arguments")  # (("momentum", 0.9), ...)

@@ -45,6 +45,12 @@ def read(doc: Document) -> ReadResult:
                  "fp8": Precision("fp32", autocast="bf16", fp8=True)}
         if value in table:
             changes["precision"] = Setting(table[value], view.origin(("mixed_precision",)))
+    # parallelism_config (accelerate ParallelismConfig): context parallelism (cp, torch ring attention) and
+    # DeepSpeed Ulysses sequence parallelism (sp) both split every sequence across that many GPUs.
+    for key in ("parallelism_config_cp_size", "parallelism_config_sp_size"):
+        size = view.int("parallelism_config", key)
+        if size is not None and size.value > 1:
+            changes["context_parallel"] = size
     linked: list = []
     if dist == "DEEPSPEED":
         stage = view.int("deepspeed_config", "zero_stage")

@@ -12,7 +12,7 @@ from typing import Any
 
 from trainlint.memory.breakdown import Breakdown, Component, gib
 from trainlint.memory.model import OptimizerSpec, Run, estimate_run, optimizer_spec
-from trainlint.plan import TrainingPlan
+from trainlint.plan import Origin, Precision, Setting, TrainingPlan
 
 GIB = 2**30
 # Outside the caching allocator (assumptions; see docs/memory-model.md §7).
@@ -80,6 +80,18 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append("Gemma-2 has no SDPA path in transformers: eager attention (with softcapping) assumed")
     peft = plan.peft.value
     trainer = plan.trainer.value
+    precision = plan.precision.value
+    if (trainer == "llamafactory" and peft is not None and not peft.base_bits and precision.param_dtype == "fp32"
+            and precision.autocast):
+        # LLaMA-Factory loads with torch_dtype="auto" (model/loader.py): the frozen base stays in the checkpoint
+        # dtype; only the trainable adapters are upcast to fp32 (adapter.py, cast_trainable_params_to_fp32).
+        known = {"bf16": "bf16", "fp16": "fp16", "bfloat16": "bf16", "float16": "fp16", "float32": "fp32",
+                 "fp32": "fp32"}.get(str(arch.checkpoint_dtype or "").lower())
+        base = known or "bf16"
+        if base != "fp32":
+            precision = Precision(base, autocast=precision.autocast)
+        assumptions.append(f"LLaMA-Factory LoRA: frozen base in the checkpoint dtype ({base}"
+                           + ("" if known else ", assumed: the checkpoint's dtype is not known") + "), fp32 adapters")
     task = plan.task.value
     head = plan.head.value or "lm"
     if task == "reward" and plan.head.is_default:
@@ -87,12 +99,21 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     loss_kernel = plan.loss_kernel.value
     if loss_kernel is None and plan.fused_loss.value:
         loss_kernel = "liger"
+    trl = _version_tuple(plan.trainer_version.value) if trainer == "trl" else None
     if trainer == "trl" and head == "lm" and task in ("sft", "dpo") and not (task == "dpo" and loss_kernel == "liger"):
-        # TRL 1.x SFTTrainer (and DPOTrainer) project through a fused, tiled LM head (add_fused_lm_head); SFT
-        # disables Liger's fused cross-entropy for it. Before TRL 1.7 SFT built full logits.
-        loss_kernel = "trl"
-        assumptions.append("TRL's fused LM head (no [tokens, vocab] logits), as in the newest TRL; releases before "
-                           "1.7 (SFT) built the full logits")
+        # TRL >= 1.15: SFTTrainer and DPOTrainer project through a fused, tiled LM head (add_fused_lm_head); SFT
+        # turns Liger's fused cross-entropy off for it. TRL 1.7-1.14: SFT's default loss_type chunked_nll
+        # (checkpointed 256-token chunks); DPO builds the full logits. Before 1.7 SFT builds the full logits too.
+        where = (plan.trainer_version.origin.note or f"trl {plan.trainer_version.value}") if trl else \
+            "the newest TRL: its version is not known"
+        if trl is None or trl >= (1, 15):
+            loss_kernel = "trl"
+            assumptions.append(f"TRL's fused LM head, no [tokens, vocab] logits ({where})")
+        elif trl >= (1, 7) and task == "sft" and loss_kernel != "liger":
+            loss_kernel = "trl_chunked"
+            assumptions.append(f"TRL's chunked_nll loss: checkpointed 256-token chunks ({where})")
+        elif loss_kernel is None:
+            assumptions.append(f"{where} builds the full [tokens, vocab] logits")
     kbit_upcast = False
     if peft is not None and peft.base_bits:
         if peft.kbit_upcast is not None:
@@ -104,8 +125,10 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
             kbit_upcast = True
             assumptions.append("4/8-bit base: the script calls PEFT's prepare_model_for_kbit_training (embeddings "
                                "and norms upcast to fp32), as the transformers examples do")
-        if trainer == "trl" and peft.adapter_dtype is None:
-            # TRL 1.x casts the trainable parameters of a quantized base to bf16 (sft_trainer.py).
+        if trainer == "trl" and trl is not None and trl < (0, 22) and peft.kbit_upcast is None:
+            kbit_upcast = True  # TRL <= 0.21 SFTTrainer called prepare_model_for_kbit_training
+        if trainer == "trl" and peft.adapter_dtype is None and (trl is None or trl >= (0, 26)):
+            # TRL >= 0.26 casts the trainable parameters of a quantized base to bf16 (sft_trainer.py).
             peft = replace(peft, adapter_dtype="bf16")
     lowrank = None
     optim_name = (plan.optimizer.value or "").lower()
@@ -135,7 +158,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append("padding_free: sequences packed without padding; the sequence length is the packed length")
     # Values a framework would reject (the schema rules report them) are clamped to something sane.
     return Run(
-        arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=plan.precision.value,
+        arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=precision,
         optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=plan.fsdp.value,
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
         world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
@@ -162,6 +185,30 @@ def _sizing_assumptions(arch) -> list[str]:
         notes.append(f"multimodal: {parts} params are in the weights, gradients and optimizer states; "
                      "their activations (image tokens) are not modelled")
     return notes
+
+
+def _version_tuple(text) -> tuple | None:
+    """(1, 16, 0) from "1.16.0" (pre/dev suffixes dropped); None when absent or unreadable."""
+    if not text:
+        return None
+    parts = []
+    for piece in str(text).split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits[:6]))
+    return tuple(parts) or None
+
+
+def with_versions(plan: TrainingPlan, versions) -> TrainingPlan:
+    """The plan with the trainer library's resolved version (from `LintContext.versions`), so every re-estimate of
+    it (fix planner, hovers) follows the same framework semantics."""
+    trainer = plan.trainer.value
+    found = versions.get(trainer) if versions is not None and trainer and hasattr(versions, "get") else None
+    if found is None or not getattr(found, "version", None) or not plan.trainer_version.is_default:
+        return plan
+    note = found.describe() if hasattr(found, "describe") else str(found.version)
+    return plan.with_(trainer_version=Setting(found.version, Origin("inferred", note=note)))
 
 
 def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
@@ -201,6 +248,8 @@ def attach(ctx) -> None:
     if arch is None:
         ctx.unestimable = problem
         return
+    plan = with_versions(plan, getattr(ctx, "versions", None))
+    ctx.plan = plan
     ctx.estimate = estimate_plan(plan, arch, ctx.gpu)
     ctx.replan = lambda changes: estimate_plan(plan.with_(**changes), arch, ctx.gpu)
 

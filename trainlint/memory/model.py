@@ -716,6 +716,16 @@ def _logits(run: Run) -> tuple[float, float]:
         head_grad = V * h * 4 + V * h * wb if head_trainable else 0.0
         backward = T * h * r_in + T * h * 4 + T * h * r_in + head_grad + tile
         return forward, backward
+    if kernel == "trl_chunked":
+        # TRL 1.7-1.14 SFT loss_type chunked_nll (sft_trainer.py, _chunked_cross_entropy_loss): the shifted hidden
+        # rows are reordered (two [T, h] copies, one saved), each 256-token chunk runs under non-reentrant
+        # checkpointing with `h.float() @ w.float().t()`: an fp32 copy of a 16-bit head, fp32 logits and
+        # log-softmax of the chunk; backward recomputes one chunk and adds the fp32 gradient of the head copy.
+        chunk = min(T, 256) * V * 4
+        w32 = V * h * 4 if wb != 4 else 0.0
+        forward = 2 * T * h * c + w32 + 2 * chunk
+        backward = T * h * c + T * h * c + w32 + (V * h * 4 if head_trainable else 0.0) + 3 * chunk
+        return forward, backward
     if kernel == "cce":
         # Cut Cross-Entropy (apple/ml-cross-entropy, axolotl CutCrossEntropyPlugin): blockwise logits in SRAM,
         # only the per-row log-sum-exp saved; backward writes the hidden and (trainable) head gradients.
