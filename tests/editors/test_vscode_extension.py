@@ -192,11 +192,12 @@ def test_npm_build_produces_vsix(built):
     assert packaged["license"] == "Apache-2.0"
 
 
-def run_host(built, tmp_path, stub, settings, changed=None, wait_ms=15000):
+def run_host(built, tmp_path, stub, settings, changed=None, wait_ms=15000, **extra_env):
     """Activates the built extension under tests/editors/fake_vscode_host.js; returns its summary."""
     work, _ = built
     (tmp_path / "workspace").mkdir()
     env = stub.env(
+        **extra_env,
         EXTENSION_JS=str(work / "dist" / "extension.js"),
         WORKSPACE=str(tmp_path / "workspace"),
         SETTINGS=json.dumps(settings),
@@ -297,7 +298,22 @@ def test_client_finds_trainlint_on_path(built, tmp_path, lsp_stub):
 @needs_npm
 def test_client_without_trainlint_on_path_falls_back_to_python3(built, tmp_path, lsp_stub):
     lsp_stub.executable.unlink()
-    result = run_host(built, tmp_path, lsp_stub, {})
+    result = run_host(built, tmp_path, lsp_stub, {}, HOME=str(tmp_path / "empty-home"), PIPX_BIN_DIR="")
     assert result["started"], result["log"]
     (server,) = result["servers"]
     assert server["via"] is None and server["orig_argv"][-3:] == ["-m", "trainlint", "server"]
+
+
+@needs_npm
+def test_client_finds_trainlint_in_pipx_bin_dir_off_path(built, tmp_path, lsp_stub):
+    """A VS Code started from the desktop may not have ~/.local/bin on PATH: pipx's bin folder is looked at too."""
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    pipx_exe = home / ".local" / "bin" / "trainlint"
+    shutil.copy(lsp_stub.executable, pipx_exe)
+    lsp_stub.executable.unlink()
+    result = run_host(built, tmp_path, lsp_stub, {}, HOME=str(home), PIPX_BIN_DIR="")
+    assert result["started"], result["log"]
+    (server,) = result["servers"]
+    assert server["via"] == "path" and server["orig_argv"][-1] == "server"
+    assert any(f"Starting: {pipx_exe} server (pipx's bin folder)" in line for line in result["log"]), result["log"]

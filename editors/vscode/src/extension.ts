@@ -118,9 +118,11 @@ async function selectedPythonInterpreter(): Promise<string | undefined> {
   }
 }
 
-/** The first executable `name` on PATH (where `pipx install` puts `trainlint`), or undefined. */
+/** The first executable `name` on PATH, or else in pipx's bin folder (`$PIPX_BIN_DIR`, default `~/.local/bin`:
+ * where `pipx install` puts `trainlint`, and which a VS Code started from the desktop often lacks on its PATH). */
 function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((dir) => dir !== '');
+  dirs.push(env.PIPX_BIN_DIR || path.join(os.homedir(), '.local', 'bin'));
   const suffixes = process.platform === 'win32' ? ['.exe', '.cmd', '.bat', ''] : [''];
   for (const dir of dirs) {
     for (const suffix of suffixes) {
@@ -136,6 +138,11 @@ function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string 
     }
   }
   return undefined;
+}
+
+function pathOrigin(executable: string): string {
+  const dirs = (process.env.PATH ?? process.env.Path ?? '').split(path.delimiter).map((dir) => expandPath(dir));
+  return dirs.includes(path.dirname(executable)) ? 'PATH' : "pipx's bin folder";
 }
 
 interface ServerCommand {
@@ -164,7 +171,7 @@ async function serverCommand(): Promise<ServerCommand> {
   }
   const onPath = findOnPath('trainlint');
   if (onPath) {
-    return { command: onPath, args: ['server'], origin: 'PATH' };
+    return { command: onPath, args: ['server'], origin: pathOrigin(onPath) };
   }
   const fallback = process.platform === 'win32' ? 'python' : 'python3';
   return { command: fallback, args: ['-m', 'trainlint', 'server'], origin: 'default', interpreter: fallback };
@@ -262,8 +269,8 @@ async function startClient(): Promise<void> {
     // installs it, is the next choice. An interpreter named in the settings is never second-guessed.
     const onPath = cmd.origin === 'setting trainlint.interpreter' ? undefined : findOnPath('trainlint');
     if (problem && onPath) {
-      output.appendLine(`${cmd.command} (${cmd.origin}) cannot run trainlint: ${problem.detail}; using ${onPath} from PATH`);
-      cmd = { command: onPath, args: ['server'], origin: 'PATH' };
+      output.appendLine(`${cmd.command} (${cmd.origin}) cannot run trainlint: ${problem.detail}; using ${onPath} (${pathOrigin(onPath)})`);
+      cmd = { command: onPath, args: ['server'], origin: pathOrigin(onPath) };
     } else if (problem) {
       void reportMissingServer(cmd, problem);
       return;
