@@ -268,3 +268,16 @@ def test_an_audio_encoder_is_counted_approximately_not_dropped():
     # Whisper-large-v3's encoder: ~635M parameters; the generic formula lands close.
     assert abs(arch.tower_params - 635_000_000) < 0.05 * 635_000_000
     assert arch.total_params - arch.tower_params == EXPECTED["Qwen__Qwen2.5-7B-Instruct"]["total_params"]
+
+
+@pytest.mark.parametrize("folder", sorted(f for f, e in EXPECTED.items() if "lora_all_linear_r8" in e))
+def test_all_linear_lora_reaches_vision_towers_as_peft_does(folder):
+    # PEFT's target_modules="all-linear" adapts every nn.Linear but the output head: the vision tower's and
+    # the projector's too (Gemma 3's projection is a bare Parameter, not a Linear).
+    arch = load_config_file(DATA / folder / "config.json")
+    # Fused 3-D experts (Llama 4) are out of target_modules' reach; PEFT does adapt the routers
+    # (nn.Linear), which trainlint's lora_params leaves out by design.
+    fused = any(s.fused_experts for s in arch.stacks)
+    routers = sum(s.num_layers * 8 * (arch.hidden_size + s.num_experts) for s in arch.stacks if s.num_experts)
+    assert arch.lora_params(8, "all-linear", include_experts=not fused) + routers == \
+        EXPECTED[folder]["lora_all_linear_r8"]

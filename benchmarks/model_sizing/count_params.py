@@ -70,6 +70,21 @@ def part_of(name: str) -> str:
     return "text"
 
 
+def lora_all_linear(folder: Path, rank: int = 8) -> int:
+    """Trainable parameters PEFT adds with target_modules="all-linear" (every nn.Linear but the output head)."""
+    import peft
+    import torch
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = getattr(transformers, auto_class_name(config)).from_config(config)
+            wrapped = peft.get_peft_model(model, peft.LoraConfig(r=rank, target_modules="all-linear"))
+    return sum(p.numel() for p in wrapped.parameters() if p.requires_grad)
+
+
 def count(folder: Path) -> dict:
     import torch
     import transformers
@@ -98,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--only", nargs="*", help="folder names to (re)count; the others are kept")
     parser.add_argument("--output", type=Path, default=OUTPUT, help="where to write (default: %(default)s)")
+    parser.add_argument("--lora", action="store_true",
+                        help="also record, for the multimodal configs, the trainable parameters of PEFT's "
+                             "LoraConfig(r=8, target_modules='all-linear') (needs peft)")
     parser.add_argument("--merge-other", type=Path, metavar="FILE",
                         help="the output of a run under another transformers version: record its count as "
                              "`other_versions` where it differs, then exit")
@@ -115,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             results[folder.name] = count(folder)
+            if args.lora and "vision" in results[folder.name].get("split", {}):
+                results[folder.name]["lora_all_linear_r8"] = lora_all_linear(folder)
         except Exception as exc:  # report and go on: one config must not hide the others
             failures += 1
             print(f"{folder.name}: {type(exc).__name__}: {exc}", file=sys.stderr)

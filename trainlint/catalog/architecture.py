@@ -141,6 +141,9 @@ class Tower:
     num_layers: int = 0
     hidden_size: int = 0
     linears_params: int = 0
+    # Sum of in_features + out_features over its nn.Linear modules: a rank-r LoRA on all of them adds
+    # r x this (PEFT's "all-linear" reaches into vision towers and projectors too).
+    lora_features: int = 0
 
 
 # How an Architecture's parameter count was obtained (Architecture.sizing).
@@ -291,6 +294,8 @@ class Architecture:
             for lin in stack.linears:
                 if match(stack, lin):
                     total += stack.num_layers * lin.params * (copies if lin.per_expert else 1)
+        if names is None or names == "all-linear":
+            total += sum(t.linears_params for t in self.towers)  # vision towers and projectors: nn.Linear too
         return total
 
     @property
@@ -311,7 +316,8 @@ class Architecture:
         * None: PEFT's default for the model type (`default_lora_targets`, e.g. `q_proj`, `v_proj`
           for Llama); a `ValueError` where PEFT has none.
 
-        * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does).
+        * `"all-linear"`: every linear inside the layers, not the output head (as PEFT does), and those
+          of vision towers and projectors (`Tower.lora_features`).
           Routers (MoE gates) are not counted as linears here, so they are not targeted.
         * a list of names (`["q_proj", "v_proj"]`): linears whose dotted module name equals an
           entry or ends in `.` + entry, as in PEFT: `q_proj`, `self_attn.q_proj` and
@@ -342,6 +348,8 @@ class Architecture:
                 if match(stack, lin):
                     one = rank * (lin.in_features + lin.out_features)
                     total += stack.num_layers * one * (copies if lin.per_expert else 1)
+        if target == "all-linear":
+            total += rank * sum(t.lora_features for t in self.towers)
         return total
 
     def summary(self) -> str:

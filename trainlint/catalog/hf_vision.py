@@ -93,9 +93,15 @@ def _vit_layer(h: int, f: int, *, qkv_bias: bool = True, o_bias: bool = True, ml
     return attn + mlp + norms, attn + mlp
 
 
-def _encoder(name: str, layers: int, h: int, f: int, extra: int, **kw) -> Tower:
+def _encoder(name: str, layers: int, h: int, f: int, extra: int, *, fused_qkv: bool = False,
+             extra_features: int = 0, **kw) -> Tower:
+    """`layers` ViT layers plus `extra` parameters; `extra_features`: the in + out features of linears
+    among the extras (a patch merger, an adapter)."""
     one, lin = _vit_layer(h, f, **kw)
-    return Tower(name, "vision", layers * one + extra, num_layers=layers, hidden_size=h, linears_params=layers * lin)
+    attn = (4 * h + 2 * h) if fused_qkv else 8 * h  # q, k, v, o (or one fused qkv and the output projection)
+    features = attn + (3 if kw.get("gated") else 2) * (h + f)
+    return Tower(name, "vision", layers * one + extra, num_layers=layers, hidden_size=h, linears_params=layers * lin,
+                 lora_features=layers * features + extra_features)
 
 
 def _clip(v: _V) -> Tower:
@@ -133,7 +139,7 @@ def _qwen2_vl(v: _V) -> Tower:
     out = v.int("hidden_size")
     embed = v.int("in_channels", "in_chans") * t * p * p * e
     merger = 2 * e + (m * m + m) + (m * out + out)
-    return _encoder("visual", v.int("depth"), e, f, embed + merger)
+    return _encoder("visual", v.int("depth"), e, f, embed + merger, fused_qkv=True, extra_features=3 * m + out)
 
 
 def _qwen2_5_vl(v: _V) -> Tower:
@@ -144,7 +150,8 @@ def _qwen2_5_vl(v: _V) -> Tower:
     out = v.int("out_hidden_size")
     embed = v.int("in_channels", "in_chans") * t * p * p * e
     merger = e + (m * m + m) + (m * out + out)
-    return _encoder("visual", v.int("depth"), e, f, embed + merger, ln_bias=False, gated=True)
+    return _encoder("visual", v.int("depth"), e, f, embed + merger, ln_bias=False, gated=True, fused_qkv=True,
+                    extra_features=3 * m + out)
 
 
 def _qwen3_vl(v: _V) -> Tower:
@@ -157,7 +164,8 @@ def _qwen3_vl(v: _V) -> Tower:
     embed = v.int("in_channels") * t * p * p * e + e + v.int("num_position_embeddings") * e
     mlp = (m * m + m) + (m * out + out)
     deepstack = len(v.get("deepstack_visual_indexes", []) or [])
-    return _encoder("visual", v.int("depth"), e, f, embed + (2 * e + mlp) + deepstack * (2 * m + mlp))
+    return _encoder("visual", v.int("depth"), e, f, embed + (2 * e + mlp) + deepstack * (2 * m + mlp), fused_qkv=True,
+                    extra_features=(1 + deepstack) * (3 * m + out))
 
 
 def _mllama(v: _V) -> Tower:
@@ -175,7 +183,7 @@ def _mllama(v: _V) -> Tower:
     local, glob = v.int("num_hidden_layers"), v.int("num_global_layers")
     params = embed + local * one + glob * (one + 2)
     return Tower("vision_model", "vision", params, num_layers=local + glob, hidden_size=h,
-                 linears_params=(local + glob) * lin)
+                 linears_params=(local + glob) * lin, lora_features=(local + glob) * (8 * h + 2 * (h + f)))
 
 
 def _llama4(v: _V) -> Tower:
@@ -189,7 +197,8 @@ def _llama4(v: _V) -> Tower:
     shuffled = int(h / (ratio * ratio)) if ratio else h
     pin, pout = v.int("projector_input_dim"), v.int("projector_output_dim")
     adapter = shuffled * pin + pin * pout
-    return _encoder("vision_model", v.int("num_hidden_layers"), h, f, embed + adapter)
+    return _encoder("vision_model", v.int("num_hidden_layers"), h, f, embed + adapter,
+                    extra_features=shuffled + 2 * pin + pout + v.int("num_channels") * p * p + h)  # + patch linear
 
 
 def _generic_vit(v: _V) -> Tower:
@@ -209,8 +218,9 @@ _TOWERS = {"clip_vision_model": _clip, "siglip_vision_model": _siglip, "siglip2_
            "mllama_vision_model": _mllama, "llama4_vision_model": _llama4}
 
 
-def _projector(model_type: str, config: Mapping[str, Any], v: _V, text_h: int, text_f: int) -> int | None:
-    """Parameters of the multimodal projector / connector, or None for a model_type not known here."""
+def _projector(model_type: str, config: Mapping[str, Any], v: _V, text_h: int, text_f: int) -> tuple[int, int] | None:
+    """(parameters, in + out features of its linears) of the multimodal projector / connector, or
+    None for a model_type not known here."""
     vh = v.int("hidden_size", "embed_dim", default=0)
     layers = config.get("vision_feature_layer")
     n_feat = len(layers) if isinstance(layers, list) and layers else 1
@@ -218,15 +228,15 @@ def _projector(model_type: str, config: Mapping[str, Any], v: _V, text_h: int, t
         bias = bool(config.get("multimodal_projector_bias", True))
         proj = vh * n_feat * text_h + text_h * text_h + (2 * text_h if bias else 0)
         newline = text_h if model_type != "llava" else 0  # image_newline
-        return proj + newline
+        return proj + newline, vh * n_feat + 3 * text_h
     if model_type == "gemma3":
-        return vh * text_h + vh  # mm_input_projection_weight, mm_soft_emb_norm
+        return vh * text_h + vh, 0  # mm_input_projection_weight (a Parameter, not an nn.Linear), mm_soft_emb_norm
     if model_type == "paligemma":
         out = int(v.get("projection_dim", config.get("projection_dim", 2048)))
-        return vh * out + out
+        return vh * out + out, vh + out
     if model_type in ("idefics3", "smolvlm"):
         scale = int(config.get("scale_factor", 2 if model_type == "idefics3" else 4))
-        return vh * scale * scale * text_h
+        return vh * scale * scale * text_h, vh * scale * scale + text_h
     if model_type == "idefics2":
         perceiver = config.get("perceiver_config") or {}
         latents = int(perceiver.get("resampler_n_latents", 64))
@@ -236,20 +246,23 @@ def _projector(model_type: str, config: Mapping[str, Any], v: _V, text_h: int, t
         kv = int(perceiver.get("num_key_value_heads", 4))
         layer = (2 * text_h + text_h * heads * hd * 2 + 2 * text_h * kv * hd + text_h
                  + 3 * text_h * 4 * text_h)
-        return 2 * vh * text_f + text_f * text_h + latents * text_h + depth * layer + text_h
+        layer_features = (2 * text_h + heads * hd + 2 * (text_h + kv * hd) + heads * hd
+                          + 2 * (text_h + 4 * text_h) + 5 * text_h)
+        return (2 * vh * text_f + text_f * text_h + latents * text_h + depth * layer + text_h,
+                2 * (vh + text_f) + text_f + text_h + depth * layer_features)
     if model_type == "mistral3":
         bias = bool(config.get("multimodal_projector_bias", False))
         merge = int(config.get("spatial_merge_size", 2))
         return (vh + vh * merge * merge * vh + vh * n_feat * text_h + text_h * text_h
-                + (2 * text_h if bias else 0))
+                + (2 * text_h if bias else 0), vh * merge * merge + vh + vh * n_feat + 3 * text_h)
     if model_type == "mllama":
         out = v.int("vision_output_dim", default=vh * (len(v.get("intermediate_layers_indices", [])) + 1))
-        return out * text_h + text_h
+        return out * text_h + text_h, out + text_h
     if model_type == "llama4":
         bias = bool(v.get("multi_modal_projector_bias", False))
-        return v.int("vision_output_dim") * text_h + (text_h if bias else 0)
+        return v.int("vision_output_dim") * text_h + (text_h if bias else 0), v.int("vision_output_dim") + text_h
     if model_type in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
-        return 0  # the patch merger is part of the visual tower
+        return 0, 0  # the patch merger is part of the visual tower
     return None
 
 
@@ -270,14 +283,16 @@ def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[T
     build = _TOWERS.get(kind)
     exact = build is not None
     tower = build(v) if build else _generic_vit(v)
-    projector = _projector(model_type, config, v, text_h, text_f)
-    if projector is None:
+    found = _projector(model_type, config, v, text_h, text_f)
+    if found is None:
         exact = False
         vh = tower.hidden_size
-        projector = vh * text_h + text_h * text_h + 2 * text_h  # a two-layer MLP projector, LLaVA-style
+        found = (vh * text_h + text_h * text_h + 2 * text_h, vh + 3 * text_h)  # a two-layer MLP, LLaVA-style
+    projector, features = found
     parts = [tower]
     if projector:
-        parts.append(Tower("multi_modal_projector", "projector", projector, linears_params=projector))
+        parts.append(Tower("multi_modal_projector", "projector", projector,
+                           linears_params=projector if features else 0, lora_features=features))
     return tuple(parts) + others, exact and others_exact
 
 
@@ -304,5 +319,5 @@ def _other_encoders(config: Mapping[str, Any]) -> tuple[tuple[Tower, ...], bool]
         role = "audio" if any(w in key for w in ("audio", "speech", "sound")) else key.removesuffix("_config")
         found.append(_encoder(key.removesuffix("_config") + "_encoder", layers, h, f, 2 * h))
         found[-1] = Tower(found[-1].name, role, found[-1].params, num_layers=layers, hidden_size=h,
-                          linears_params=found[-1].linears_params)
+                          linears_params=found[-1].linears_params, lora_features=found[-1].lora_features)
     return tuple(found), not found
