@@ -184,3 +184,25 @@ def test_several_linking_configs_report_once_and_name_each_other(tmp_path):
     proc = run("check", "--select", "TL600", "ds/zero2.json", cwd=repo)
     (line,) = [line for line in proc.stdout.splitlines() if "TL600" in line]
     assert "configs/a.yaml" in line and "configs/b.yaml" in line and "configs/c.yaml" not in line, line  # c agrees
+
+
+def test_a_bound_reached_is_said_on_stderr(tmp_path):
+    repo = make_repo(tmp_path / "repo", {f"configs/c{i}.yaml": TRAIN for i in range(3)})
+    (repo / "ds").mkdir(exist_ok=True)
+    (repo / "ds" / "zero2.json").write_text(DS_GOOD)
+    code = ("import sys; from trainlint.context import links; links.MAX_FILES = 2; from trainlint.cli import main; "
+            "sys.exit(main(['check', '--select', 'TL6', 'ds/zero2.json']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120)
+    assert "index of linking configs stopped early (more than 2 config files" in proc.stderr, proc.stderr
+
+
+def test_project_without_git_or_settings_is_bounded_by_its_pyproject(tmp_path):
+    root = tmp_path / "proj"
+    (root / "configs").mkdir(parents=True)
+    (root / "ds").mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (root / "configs" / "train.yaml").write_text(TRAIN)
+    (root / "ds" / "zero2.json").write_text(DS_BAD)
+    assert links.root_of(root / "ds" / "zero2.json") == root.resolve()
+    proc = run("check", "--select", "TL600", "ds/zero2.json", cwd=root)
+    assert proc.returncode == 1 and "configs/train.yaml" in proc.stdout, proc.stdout + proc.stderr

@@ -250,6 +250,7 @@ def _check_once(args, out=None) -> int:
     from trainlint.context import links
     from trainlint.document.reading import overlay
 
+    links.clear_cache()  # the index of links is built once per run
     checked = {links.key(p) for p in paths if p != "-"}
     stdin_doc = []
 
@@ -300,6 +301,8 @@ def _check_once(args, out=None) -> int:
     # without a finding; TL005 is for files named on the command line.
     results = engine.dedupe_across([r for p in paths for r in (lint(p),)
                                     if p in explicit or engine.is_training_config(r)])
+    for note in links.notes():
+        print(f"trainlint: {note}", file=sys.stderr)
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
     out.write(engine.printable(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
                             quiet=args.quiet, fixed=fixed, show_statistics=args.statistics)))

@@ -12,10 +12,11 @@ links the file is decided by its flavor reader (the engine does that: `engine.li
 never disagrees with what a lint of the candidate reads.
 
 Bounds: the walk starts at the git root above the file (else the folder of the project settings, else the
-file's folder); it skips what git ignores, the `exclude` / `extend-exclude` settings (default: virtual
-environments, caches, build output), vendored folders, and hidden folders; it looks at no more than MAX_FILES
-config files, MAX_FILE_BYTES each, MAX_TOTAL_BYTES in all, MAX_DEPTH folders deep; past a bound the index is
-marked `truncated` (and says where it stopped).
+nearest folder above with a pyproject.toml, else the file's folder); it skips what git ignores, the `exclude` /
+`extend-exclude` settings (default: virtual environments, caches, build output), vendored folders, and hidden
+folders; it looks at no more than MAX_FILES config files, MAX_FILE_BYTES each, MAX_TOTAL_BYTES in all, in
+MAX_DIRS folders at most MAX_DEPTH deep; past a bound the index is marked `truncated` (and says where it
+stopped), and the CLI says so on stderr.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ MAX_FILES = 5000  # config files looked at per repository
 MAX_FILE_BYTES = 1024 * 1024  # a config that links a DeepSpeed file is small; bigger files are not read
 MAX_TOTAL_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 12
+MAX_DIRS = 20000  # folders walked (a monorepo with few configs and many folders)
 VENDORED = ("vendor", "vendored", "third_party", "third-party", "thirdparty", "3rdparty", "external", "externals",
             "site-packages", "node_modules", "wandb", "outputs", "runs", "mlruns", "lightning_logs", "checkpoints")
 
@@ -73,8 +75,15 @@ def key(path: str | Path) -> str:
         return os.path.abspath(path)
 
 
+def notes() -> list[str]:
+    """What the indexes built so far could not look at (a bound was reached), one line each."""
+    return [f"the index of linking configs stopped early ({index.truncated}): configs beyond it that link the "
+            "checked files were not checked" for index in _INDEX.values() if index.truncated]
+
+
 def root_of(path: str | Path) -> Path:
-    """The repository a file belongs to: its git root, else the folder of its project settings, else its folder."""
+    """The repository a file belongs to: its git root, else the folder of its project settings, else the nearest
+    folder above with a pyproject.toml or setup.py, else its own folder."""
     here = Path(key(path))
     folder = here if here.is_dir() else here.parent
     git = _git_root(folder)
@@ -86,7 +95,12 @@ def root_of(path: str | Path) -> Path:
         settings = find_project_config(str(folder)).path
     except Exception:  # noqa: BLE001 - unusable settings are reported elsewhere; fall back to the folder
         settings = ""
-    return Path(settings).parent if settings else folder
+    if settings:
+        return Path(settings).parent
+    for above in (folder, *folder.parents):  # a project without trainlint settings: its pyproject.toml
+        if (above / "pyproject.toml").is_file() or (above / "setup.py").is_file():
+            return above
+    return folder
 
 
 def index_for(path: str | Path, max_age: float | None = None) -> LinkIndex:
@@ -125,7 +139,12 @@ def build(root: Path) -> LinkIndex:
     started = time.perf_counter()
     index = LinkIndex(str(root))
     ignores = _ignores(root)
+    folders = 0
     for folder, dirs, names in os.walk(root):
+        folders += 1
+        if folders > MAX_DIRS:
+            index.truncated = f"more than {MAX_DIRS} folders under {root}"
+            break
         here = Path(folder)
         depth = len(here.relative_to(root).parts)
         dirs[:] = sorted(d for d in dirs if depth < MAX_DEPTH and not d.startswith(".") and d not in VENDORED
