@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ MAX_DEPTH = 12
 MAX_DIRS = 20000  # folders walked (a monorepo with few configs and many folders)
 VENDORED = ("vendor", "vendored", "third_party", "third-party", "thirdparty", "3rdparty", "external", "externals",
             "site-packages", "node_modules", "wandb", "outputs", "runs", "mlruns", "lightning_logs", "checkpoints")
+
+SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/", "/run/")
 
 # A file can only link a DeepSpeed config if it names DeepSpeed: `deepspeed:`, `deepspeed_config_file`,
 # `DeepSpeedStrategy`. Cheap to test before looking for file names.
@@ -114,7 +117,11 @@ def index_for(path: str | Path, max_age: float | None = None) -> LinkIndex:
 
 
 def candidates(path: str | Path, max_age: float | None = None) -> list[str]:
-    """Config files in the repository of `path` that mention its file name (a superset of those linking it)."""
+    """Config files in the repository of `path` that mention its file name (a superset of those linking it).
+    Only a regular file outside the system folders has a repository to look in."""
+    real = key(path)
+    if _regular(Path(real)) is None or real.startswith(SYSTEM_FOLDERS) or real == os.sep:
+        return []
     try:
         return index_for(path, max_age).candidates(path)
     except (OSError, ValueError, RuntimeError):
@@ -169,11 +176,23 @@ def build(root: Path) -> LinkIndex:
     return index
 
 
-def _scan(path: Path, index: LinkIndex) -> None:
+def _regular(path: Path) -> os.stat_result | None:
+    """The file's status when it is a regular file (not a FIFO, device, socket or folder: reading those can
+    block or never end), else None."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return
-        data = path.read_bytes()
+        status = path.stat()
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
+
+
+def _scan(path: Path, index: LinkIndex) -> None:
+    status = _regular(path)
+    if status is None or status.st_size > MAX_FILE_BYTES:
+        return
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
         return
     index.read += 1
