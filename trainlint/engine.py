@@ -230,9 +230,23 @@ def _dedupe(diagnostics: list[Diagnostic], seen: set | None = None) -> list[Diag
 
 
 def dedupe_across(results: list[FileResult]) -> list[FileResult]:
+    """One finding per (file, position, code) over a run. Where a linked file is reported both on its own and
+    from the config that links it, the most severe wins: the config makes certain what the file alone assumed."""
+    best: dict = {}
+    for result in results:
+        for d in result.diagnostics:
+            key = (d.path, d.span, d.code)
+            if key not in best or d.severity.rank > best[key].severity.rank:
+                best[key] = d
     seen: set = set()
     for result in results:
-        result.diagnostics = _dedupe(result.diagnostics, seen)
+        kept = []
+        for d in result.diagnostics:
+            key = (d.path, d.span, d.code)
+            if key not in seen and best[key] is d:
+                seen.add(key)
+                kept.append(d)
+        result.diagnostics = kept
     return results
 
 

@@ -87,6 +87,20 @@ def _relative(path: Path, root: Path) -> str | None:
         return None
 
 
+def _kind(path: str) -> str:
+    """"dir", "other" (a file, a link, or a name the system refuses: the check reports why it cannot read it), or
+    "missing". Never raises: a 300-byte name or a NUL is for the reader to report, not a traceback."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "other" if os.path.islink(path) else "missing"
+    except (OSError, ValueError):
+        return "other"
+    import stat
+
+    return "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
 def _git_root(start: Path) -> Path | None:
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
@@ -102,7 +116,8 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
     patterns = list(DEFAULT_EXCLUDE if exclude is None else exclude) + list(extend_exclude)
     # Files named on the command line (pre-commit's case) need no matching unless --force-exclude: pathspec is
     # imported only when a folder is walked or excludes apply to named files.
-    needs_matching = force_exclude or any(raw != "-" and Path(raw).is_dir() for raw in paths)
+    kinds = {raw: ("other" if raw == "-" else _kind(raw)) for raw in paths}
+    needs_matching = force_exclude or "dir" in kinds.values()
     ignores = _Ignores(root, patterns, respect_gitignore) if needs_matching else None
     targets: list[Target] = []
     missing: list[str] = []
