@@ -7,6 +7,7 @@ inserted where the flavor keeps it. None when the flavor has no such setting.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from trainlint.diagnostics import Edit
@@ -143,3 +144,72 @@ def mirrored_batch_edits(ctx, micro: int, gas: int, skip: list[Edit]) -> list[Ed
                 continue
             out.append(replace_value(doc, node, value))
     return out
+
+
+# LoRA / QLoRA where the config itself can ask for it (rank 16 on every linear layer): key -> value, in
+# order; QLoRA adds the 4-bit keys. Only offered when no key of the set is already written.
+LORA_KEYS = {
+    "trl": ({"use_peft": True, "lora_r": 16, "lora_target_modules": ["all-linear"]}, {"load_in_4bit": True}),
+    "llamafactory": ({"finetuning_type": "lora", "lora_rank": 16, "lora_target": "all"}, {"quantization_bit": 4}),
+    "axolotl": ({"adapter": "lora", "lora_r": 16, "lora_alpha": 32, "lora_target_linear": True},
+                {"adapter": "qlora", "load_in_4bit": True}),
+}
+
+
+def lora_kind(ctx) -> str | None:
+    if ctx.flavor == "axolotl":
+        return "axolotl"
+    if ctx.flavor == "huggingface" and ctx.plan.trainer.value in ("trl", "llamafactory"):
+        return ctx.plan.trainer.value
+    return None
+
+
+def lora_edits(ctx, qlora: bool) -> list[Edit] | None:
+    """Edits that switch a full fine-tuning config to LoRA (or QLoRA) adapters; None where the config
+    cannot say it or already says part of it (LLaMA-Factory's `finetuning_type: full` is replaced)."""
+    kind = lora_kind(ctx)
+    doc = ctx.document
+    if kind is None or doc is None or doc.root is None or doc.root.kind != "mapping" or doc.root.alias_of is not None:
+        return None
+    base, quant = LORA_KEYS[kind]
+    values = dict(base)
+    if qlora and doc.root.get("model_quantization_config") is not None:
+        return None  # axolotl: model_quantization_config and load_in_4bit cannot be used together
+    if qlora:
+        values.update(quant)
+    edits: list[Edit] = []
+    text = ""
+    for key, value in values.items():
+        node = doc.root.get(key)
+        if node is not None:
+            if kind == "llamafactory" and key == "finetuning_type" and node.kind == "scalar":
+                edits.append(replace_value(doc, node, value))
+                continue
+            return None
+        if isinstance(value, list):  # TRL's lora_target_modules is a list (a one-item list becomes the string)
+            written = "[" + ", ".join(json.dumps(v) if doc.kind == "json" else str(v) for v in value) + "]"
+        else:
+            written = scalar_text(doc, value)
+        edit = insert_entry(doc, doc.root, key, written)
+        text += edit.new_text
+        insert_at = edit.span
+    if text:
+        edits.append(Edit(doc.path, insert_at, text))
+    return edits
+
+
+# How each flavor turns on sharding it does not have yet (for the planner's advice; no edit is made:
+# a DeepSpeed file or an FSDP setup is more than one key).
+SHARDING_HOWTO = {
+    "huggingface": "add `deepspeed:` with a ZeRO-3 JSON, or `fsdp: full_shard auto_wrap` with "
+                   "`fsdp_config: {activation_checkpointing: true}`",
+    "axolotl": "add `deepspeed: deepspeed_configs/zero3_bf16.json` (shipped with axolotl) or an `fsdp_config`",
+    "lightning": "set `trainer.strategy: deepspeed_stage_3` (or `fsdp`)",
+    "torchtune": "use the full_finetune_distributed recipe (FSDP), with `fsdp_cpu_offload: true` for offload",
+    "accelerate": "set `distributed_type: DEEPSPEED` with `deepspeed_config: {zero_stage: 3}` (or FSDP)",
+    "deepspeed": "raise `zero_optimization.stage` and add the offload sections",
+}
+
+
+def sharding_howto(flavor: str) -> str:
+    return SHARDING_HOWTO.get(flavor, "set that up in the launcher or a DeepSpeed/FSDP config")

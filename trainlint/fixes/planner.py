@@ -251,7 +251,21 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
                  {"fused_loss": True}, 0.0, "same compute", safe=False,
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
+    if plan.peft.value is None and plan.task.value in ("sft", "dpo", "orpo", "kto", "pretrain") and \
+            (flags_only or knobs.lora_kind(ctx) is not None):
+        for bits, title, cost, text, flags in (
+                (None, "train LoRA adapters (rank 16, every linear layer) instead of the full model", -0.10,
+                 "-10% time; trains adapters only, a different result from full fine-tuning", "--lora-r 16"),
+                (4, "train QLoRA adapters (rank 16, every linear layer, 4-bit NF4 base) instead of the full model",
+                 0.20, "+20% time (dequantizing the base); trains adapters only over a quantized base",
+                 "--lora-r 16 --qlora")):
+            add(Knob("peft", 1 if bits is None else 2, title, {"peft": Peft("lora", 16, "all-linear", bits)}, cost,
+                     text, safe=False, edits=None if flags_only else _tuple(knobs.lora_edits(ctx, bits == 4)),
+                     flags=flags))
     return out
+
+
+LAST_RESORT = ("peft",)  # searched only when nothing else fits
 
 
 def _tuple(edits) -> tuple | None:
@@ -292,6 +306,8 @@ def _valid(ctx, combo: tuple[Knob, ...]) -> bool:
         return False  # DeepSpeed: offload_optimizer at ZeRO stage 0 stops the run
     if "offload_params" in changes and fsdp is None and stage < 3:
         return False  # DeepSpeed parameter offload is ZeRO-3 only
+    if "peft" in changes and (changes["peft"].base_bits and (stage >= 3 or fsdp is not None) or "optimizer" in changes):
+        return False  # QLoRA under ZeRO-3/FSDP needs a quant storage dtype the config does not set
     if "optimizer" in changes and _final(plan, changes, "offload_optimizer"):
         return False  # DeepSpeed's offload replaces the optimizer with its CPU Adam
     if _final(plan, changes, "activation_offload") and _final(plan, changes, "grad_ckpt") == "none":
@@ -329,9 +345,8 @@ def _apply(plan, changes: dict):
 
 
 def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
-    """The cheapest `limit` combinations of up to MAX_KNOBS knobs that fit, safe ones first."""
-    from trainlint.memory.estimate import estimate_plan
-
+    """The cheapest `limit` combinations of up to MAX_KNOBS knobs that fit, safe ones first; LoRA/QLoRA
+    only when nothing else does."""
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     if gpu is None or arch is None:
         return []
@@ -339,10 +354,22 @@ def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
     groups: dict[str, list[Knob]] = {}
     for knob in all_knobs:
         groups.setdefault(knob.group, []).append(knob)
-    names = list(groups)
+    first = [g for g in groups if g not in LAST_RESORT]
+    offers = _search(ctx, groups, first, limit)
+    if not offers and len(first) < len(groups):
+        offers = _search(ctx, groups, list(groups), limit, must=LAST_RESORT)
+    return offers
+
+
+def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -> list[Offer]:
+    from trainlint.memory.estimate import estimate_plan
+
+    gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     combos: list[tuple[float, tuple[Knob, ...]]] = []
     for size in range(1, min(MAX_KNOBS, len(names)) + 1):
         for chosen in itertools.combinations(names, size):
+            if must and not set(must) & set(chosen):
+                continue
             for combo in itertools.product(*(groups[g] for g in chosen)):
                 if _valid(ctx, combo):
                     combos.append((sum(k.cost for k in combo), combo))
@@ -376,6 +403,9 @@ def plan_fixes(ctx, limit: int = 4, require_edits: bool = True) -> tuple[list[Of
     if ctx.gpu is None or ctx.architecture is None:
         return [], None
     offers = search(ctx, limit, require_edits)
+    if offers and all(any(k.group in LAST_RESORT for k in o.candidate.knobs) for o in offers):
+        # Only LoRA/QLoRA fits within the config: say first what would without changing what is trained.
+        return offers, what_would_fit(ctx, same_training=True)
     if offers:
         return offers, None
     return [], what_would_fit(ctx)
@@ -412,7 +442,7 @@ def _combine_edits(edits) -> tuple[Edit, ...]:
     return tuple(out)
 
 
-def what_would_fit(ctx) -> str:
+def what_would_fit(ctx, same_training: bool = False) -> str | None:
     """Advice without an edit: what fits on the GPUs the run has (sharding and offload the config cannot
     express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor
     parallelism as well), and QLoRA."""
@@ -440,12 +470,24 @@ def what_would_fit(ctx) -> str:
     gpus = f"{have} x {gpu.name}"
     nothing = "no change this config can make fits" if ctx.document is not None else \
         "no change of micro-batch, checkpointing, ZeRO stage, offload, optimizer or loss fits"
+    lead = "to keep training the full model:" if same_training else f"{nothing};"
     for changes, how in ladder:
         if fits({**changes, "num_gpus": have}):
-            return (f"{nothing}; on its {gpus} it would fit with {how}, "
+            return (f"{lead} on its {gpus} it would fit with {how}, "
                     "activation checkpointing and micro-batch 1 (accumulation up to keep the effective batch): "
-                    "set that up in the launcher or a DeepSpeed/FSDP config")
+                    f"{knobs.sharding_howto(ctx.flavor) if ctx.document is not None else 'pass --zero 3 and the offload flags'}")
     counts = sorted({have * 2 ** k for k in range(1, 11)})
+    if same_training:
+        for count in counts:
+            if fits({**sharded, "num_gpus": count}):
+                return (f"to keep training the full model it needs at least {count} x {gpu.name} (it has {have}) "
+                        "with ZeRO-3 (or FSDP full_shard), activation checkpointing and micro-batch 1")
+        for count in counts:
+            if count >= 8 and fits({**sharded, "num_gpus": count, "tensor_parallel": 8}):
+                return (f"to keep training the full model it needs at least {count} x {gpu.name} (it has {have}) "
+                        "with 8-way tensor parallelism plus ZeRO-3 and activation checkpointing (e.g. Megatron, "
+                        "torchtitan)")
+        return None
     for count in counts:
         if fits({**sharded, "num_gpus": count}):
             return (f"{nothing} on its {gpus}; it needs at least {count} x {gpu.name} "

@@ -17,7 +17,9 @@ offload of the optimizer, SDPA instead of eager attention, an 8-bit optimizer, f
 and offers only those that fit, cheapest first, each titled with the new estimate. Checkpointing,
 attention and micro-batch/accumulation changes are safe (same training, more time); optimizer and
 loss-kernel changes are unsafe. When nothing in the config can make it fit, the message says what
-would (more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered.
+would (sharding on the GPUs it has, more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered; LoRA/QLoRA
+edits (unsafe: they change what is trained) are offered only when nothing else fits, and then the message
+also says what would fit while training the full model.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def check(ctx: LintContext):
                "memory.")
     if offers:
         message += f" Cheapest change that fits: {offers[0].candidate.title}."
-    elif advice:
+    if advice:
         message += f" {advice[0].upper()}{advice[1:]}."
     yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers],
                   assumptions=model_caveats(ctx))
