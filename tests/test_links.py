@@ -206,3 +206,52 @@ def test_project_without_git_or_settings_is_bounded_by_its_pyproject(tmp_path):
     assert links.root_of(root / "ds" / "zero2.json") == root.resolve()
     proc = run("check", "--select", "TL600", "ds/zero2.json", cwd=root)
     assert proc.returncode == 1 and "configs/train.yaml" in proc.stdout, proc.stdout + proc.stderr
+
+
+LIGHTNING = """\
+trainer:
+  accelerator: gpu
+  devices: 8
+  precision: bf16-mixed
+  strategy:
+    class_path: lightning.pytorch.strategies.DeepSpeedStrategy
+    init_args:
+      config: ds/zero2.json
+model:
+  class_path: my.Model
+"""
+AXOLOTL = """\
+base_model: meta-llama/Llama-3.1-8B
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sequence_len: 2048
+datasets:
+  - path: data.jsonl
+    type: alpaca
+deepspeed: ds/zero2.json
+"""
+
+
+def test_a_lightning_config_linking_the_json_through_deepspeed_strategy(tmp_path):
+    ds = '{\n  "gradient_accumulation_steps": 4,\n  "zero_optimization": {"stage": 2}\n}\n'
+    repo = make_repo(tmp_path / "repo", {"configs/fit.yaml": LIGHTNING, "ds/zero2.json": ds})
+    proc = run("check", "--select", "TL604", "ds/zero2.json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = [line for line in proc.stdout.splitlines() if "TL604" in line]
+    assert line.startswith("ds/zero2.json:2:3: TL604 error") and "configs/fit.yaml" in line, line
+
+
+def test_an_axolotl_config_linking_the_json(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"configs/lora.yml": AXOLOTL, "ds/zero2.json": DS_GOOD})
+    monkey = tmp_path / "repo"
+    found = subprocess.run([sys.executable, "-c", "from trainlint import engine; "
+                            "print([r.path for r in engine.linking_results('ds/zero2.json')])"],
+                           capture_output=True, text=True, cwd=monkey, timeout=120)
+    assert found.stdout.strip() == "['configs/lora.yml']", found.stdout + found.stderr
+
+
+def test_the_json_checked_with_its_linking_configs_gets_no_name_a_model_note(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"configs/train.yaml": TRAIN, "ds/zero2.json": DS_GOOD})
+    assert "TL102" not in run("check", "ds/zero2.json", cwd=repo).stdout
+    alone = make_repo(tmp_path / "alone", {"ds/zero2.json": DS_GOOD})
+    assert "TL102" in run("check", "ds/zero2.json", cwd=alone).stdout

@@ -257,6 +257,7 @@ def dedupe_across(results: list[FileResult]) -> list[FileResult]:
 # Flavors of files other configs link (a JSON too small to be recognised is "unknown").
 LINKABLE_FLAVORS = frozenset({"deepspeed", "accelerate", "unknown"})
 # Findings located in the linking config that are about the pair (its settings against the linked file's).
+NO_ESTIMATE = "TL102"
 PAIR_CODES = frozenset({"TL006", "TL300", "TL301", "TL600", "TL601", "TL602", "TL603", "TL604", "TL623"})
 
 
@@ -304,7 +305,10 @@ def add_linked_findings(result: FileResult, linking: list[FileResult], settings:
         ignored = ()
     result.linked_from.extend(other.path for other in linking)
     found = linked_findings(result.document.path, result.path, linking, ignored)
-    result.diagnostics = _dedupe(found + result.diagnostics)
+    # The JSON's memory is estimated in the configs that link it (they name the model): its own "no memory
+    # estimate, name a model" note would send people the wrong way.
+    own = [d for d in result.diagnostics if d.code != NO_ESTIMATE]
+    result.diagnostics = _dedupe(found + own)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 

@@ -417,6 +417,9 @@ class TrainlintServer(LanguageServer):
             diagnostics = source_entry.result.diagnostics
             if any(source_entry is e for e in on_disk):  # a config not open: its findings here name it
                 diagnostics = engine.linked_findings(entry.path, entry.path, [source_entry.result])
+            elif source_entry is entry and (len(contributors) > 1 or on_disk):
+                # estimated in the configs linking it: no "name a model" note on the linked file
+                diagnostics = [d for d in diagnostics if d.code != engine.NO_ESTIMATE]
             for d in diagnostics:
                 if d.path != entry.path and _resolved(d.path) != own_key:
                     continue
