@@ -73,7 +73,12 @@ def check(ctx: LintContext):
                 new = text.lstrip("+") if cfg.doc.kind == "json" and _json_number(text) else ds.number_text(cfg.doc, value)
             key = ds.key_name(path)
             severity = None
+            assumptions: tuple[str, ...] = ()
             compared = ds.normalized(path) in ds.HF_FILLED
+            if cfg.host is None and integrated:
+                # On its own, only the "auto" values say that the HF Trainer or Accelerate reads it.
+                assumptions = ("assumed the file is used through the HF Trainer or Accelerate, as its \"auto\" values "
+                               "say; DeepSpeed alone converts the string",)
             if compared and (cfg.host in ds.HF_HOSTS or integrated):
                 why = (f"HF Trainer compares it strictly (\"{text}\" != {value!r}) and stops with \"Please correct the "
                        f"following DeepSpeed config values that mismatch TrainingArguments values\""
@@ -92,7 +97,8 @@ def check(ctx: LintContext):
                 why = "DeepSpeed reads this key without conversion, so the string reaches the code that uses it"
             yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
                                          f"{why}. Write {new}.",
-                          [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity)
+                          [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity,
+                          assumptions=assumptions if (compared or is_bool) and cfg.host is None else ())
 
 
 # What pydantic v2 (lax mode) turns into an int from a string: digits, an optional sign, underscores, ".0".
