@@ -263,10 +263,12 @@ def documented_commands() -> list[tuple[str, str]]:
         if rel(path).startswith(("tests/", "benchmarks/", "schemas/")):
             continue
         text = path.read_text(encoding="utf-8")
+        for span in re.findall(r"`(trainlint (?:check|estimate|rules|rule|gpus|models|server)\b[^`]*)`", FENCE.sub("", text)):
+            out.append((rel(path), span.removeprefix("trainlint ").strip()))
         for block in code_blocks(text, "sh", "shell", "bash", "console", "yaml", "yml"):
             joined = re.sub(r"\\\n\s*", " ", block)
             for line in joined.splitlines():
-                for m in re.finditer(r"(?:^|&&|[\s\"'`:-])trainlint ((?:check|estimate|rules|rule|gpus|models|server)\b[^#\n&|>]*)", line):
+                for m in re.finditer(r"(?:^|&&|[\s\"'`:-])trainlint ((?:check|estimate|rules|rule|gpus|models|server)\b(?:[^#\n&|>]|\|(?=\w))*)", line):
                     for part in m.group(1).split(" / trainlint "):  # `trainlint gpus / trainlint models`
                         out.append((rel(path), part.strip()))
     return out
@@ -280,6 +282,9 @@ def test_documented_commands_use_existing_flags():
     for where, command in commands:
         sub = command.split()[0]
         known = help_text(sub)
+        for value in ",".join(re.findall(r"--output-format[ =]([\w|,]+)", command)).replace("|", ",").split(","):
+            if value.islower() and not re.search(rf"\b{value}\b", known):
+                missing.append(f"{where}: `trainlint {command}`: `trainlint {sub} --help` names no output format {value}")
         for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", command):
             if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", known):
                 missing.append(f"{where}: `trainlint {command}` uses {flag}, which `trainlint {sub} --help` lacks")
