@@ -247,3 +247,23 @@ def test_accelerate_parallelism_config_splits_the_sequence():
     assert plan.context_parallel.value == 2 and plan.data_parallel == 4
     half = run(seq_len=8192, cp=2, world=2)
     assert half.tokens == 4096
+
+
+def test_open_instruct_dpo_caches_the_reference_log_probs():
+    from trainlint.document.reading import parse_document
+    from trainlint.flavors import huggingface
+
+    doc = parse_document("model_name_or_path: m\nwith_tracking: true\nbeta: 5.0\nloss_type: dpo_norm\n"
+                         "use_lora: true\n", "oi.yaml")
+    plan = huggingface.read(doc).plan
+    assert plan.task.value == "dpo" and plan.ref_logps_precomputed.value
+    assert plan.peft.value.dropout == 0.1 and plan.peft.value.rank == 64  # open-instruct LoRAConfig defaults
+
+
+def test_torchtune_on_several_gpus_is_fsdp_not_ddp(tmp_path):
+    text = ("# trainlint: gpu=H100-80GB num-gpus=8\nmodel:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+            "optimizer:\n  _component_: torch.optim.AdamW\n  fused: true\nbatch_size: 1\ndtype: bf16\n"
+            "tokenizer:\n  _component_: torchtune.models.llama3.llama3_tokenizer\n  max_seq_len: 2048\n")
+    result = lint(tmp_path, text)
+    assert any("FSDP2-sharded" in a for a in result.estimate.assumptions)
+    assert not any("DDP" in c.label or "DDP" in c.assumption for c in result.estimate.components)

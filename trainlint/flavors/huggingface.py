@@ -23,6 +23,7 @@ from trainlint.plan import (
     Setting,
     TrainingPlan,
     default,
+    inferred,
 )
 
 NAME = "huggingface"
@@ -294,6 +295,11 @@ def _extras(view: ConfigView, kind: str, changes: dict) -> None:
         flag = view.bool(key)
         if flag is not None:
             changes[field] = flag
+    task = changes.get("task")
+    if kind == "open-instruct" and task is not None and task.value == "dpo" and "ref_logps_precomputed" not in changes:
+        # open_instruct/dpo_tune_cache.py and dpo.py cache the reference log-probs with the policy model before
+        # training (dpo_utils.build_reference_logprobs_cache): no reference model is held.
+        changes["ref_logps_precomputed"] = inferred(True, "open-instruct caches the reference log-probs before training")
 
 
 def _task(view: ConfigView, kind: str) -> Setting | None:
@@ -305,7 +311,8 @@ def _task(view: ConfigView, kind: str) -> Setting | None:
         return None
     if view.has("num_generations") or view.has("use_vllm"):
         return Setting("grpo", view.origin(("num_generations",) if view.has("num_generations") else ("use_vllm",)))
-    if view.has("beta") and (view.has("max_prompt_length") or view.has("loss_type") or view.has("ref_model_init_kwargs")):
+    if view.has("beta") and (view.has("max_prompt_length") or view.has("loss_type") or view.has("ref_model_init_kwargs")
+                             or (kind == "open-instruct" and view.has("dpo_loss_type"))):
         return Setting("dpo", view.origin(("beta",), "preference training keeps a reference model"))
     return None
 

@@ -152,6 +152,12 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         except (TypeError, ValueError):
             momentum = None
     in_bwd = bool(plan.optimizer_in_bwd.value) or optim_name.endswith("_layerwise")
+    fsdp = plan.fsdp.value
+    if plan.flavor == "torchtune" and fsdp is None and plan.num_gpus.value > 1 and (plan.zero_stage.value or 0) == 0:
+        # torchtune has no DDP path: its distributed recipes (full_finetune_distributed, lora_finetune_distributed)
+        # shard with FSDP2 (fully_shard); single-device recipes run on one GPU without gradient buckets.
+        fsdp = "full_shard"
+        assumptions.append("torchtune on several GPUs: a distributed recipe, FSDP2-sharded (torchtune has no DDP)")
     if plan.torch_compile.value:
         assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
     if plan.padding_free.value:
@@ -159,7 +165,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     # Values a framework would reject (the schema rules report them) are clamped to something sane.
     return Run(
         arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=precision,
-        optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=plan.fsdp.value,
+        optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=fsdp,
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
         world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
         pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value,
