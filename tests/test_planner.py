@@ -71,6 +71,9 @@ def test_first_fix_of_every_out_of_memory_finding_fits():
                     continue
                 after = apply_first_fix(path, d, chosen)
                 new = {x.code for x in after.diagnostics} - {x.code for x in before.diagnostics} - CONSEQUENCES
+                claimed = float(re.search(r"-> ([0-9.]+) GiB", d.fixes[0].title).group(1))
+                if after.estimate is not None and abs(after.estimate.total / 2**30 - claimed) > 0.051:
+                    new.add(f"title says {claimed} GiB, re-linted {after.estimate.total / 2**30:.2f}")
                 if after.estimate is None or not after.estimate.fits or new:
                     failures.append((str(path), target, d.fixes[0].title, sorted(new),
                                      after.estimate and after.estimate.total / 2**30))

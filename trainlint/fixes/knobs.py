@@ -156,6 +156,11 @@ LORA_KEYS = {
 }
 
 
+# The Peft each kind's reader builds from LORA_KEYS (so a LoRA title's estimate is the fixed file's):
+# TRL's ModelConfig lora_dropout defaults to 0.05; LLaMA-Factory does not upcast for k-bit training.
+LORA_PEFT = {"trl": {"dropout": 0.05}, "llamafactory": {"kbit_upcast": False}, "axolotl": {}}
+
+
 def lora_kind(ctx) -> str | None:
     if ctx.flavor == "axolotl":
         return "axolotl"

@@ -253,13 +253,14 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
     if plan.peft.value is None and plan.task.value in ("sft", "dpo", "orpo", "kto", "pretrain") and \
             (flags_only or knobs.lora_kind(ctx) is not None):
+        extra = knobs.LORA_PEFT.get(knobs.lora_kind(ctx) or "", {}) if not flags_only else {}
         for bits, title, cost, text, flags in (
                 (None, "train LoRA adapters (rank 16, every linear layer) instead of the full model", -0.10,
                  "-10% time; trains adapters only, a different result from full fine-tuning", "--lora-r 16"),
                 (4, "train QLoRA adapters (rank 16, every linear layer, 4-bit NF4 base) instead of the full model",
                  0.20, "+20% time (dequantizing the base); trains adapters only over a quantized base",
                  "--lora-r 16 --qlora")):
-            add(Knob("peft", 1 if bits is None else 2, title, {"peft": Peft("lora", 16, "all-linear", bits)}, cost,
+            add(Knob("peft", 1 if bits is None else 2, title, {"peft": Peft("lora", 16, "all-linear", bits, **extra)}, cost,
                      text, safe=False, edits=None if flags_only else _tuple(knobs.lora_edits(ctx, bits == 4)),
                      flags=flags))
     return out
