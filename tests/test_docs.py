@@ -172,7 +172,7 @@ def _git(cwd: Path, *args: str) -> None:
 
 @pytest.fixture(scope="module")
 def fresh_install(tmp_path_factory):
-    """The README's `pip install "git+https://github.com/trainlint/trainlint"`, with the URL pointing at a git
+    """docs/install.md's `pip install "git+https://github.com/trainlint/trainlint"`, with the URL pointing at a git
     repository holding this working tree, into a fresh virtual environment, offline: the wheel is built here
     without build isolation, and the dependencies come from this environment's site-packages (a .pth line),
     so no package index is asked for anything."""
@@ -194,8 +194,8 @@ def fresh_install(tmp_path_factory):
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "snapshot")
-    readme = [args for where, args in install_commands() if where == "README.md" and GIT_URL in args]
-    assert readme, "the README shows no install from git"
+    readme = [args for where, args in install_commands() if where == "docs/install.md" and GIT_URL in args]
+    assert readme, "docs/install.md shows no install from git"
     url = shlex.split(readme[0])[-1].replace(GIT_URL, f"git+{repo.as_uri()}")
     wheels = base / "wheels"
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
@@ -392,3 +392,17 @@ def test_precommit_local_recipe_runs_offline(tmp_path):
     clean = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=project, env=env,
                            capture_output=True, text=True, timeout=600)
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_the_readme_sets_up_with_exactly_two_commands_and_ci_runs_the_second():
+    """One command installs and runs trainlint on the bundled examples, one runs the tests; CI runs the latter."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", setup, flags=re.S)
+    commands = [line for block in blocks for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(commands) == 2, commands
+    assert commands[0].endswith("trainlint check examples/")
+    assert "pytest" in commands[1]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    test_command = commands[1].split("&&", 2)[-1].strip()  # after the venv is made and activated
+    assert test_command.split(" && ")[0] in ci and "python -m pytest" in ci
