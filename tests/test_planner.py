@@ -174,3 +174,13 @@ def test_eight_bit_optimizer_not_offered_when_deepspeed_owns_the_optimizer(tmp_p
     for d in result.diagnostics:
         if d.code in ("TL100", "TL101"):
             assert not any("8-bit" in f.title for f in d.fixes)
+
+
+def test_micro_batch_options_are_divisors_and_bounded():
+    from trainlint.fixes.planner import _smaller_micro_batches
+
+    assert _smaller_micro_batches(16) == [8, 4, 2, 1]
+    assert _smaller_micro_batches(12) == [6, 4, 3, 2, 1]
+    assert _smaller_micro_batches(1) == []
+    options = _smaller_micro_batches(10**30)
+    assert len(options) <= 13 and all(10**30 % m == 0 for m in options) and options[-1] == 1

@@ -202,7 +202,7 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
                  "+33% compute (recompute)", edits=_tuple(edits_for("grad_ckpt", "full")), flags="--grad-ckpt full"))
     micro, gas = plan.micro_batch.value, plan.grad_accum.value
     if isinstance(micro, int) and isinstance(gas, int) and micro > 1 and gas >= 1:
-        for new_micro in sorted((d for d in range(1, micro) if micro % d == 0), reverse=True):
+        for new_micro in _smaller_micro_batches(micro):
             factor = micro // new_micro
             new_gas = gas * factor
             edits = _batch_edits(ctx, new_micro, new_gas) if not flags_only else None
@@ -267,6 +267,31 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
 
 
 LAST_RESORT = ("peft",)  # searched only when nothing else fits
+
+
+def _smaller_micro_batches(micro: int) -> list[int]:
+    """Divisors of the micro-batch to try, largest first: for each halving, the largest divisor at or under
+    it (so accumulation stays an integer), and 1; bounded for any value a file can hold."""
+    small = set()
+    d = 1
+    while d * d <= micro and d <= 100_000:
+        if micro % d == 0:
+            small.add(d)
+            small.add(micro // d)
+        d += 1
+    divisors = sorted(x for x in small if x < micro)
+    if len(divisors) <= 8:
+        return divisors[::-1]
+    out: list[int] = []
+    target = micro // 2
+    while target >= 1 and len(out) < 12:
+        best = max((x for x in divisors if x <= target), default=1)
+        if best not in out:
+            out.append(best)
+        target //= 2
+    if 1 not in out:
+        out.append(1)
+    return out
 
 
 def _tuple(edits) -> tuple | None:
