@@ -627,14 +627,14 @@ def activations(run: Run) -> Activations:
     per_layer = {id(stack): _layer_saved(run, stack, T) for stack, _ in layers_here}
     a.per_layer = max(per_layer.values(), default=0.0)
     a.layer_input = T * h * r
+    # In a layer's backward the MLP's activation gradients (the down projection's input gradient and the gated
+    # product's factor gradient, [T, f] each) and the layer output's gradient are in flight on top of its saved
+    # tensors.
+    f = arch.intermediate_size / run.tp
+    a.layer_grads = (2 if arch.gated_mlp else 1) * T * f * c + T * h * r
     if run.grad_ckpt == "full":
         a.stack_total = sum(n * a.layer_input for _, n in layers_here) * inflight
         a.recompute = a.per_layer
-        # In the recomputed layer's backward, the MLP's activation gradients (the down projection's input
-        # gradient and the gated product's factor gradient, [T, f] each) and the layer output's gradient are in
-        # flight on top of its saved tensors.
-        f = arch.intermediate_size / run.tp
-        a.layer_grads = (2 if arch.gated_mlp else 1) * T * f * c + T * h * r
         a.note = "activation checkpointing: each layer keeps its input; one layer is recomputed in backward"
     elif run.grad_ckpt == "selective":
         attn_scores = 0.0
@@ -659,6 +659,10 @@ def activations(run: Run) -> Activations:
     if run.head != "lm":
         # *ForSequenceClassification / *ForTokenClassification: a num_labels-wide score, no vocabulary logits.
         a.logits_forward = a.logits_backward = T * 2 * 4 * 2
+        if run.head == "token_cls" and arch.kind == "decoder":
+            # transformers GenericForTokenClassification (modeling_layers.py): nn.Dropout(classifier_dropout,
+            # default 0.1) on the final hidden states: a 1-byte mask and the dropped copy the score saves.
+            a.outside += T * h * (1 + r)
     elif arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
         # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
@@ -789,7 +793,9 @@ def estimate_run(run: Run) -> Estimate:
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
                + act.logits_forward)
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
-    backward_start = resident + opt_states + accumulated + st.buffers + acts + cache_at_backward + act.logits_backward
+    # (the loss gradient is gone by the time the last layer's backward runs: the larger of the two counts)
+    backward_start = (resident + opt_states + accumulated + st.buffers + acts + cache_at_backward
+                      + max(act.logits_backward, 0.0 if ckpt else act.layer_grads))
     # Late in backward with checkpointing: one layer recomputed (with its weight copies) while
     # nearly all gradients already exist.
     backward_layer = (resident + opt_states + st.buffers + st.grads + act.outside + act.layer_input
@@ -840,8 +846,17 @@ def estimate_run(run: Run) -> Estimate:
             note = act.note
         terms.append(Term("activations", "activations", activation_bytes, note))
         logits = 0.0 if late_backward else (act.logits_forward if phase == "forward" else act.logits_backward)
-        terms.append(Term("logits", "logits and loss", logits,
-                          "HF cross-entropy upcasts the logits to fp32" if not run.fused_loss else "fused cross-entropy"))
+        kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
+        note = {None: "HF cross-entropy upcasts the logits to fp32", "liger": "Liger fused linear cross-entropy",
+                "trl": "TRL's fused LM head (no full logits)", "trl_chunked": "TRL chunked_nll (256-token chunks)",
+                "cce": "Cut Cross-Entropy (no full logits)"}.get(kernel, "fused cross-entropy")
+        if run.head != "lm":
+            note = "classification head: no vocabulary logits"
+        terms.append(Term("logits", "logits and loss", logits, note))
+        if phase == "backward" and not late_backward and not ckpt and act.layer_grads > act.logits_backward:
+            terms[-1].bytes = 0.0
+            terms.append(Term("temporaries", "activation gradients in the last layer", act.layer_grads,
+                              "the MLP's [tokens, ffn] gradients and the layer output's gradient"))
         if st.amp_weight_cache:
             cache = forward_cache if phase == "forward" else (
                 (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
