@@ -306,3 +306,11 @@ def test_a_fix_that_breaks_strict_parsing_is_not_applied(tmp_path):
 
     outcome = compute_fixes([str(path)], lint, unsafe=False)
     assert outcome.fixed == {} and any("json.load" in p for p in outcome.problems)
+
+
+def test_fixes_apply_in_a_file_that_already_holds_a_value_error(tmp_path):
+    """A value the loader fails on that the fix does not touch does not block the advertised fixes."""
+    path = tmp_path / "ds.yml"
+    path.write_text('{"bf16": {"enabled": "true"}, "note": "' + "x" * 1_000_001 + '"}\n')
+    outcome = compute_fixes([str(path)], lambda p: engine.check_path(p, ISOLATED), unsafe=False)
+    assert outcome.problems == [] and '"enabled": true' in outcome.fixed[str(path)]

@@ -185,8 +185,9 @@ def _refuse(outcome: FixOutcome, refused: set, diagnostic, fix, writable: set[st
 
 def _unparsable(body: str, new_body: str, path: str) -> str | None:
     check = parse_document(new_body, path)
-    if check.syntax_error is not None or check.errors:
-        reason = (check.syntax_error or check.errors[0]).message
+    before = parse_document(body, path) if check.errors else None
+    if check.syntax_error is not None or (before is not None and len(check.errors) > len(before.errors)):
+        reason = (check.syntax_error or check.errors[-1]).message
         return f"{path}: a fix would leave the file unparsable ({reason}); it was not applied"
     kind = check.kind
     if strictly_parses(body, kind) and not strictly_parses(new_body, kind):
