@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 class Client:
     def __init__(self, cwd: Path, env: dict | None = None) -> None:
         env = {**os.environ, "TRAINLINT_LSP_DEBOUNCE_MS": "20", **(env or {})}
-        self.proc = subprocess.Popen([sys.executable, "-m", "trainlint.lsp"], stdin=subprocess.PIPE,
+        command = [sys.executable, *(os.environ.get("TL_FUZZ_SERVER") or "-m trainlint.lsp").split()]
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(cwd))
         self.inbox: queue.Queue = queue.Queue()
         self.next_id = 0
@@ -258,6 +259,7 @@ def run(seed: int, ops: int, budget_s: float, files: list[Path] | None = None, l
             "workspace": {"configuration": rng.random() < 0.5, "diagnostics": {"refreshSupport": True}}}
     stats["client"] = {"pull": pull, "encoding": encoding}
     versions: dict[str, int] = {}
+    last_rss = [0]
     open_docs: set[str] = set()
 
     def uri(name: str) -> str:
@@ -359,7 +361,12 @@ def run(seed: int, ops: int, budget_s: float, files: list[Path] | None = None, l
                 if memory_every:
                     pass
             if memory_every and stats["ops"] % memory_every == 0:
-                stats["rss_kb"][f"op_{stats['ops']}"] = client.rss_kb()
+                rss = client.rss_kb()
+                if rss - last_rss[0] > 4096:  # a jump of more than 4 MiB: what did it?
+                    stats.setdefault("rss_jumps", []).append(
+                        {"op": stats["ops"], "rss_mib": rss // 1024, "doc": name, "roll": round(roll, 3),
+                         "chars": len(texts.get(name) or "")})
+                last_rss[0] = rss
             if log and stats["ops"] % 200 == 0:
                 log(f"lsp op {stats['ops']}: {stats['requests']} requests, {len(stats['no_answer'])} unanswered, "
                     f"rss {client.rss_kb() // 1024} MiB")

@@ -158,10 +158,26 @@ def document_from_bytes(data: bytes, shown: str) -> Document:
     except UnicodeDecodeError as exc:
         return _unreadable(shown, f"the file is not valid UTF-8 (byte {exc.start}); YAML and JSON configs must be UTF-8")
     doc = parse_document(text, shown)
-    if len(_parsed) >= 64:
-        _parsed.pop(next(iter(_parsed)))
-    _parsed[key] = doc
+    _remember(key, doc)
     return doc
+
+
+# The cache is bounded in entries and in the text it holds (a document's tree is a small multiple of
+# its text): a language server that reads thousands of hostile versions of a linked file stays small.
+MAX_CACHED = 64
+MAX_CACHED_CHARS = 4 * 2**20
+_cached_chars = [0]
+
+
+def _remember(key: tuple, doc: Document) -> None:
+    size = len(doc.text)
+    if size > MAX_CACHED_CHARS // 8:
+        return  # large files are parsed again rather than kept
+    while _parsed and (len(_parsed) >= MAX_CACHED or _cached_chars[0] + size > MAX_CACHED_CHARS):
+        old = _parsed.pop(next(iter(_parsed)))
+        _cached_chars[0] -= len(old.text)
+    _parsed[key] = doc
+    _cached_chars[0] += size
 
 
 def _unreadable(path: str, message: str) -> Document:

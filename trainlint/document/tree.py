@@ -17,6 +17,8 @@ from trainlint.diagnostics import Pos, Span
 
 # Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.
 MAX_NODES = 200_000
+# Values reached through aliases (each one a copy in the tree): a real config repeats a few anchors.
+MAX_ALIAS_NODES = 20_000
 MAX_DEPTH = 200
 # Python refuses to convert integers of more than 4,300 digits to or from text (sys.int_info); a value
 # that long is no setting, and every message that shows it would fail.

@@ -11,6 +11,7 @@ from yaml.constructor import ConstructorError, SafeConstructor
 
 from trainlint.diagnostics import Span
 from trainlint.document.tree import (
+    MAX_ALIAS_NODES,
     MAX_DEPTH,
     MAX_INT_DIGITS,
     MAX_NODES,
@@ -98,19 +99,22 @@ class _Builder:
     def __init__(self, doc: Document):
         self.doc = doc
         self.count = 0
+        self.alias_count = 0
         self.converted: set[int] = set()
         self.constructor = SafeConstructor()
 
     def convert(self, node: yaml.Node, path: KeyPath, depth: int, alias: bool = False) -> Node:
         self.count += 1
         span = _span(self.doc, node.start_mark, node.end_mark)
-        if self.count > MAX_NODES:
-            raise _TooLarge(f"the YAML expands to more than {MAX_NODES:,} values through anchors and aliases "
+        # compose() hands back the anchor's node object for every alias: a second visit is an alias.
+        is_alias = alias or id(node) in self.converted
+        self.alias_count += is_alias
+        if self.count > MAX_NODES or self.alias_count > MAX_ALIAS_NODES:
+            limit = MAX_NODES if self.count > MAX_NODES else MAX_ALIAS_NODES
+            raise _TooLarge(f"the YAML expands to more than {limit:,} values through anchors and aliases "
                             "(a \"YAML bomb\"); it is not read further", span)
         if depth > MAX_DEPTH:
             raise _TooLarge(f"the YAML is nested more than {MAX_DEPTH} levels deep; it is not read further", span)
-        # compose() hands back the anchor's node object for every alias: a second visit is an alias.
-        is_alias = alias or id(node) in self.converted
         self.converted.add(id(node))
         alias_of = span if is_alias else None
         if isinstance(node, yaml.MappingNode):
