@@ -18,7 +18,7 @@ CLI_OPEN = False
 
 
 def test_cli_fuzz_fixed_seed():
-    result = campaign.run(SEED, budget_s=40, max_inputs=100, minimize=False, timeout=8)
+    result = campaign.run(SEED, budget_s=30, max_inputs=80, minimize=False, timeout=8)
     assert result.inputs >= 10
     known = {c["signature"] for c in load_cases() if c.get("open")}
     new = {sig: f.to_json() for sig, f in result.findings.items() if sig not in known}
@@ -28,7 +28,7 @@ def test_cli_fuzz_fixed_seed():
 
 
 def test_lsp_fuzz_fixed_seed():
-    stats = lsp_campaign.run(SEED, ops=120, budget_s=15)
+    stats = lsp_campaign.run(SEED, ops=100, budget_s=12)
     assert not stats["exited_early"], stats.get("stderr_tail")
     assert stats["malformed_answers"] == []
     assert stats["exit_code"] == 0
