@@ -154,6 +154,13 @@ def overlay(plan: TrainingPlan, doc: Document, host: str | None) -> TrainingPlan
     if autotp is not None and autotp.value > 1:
         changes["tensor_parallel"] = autotp
 
+    # Ulysses sequence parallelism (deepspeed/runtime/config.py: without an mpu the data-parallel world size is
+    # dist.get_world_size() / config["sequence_parallel_size"]): every sequence is split across that many GPUs and
+    # the data-parallel degree is divided by it, as context parallelism (the plan's context_parallel).
+    sp = view.int("sequence_parallel_size")
+    if sp is not None and sp.value > 1 and plan.context_parallel.value <= 1:
+        changes["context_parallel"] = sp
+
     if host is None:
         changes.update(_batch(view, plan))
     return plan.with_(**changes, linked_paths=plan.linked_paths + ((doc.path,) if host else ()))
