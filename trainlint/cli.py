@@ -76,7 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
                        help="lowest severity that makes the exit code 1 (default: warning)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
+    check.add_argument("--isolated", action="store_true",
+                       help="ignore pyproject.toml / trainlint.toml settings and the repository (pins, launch scripts)")
+    check.add_argument("--versions", default=None, metavar="NAME=VER,...",
+                       help="framework versions the run uses (trl=0.18.0,transformers>=4.52): beat pins and installs")
+    check.add_argument("--launch", default=None, metavar="CMD_OR_FILE",
+                       help="how the files are launched: an accelerate config file or a whole launch command line")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print every resolved run setting (GPU, world size, sharding, launch, parser, versions) "
+                            "and where it came from")
     check.add_argument("--exclude", type=_patterns, default=None, metavar="PATTERNS",
                        help="gitignore-style patterns to skip when walking folders (replaces the default list)")
     check.add_argument("--extend-exclude", type=_patterns, default=None, metavar="PATTERNS",
@@ -214,6 +222,17 @@ def _cli_overrides(args):
     return Overrides(values, Origin("cli"))
 
 
+def _cli_context(args):
+    from trainlint.context.settings import ContextSettings, SettingsError, parse_versions
+    from trainlint.plan import Origin
+
+    try:
+        versions = parse_versions(args.versions, "--versions") if args.versions else {}
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    return ContextSettings(versions, (args.launch or "").strip(), "", Origin("cli"))
+
+
 def cmd_check(args) -> int:
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes goes with --fix or --diff")
@@ -245,7 +264,8 @@ def _check_once(args, out=None) -> int:
     explicit = {target.path for target in targets if target.explicit}
     projects = {} if args.isolated else project_configs(paths)
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
-                        fail_level=args.fail_level, use_project_config=not args.isolated)
+                        fail_level=args.fail_level, use_project_config=not args.isolated,
+                        context=_cli_context(args))
 
     from trainlint.context import links
     from trainlint.document.reading import overlay
@@ -304,6 +324,10 @@ def _check_once(args, out=None) -> int:
     for note in links.notes():
         print(f"trainlint: {note}", file=sys.stderr)
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
+    if args.show_settings:
+        from trainlint.output import settings as settings_output
+
+        (sys.stderr if fmt in ("json", "sarif", "gitlab") else out).write(settings_output.render(results))
     out.write(engine.printable(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
                             quiet=args.quiet, fixed=fixed, show_statistics=args.statistics)))
     if any(r.internal_error for r in results):

@@ -20,9 +20,12 @@ from trainlint.document.reading import parse_document, read_document
 from trainlint.plan import TrainingPlan
 from trainlint.rules import all_rules, tl009_unused_suppression
 from trainlint.rules.base import LintContext
-from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings, SettingsError,
-                                        find_project_config, parse_directives)
 from trainlint.context import links
+from trainlint.context.settings import (ContextSettings, Overrides, ProjectConfig, RuleSelection, Settings,
+                                        SettingsError, find_project_config, parse_directives)
+from trainlint.context import launch as launch_context
+from trainlint.context import versions as version_context
+from trainlint.plan import Origin
 from trainlint.context.suppressions import Suppressions
 
 INTERNAL = "TL000"
@@ -39,6 +42,9 @@ class FileResult:
     estimate: Any = None
     internal_error: bool = False
     linked_from: list[str] = field(default_factory=list)  # configs (not checked themselves) linking this file
+    versions: Any = None  # trainlint.context.versions.Versions
+    launch: Any = None  # trainlint.context.launch.Launch
+    dialect: Any = None  # trainlint.context.dialect.Dialect
 
 
 def check_path(path: str | Path, settings: Settings = Settings(), display_path: str | None = None) -> FileResult:
@@ -150,16 +156,19 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
 
     flavor = flavors.detect(doc) if doc.syntax_error is None else "unknown"
     result.flavor = flavor
+    versions, launch = surroundings(doc, project, directive, settings)
+    result.versions, result.launch = versions, launch
     plan = None
     linked: list[Document] = []
     if flavor != "unknown":
         read = flavors.READERS[flavor].read(doc)
         plan, linked = read.plan, read.linked
+        plan = launch_context.apply(plan, launch)
         for overrides in (project_overrides, directive.overrides if directive else Overrides(), settings.cli):
             plan = overrides.apply(plan)
     result.plan, result.linked = plan, linked
 
-    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked)
+    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked, versions=versions, launch=launch)
     if project_error:
         ctx.settings_problems.append((None, project_error))
     if directive is not None:
@@ -191,6 +200,38 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     if selection.enabled("TL009", True):
         kept.extend(tl009_unused_suppression.report(suppressions, doc))
     result.diagnostics = _dedupe(kept)
+
+
+def surroundings(doc: Document, project: ProjectConfig, directive, settings: Settings):
+    """The framework versions and the launch of one file, from the declared settings (CLI, directive,
+    [tool.trainlint], strongest first) and, unless isolated, the repository around it."""
+    layers = [project.context_for(doc.path)]
+    if directive is not None and directive.context:
+        layers.append(directive.context)
+    if settings.context:
+        layers.append(settings.context)
+    declared_versions: dict = {}
+    declared_launch = None
+    for layer in layers:  # weakest first: later layers overwrite
+        for name, spec in layer.versions.items():
+            declared_versions[name] = (spec, layer.origin.kind, layer.origin.describe())
+        if layer.launch:
+            declared_launch = layer
+    on_disk = Path(doc.path).parent.is_dir() if doc.path else False
+    use_repo = settings.use_project_config and on_disk
+    versions = version_context.resolve(doc.path, declared_versions, use_repository=use_repo)
+    launch = None
+    if declared_launch is not None:
+        bases = [Path(doc.path).resolve().parent]
+        if declared_launch.origin.path:
+            bases.insert(0, Path(declared_launch.origin.path).resolve().parent)
+        launch = launch_context.declared(declared_launch.launch, Origin(declared_launch.origin.kind,
+                                                                        declared_launch.origin.path), bases)
+    if launch is None and use_repo:
+        launch = launch_context.find(doc.path, doc.comments() if doc.kind == "yaml" else [])
+    elif launch is None:
+        launch = launch_context.find_in_comments(doc.path, doc.comments() if doc.kind == "yaml" else [])
+    return versions, launch or launch_context.Launch()
 
 
 def calibrate(d: Diagnostic, extra: tuple[str, ...] = ()) -> Diagnostic:

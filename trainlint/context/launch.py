@@ -32,6 +32,11 @@ class Launch:
     mixed_precision: Setting = _unknown()  # "no" | "bf16" | "fp16" | "fp8" | None
     accelerate_config: str = ""  # the accelerate config file that applies (resolved path), when any
     deepspeed_config: str = ""  # a DeepSpeed JSON the launch names (--deepspeed_config_file / --deepspeed)
+    extra: tuple = ()  # (name, value): offload_optimizer / offload_param devices, fsdp_strategy
+    others: int = 0  # further launch commands that name the file (the first, by script kind and path, decides)
+
+    def get(self, name: str):
+        return dict(self.extra).get(name)
 
     @property
     def found(self) -> bool:
@@ -53,3 +58,699 @@ class Launch:
         if self.accelerate_config:
             parts.append(f"accelerate config {self.accelerate_config}")
         return ", ".join(parts) + (f" ({where})" if where else "")
+
+
+# --- finding the launch -----------------------------------------------------------------------------------------
+
+import fnmatch  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import shlex  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from trainlint.diagnostics import Pos, Span  # noqa: E402
+
+SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "env", ".env", "__pycache__", "site-packages", ".tox", ".nox",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "wandb", ".idea", ".vscode", ".cache",
+             "htmlcov", ".eggs"}
+MAX_FILES = 5000  # files looked at per repository
+MAX_FILE_BYTES = 512 * 1024
+MAX_TOTAL_BYTES = 24 * 1024 * 1024
+MAX_DEPTH = 8
+# Files that hold launch commands; the number orders them (a script beats a README's example).
+SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job", 0), ("Makefile", 1), (".mk", 1),
+                (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
+LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
+                          r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
+                          r"\bsbatch\b|\bsrun\b")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
+
+
+@dataclass(frozen=True)
+class Command:
+    path: str  # the file holding it
+    line: int  # 0-based first line
+    text: str  # continuation lines joined
+    rank: int  # SCRIPT_KINDS order
+    env: tuple = ()  # (name, value) assignments seen in the file before it
+
+
+@dataclass
+class LaunchIndex:
+    root: str
+    commands: list
+    files: int = 0
+    truncated: bool = False
+
+
+_INDEX: dict[str, LaunchIndex] = {}
+_YAML_CACHE: dict[str, object] = {}
+
+
+def clear_cache() -> None:
+    """Forget the launch indexes and the accelerate configs read (the language server calls it on changes)."""
+    _INDEX.clear()
+    _YAML_CACHE.clear()
+
+
+def is_launch_file(path: str) -> bool:
+    name = Path(path).name
+    return name == "Makefile" or name.endswith((".sh", ".bash", ".slurm", ".sbatch", ".job", ".mk", ".md")) or \
+        "/.github/workflows/" in Path(path).as_posix()
+
+
+def _kind(path: Path) -> int | None:
+    name = path.name
+    for suffix, rank in SCRIPT_KINDS:
+        if name == suffix or name.endswith(suffix):
+            if suffix in (".yml", ".yaml"):
+                return rank if ".github" in path.parts or "ci" in name.lower() or name.startswith(".gitlab") else None
+            if suffix == ".txt":
+                return None
+            return rank
+    return None
+
+
+def index_for(root: str) -> LaunchIndex:
+    if root not in _INDEX:
+        _INDEX[root] = _build_index(Path(root))
+    return _INDEX[root]
+
+
+def _build_index(root: Path) -> LaunchIndex:
+    commands: list[Command] = []
+    files = total = 0
+    truncated = False
+    for folder, dirs, names in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
+                         and (not d.startswith(".") or d == ".github") and depth < MAX_DEPTH)
+        for name in sorted(names):
+            path = Path(folder) / name
+            rank = _kind(path)
+            if rank is None:
+                continue
+            files += 1
+            if files > MAX_FILES or total > MAX_TOTAL_BYTES:
+                truncated = True
+                break
+            try:
+                size = path.stat().st_size
+                if size > MAX_FILE_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            total += size
+            commands.extend(commands_in(text, str(path), rank))
+        if truncated:
+            break
+    return LaunchIndex(str(root), commands, files, truncated)
+
+
+def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = None) -> list[Command]:
+    """Launch-like command lines in a script, Makefile, workflow or the code blocks of a README."""
+    markdown = path.endswith((".md", ".rst")) if markdown is None else markdown
+    out: list[Command] = []
+    env: list[tuple[str, str]] = []
+    lines = text.splitlines()
+    in_block = not markdown
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        if markdown and raw.lstrip().startswith(("```", "~~~")):
+            in_block = not in_block
+            i += 1
+            continue
+        if not in_block and not (markdown and raw.startswith("    ")):
+            i += 1
+            continue
+        start = i
+        joined = raw.rstrip()
+        while joined.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            joined = joined[:-1] + " " + lines[i].strip()
+        i += 1
+        line = joined.strip().lstrip("$> ").strip()
+        if line.startswith("- "):  # a YAML list item in a workflow: `- run: accelerate launch ...`
+            line = line[2:]
+        line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
+        if line.startswith("#") and "trainlint" not in line:
+            line = line.lstrip("#").strip()  # commented examples (`# tune run ... --config X`) still tell
+        assign = _ASSIGN.match(line)
+        if assign and not LAUNCH_WORDS.search(line[assign.end():]):
+            env.append((assign.group(1), assign.group(2).strip("\"'")))
+            continue
+        if LAUNCH_WORDS.search(line):
+            out.append(Command(path, start, line, rank, tuple(env[-64:])))
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    text = text.split(" #", 1)[0]
+    try:
+        return shlex.split(text, comments=False)
+    except ValueError:
+        return text.split()
+
+
+def _expand(token: str, env: dict) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(2)
+        default = m.group(3)
+        if name in env:
+            return env[name]
+        return default if default is not None else "\0"
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)",
+                  lambda m: sub(_Match(m)), token)
+
+
+class _Match:
+    """Normalizes the two spellings of a shell variable (${X:-d} and $X) for _expand."""
+
+    def __init__(self, m: re.Match):
+        self._m = m
+
+    def group(self, n: int):
+        if n == 1:
+            return self._m.group(1)
+        if n == 2:
+            return self._m.group(3)
+        if n == 3:
+            return self._m.group(2)
+        return self._m.group(0)
+
+
+def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
+    """Whether a command-line token (a path, maybe with `$VAR` parts) names this config file."""
+    token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
+    token = token.strip("\"'")
+    if not token or "\0" not in token and Path(token).name != config.name:
+        if "\0" not in token:
+            return False
+    pattern = token.replace("\0", "*")
+    if not fnmatch.fnmatch(config.name, Path(pattern).name):
+        return False
+    for base in base_dirs:
+        candidate = (base / pattern) if not Path(pattern).is_absolute() else Path(pattern)
+        try:
+            text = os.path.normpath(str(candidate))
+        except ValueError:
+            continue
+        if fnmatch.fnmatch(str(config), text):
+            return True
+    try:
+        rel = config.relative_to(root).as_posix()
+    except ValueError:
+        return False
+    # a path written from some other working directory: its trailing components match
+    parts = [p for p in Path(pattern).as_posix().split("/") if p not in (".", "")]
+    return len(parts) >= 2 and fnmatch.fnmatch(rel, "*" + "/".join(parts)) and ".." not in parts
+
+
+# launcher options: name -> (field, takes a value)
+ACCELERATE_OPTS = {"--config_file": "config_file", "--config-file": "config_file", "--num_processes": "num_processes",
+                   "--num-processes": "num_processes", "--num_machines": "num_machines",
+                   "--num-machines": "num_machines", "--deepspeed_config_file": "deepspeed_config",
+                   "--deepspeed-config-file": "deepspeed_config", "--zero_stage": "zero_stage",
+                   "--zero-stage": "zero_stage", "--mixed_precision": "mixed_precision",
+                   "--mixed-precision": "mixed_precision", "--main_process_port": None, "--main_process_ip": None,
+                   "--machine_rank": None, "--gpu_ids": "gpu_ids", "--offload_optimizer_device": "offload_optimizer",
+                   "--offload_param_device": "offload_param", "--fsdp_sharding_strategy": "fsdp_strategy",
+                   "--rdzv_backend": None, "--dynamo_backend": None, "--num_cpu_threads_per_process": None,
+                   "--fsdp_version": None, "--tp_size": None, "--rdzv_conf": None, "--same_network": None,
+                   "--deepspeed_hostfile": None, "--deepspeed_multinode_launcher": None}
+ACCELERATE_FLAGS = {"--use_deepspeed": "deepspeed", "--use-deepspeed": "deepspeed", "--use_fsdp": "fsdp",
+                    "--use-fsdp": "fsdp", "--multi_gpu": "multi_gpu", "--multi-gpu": "multi_gpu", "--cpu": "cpu",
+                    "-m": "module", "--module": "module", "--no_python": None, "--quiet": None, "-q": None}
+TORCHRUN_OPTS = {"--nproc_per_node": "num_processes", "--nproc-per-node": "num_processes", "--nnodes": "num_machines",
+                 "--node_rank": None, "--node-rank": None, "--master_addr": None, "--master-addr": None,
+                 "--master_port": None, "--master-port": None, "--rdzv_backend": None, "--rdzv-backend": None,
+                 "--rdzv_endpoint": None, "--rdzv-endpoint": None, "--rdzv_id": None, "--rdzv-id": None,
+                 "--max_restarts": None, "--max-restarts": None, "--monitor_interval": None, "--log_dir": None,
+                 "--role": None, "--rdzv_conf": None, "--local_addr": None, "--tee": None, "--redirects": None}
+TORCHRUN_FLAGS = {"--standalone": None, "-m": "module", "--module": "module", "--no_python": None,
+                  "--no-python": None}
+DEEPSPEED_OPTS = {"--num_gpus": "num_gpus", "--num-gpus": "num_gpus", "--num_nodes": "num_machines",
+                  "--num-nodes": "num_machines", "--hostfile": None, "-H": None, "--include": "include", "-i": "include",
+                  "--exclude": None, "-e": None, "--master_port": None, "--master_addr": None, "--launcher": None,
+                  "--launcher_args": None, "--module": None, "--node_rank": None}
+
+
+@dataclass
+class Parsed:
+    """A launch command read into fields (None = the command does not say)."""
+
+    launcher: str = ""
+    values: dict = None  # field -> raw string
+    script: str = ""
+    args: list = None  # what follows the script
+    env: dict = None
+
+    def __post_init__(self):
+        self.values = {} if self.values is None else self.values
+        self.args = [] if self.args is None else self.args
+        self.env = {} if self.env is None else self.env
+
+
+def _read_opts(tokens: list[str], i: int, opts: dict, flags: dict, values: dict) -> int:
+    """Consume launcher options from tokens[i:]; return the index of the first non-option."""
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok.startswith("-"):
+            return i
+        name, eq, val = tok.partition("=")
+        if name in flags:
+            field_name = flags[name]
+            if field_name == "module":
+                return i  # `-m module`: the module is the script
+            if field_name:
+                values[field_name] = "1"
+            i += 1
+            continue
+        if name in opts or name.startswith("--"):
+            field_name = opts.get(name)
+            if eq:
+                value = val
+                i += 1
+            elif i + 1 < len(tokens) and (name in opts or not tokens[i + 1].startswith("-")) and \
+                    not (name not in opts and re.search(r"\.(py|ya?ml|json)$", tokens[i + 1])):
+                value = tokens[i + 1]
+                i += 2
+            else:
+                value, i = "1", i + 1
+            if field_name:
+                values[field_name] = value
+            continue
+        i += 1
+    return i
+
+
+def parse_command(text: str, env: dict | None = None) -> Parsed | None:
+    """Read one launch command line (already joined); None when it launches nothing trainlint knows."""
+    env = dict(env or {})
+    tokens = [_expand(t, env) for t in _tokens(text)]
+    # leading VAR=value assignments (FORCE_TORCHRUN=1 NNODES=2 llamafactory-cli train x.yaml)
+    while tokens and _ASSIGN.match(tokens[0]) and "=" in tokens[0] and not tokens[0].startswith("-"):
+        name, _, value = tokens[0].partition("=")
+        env[name] = value.strip("\"'")
+        tokens = tokens[1:]
+    for pos in range(len(tokens)):  # the launcher may come after `srun`, `CUDA_VISIBLE_DEVICES=0 `, `uv run`, ...
+        tok = tokens[pos]
+        base = Path(tok).name
+        nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
+        if base == "accelerate" and nxt == "launch":
+            p = Parsed("accelerate", env=env)
+            i = _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values)
+            if i < len(tokens) and tokens[i] in ("-m", "--module"):
+                p.script, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
+            elif i < len(tokens):
+                p.script, i = tokens[i], i + 1
+            p.args = tokens[i:]
+            return p
+        if base == "torchrun" or (base.startswith("python") and nxt == "-m" and pos + 2 < len(tokens)
+                                  and tokens[pos + 2] in ("torch.distributed.run", "torch.distributed.launch")):
+            p = Parsed("torchrun", env=env)
+            start = pos + 1 if base == "torchrun" else pos + 3
+            i = _read_opts(tokens, start, TORCHRUN_OPTS, TORCHRUN_FLAGS, p.values)
+            if i < len(tokens) and tokens[i] in ("-m", "--module"):
+                p.script, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
+            elif i < len(tokens):
+                p.script, i = tokens[i], i + 1
+            p.args = tokens[i:]
+            return p
+        if base == "deepspeed" and nxt and not nxt.endswith(".json"):
+            p = Parsed("deepspeed", env=env)
+            i = _read_opts(tokens, pos + 1, DEEPSPEED_OPTS, {}, p.values)
+            if i < len(tokens):
+                p.script, i = tokens[i], i + 1
+            p.args = tokens[i:]
+            return p
+        if base == "tune" and nxt == "run":
+            p = Parsed("tune", env=env)
+            i = _read_opts(tokens, pos + 2, TORCHRUN_OPTS, TORCHRUN_FLAGS, p.values)
+            if i < len(tokens):
+                p.script, i = tokens[i], i + 1
+            p.args = tokens[i:]
+            return p
+        if base == "litgpt" and nxt:
+            return Parsed("litgpt", script=nxt, args=tokens[pos + 2:], env=env)
+        if base == "axolotl" and nxt in ("train", "preprocess", "inference", "merge-lora", "evaluate"):
+            p = Parsed("axolotl", script="axolotl." + nxt, env=env)
+            i = _read_opts(tokens, pos + 2, {"--launcher": None, "--num-processes": "num_processes",
+                                             "--num_processes": "num_processes"}, {}, p.values)
+            p.args = tokens[i:] if i < len(tokens) else tokens[pos + 2:]
+            return p
+        if base == "llamafactory-cli" and nxt == "train":
+            return Parsed("llamafactory", script="llamafactory-cli train", args=tokens[pos + 2:], env=env)
+        if base in ("trl", "swift") and nxt and not nxt.startswith("-"):
+            p = Parsed(base, script=f"{base} {nxt}", env=env)
+            p.args = tokens[pos + 2:]
+            _read_opts(list(p.args), 0, {"--num_processes": "num_processes", "--config_file": "config_file",
+                                         "--num_machines": "num_machines"}, {}, p.values) if base == "trl" else None
+            return p
+        if base.startswith("python") and re.fullmatch(r"python[0-9.]*", base):
+            rest = tokens[pos + 1:]
+            while rest and rest[0] in ("-u", "-O", "-B"):
+                rest = rest[1:]
+            if rest[:1] == ["-m"] and len(rest) > 1:
+                return Parsed("python", script=rest[1], args=rest[2:], env=env)
+            if rest and rest[0].endswith(".py"):
+                return Parsed("python", script=rest[0], args=rest[1:], env=env)
+            return None
+    return None
+
+
+def _int(text) -> int | None:
+    try:
+        value = int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+    return value if value >= 1 else None
+
+
+def read_accelerate_config(path: Path) -> dict | None:
+    """The accelerate config YAML (or JSON) as a dict; None when unreadable. Parsed with yaml.safe_load."""
+    key = str(path)
+    if key not in _YAML_CACHE:
+        import yaml
+
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise OSError("too large")
+            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except Exception:  # noqa: BLE001 - unreadable or malformed: no launch facts
+            data = None
+        _YAML_CACHE[key] = data if isinstance(data, dict) else None
+    return _YAML_CACHE[key]
+
+
+def _sharding_from_accelerate(data: dict) -> tuple[str | None, dict]:
+    kind = str(data.get("distributed_type", "")).upper()
+    extra: dict = {}
+    if kind == "DEEPSPEED":
+        ds = data.get("deepspeed_config") or {}
+        stage = _int(ds.get("zero_stage")) if isinstance(ds, dict) else None
+        if isinstance(ds, dict):
+            for key, name in (("offload_optimizer_device", "offload_optimizer"), ("offload_param_device",
+                                                                                 "offload_param")):
+                if isinstance(ds.get(key), str) and ds[key].lower() in ("cpu", "nvme"):
+                    extra[name] = ds[key].lower()
+            if isinstance(ds.get("deepspeed_config_file"), str):
+                extra["deepspeed_config"] = ds["deepspeed_config_file"]
+        if stage is None and isinstance(ds, dict) and ds.get("zero_stage") == 0:
+            return "zero0", extra
+        return (f"zero{stage}" if stage is not None else "deepspeed"), extra
+    if kind == "FSDP":
+        fsdp = data.get("fsdp_config") or {}
+        strategy = fsdp.get("fsdp_sharding_strategy") if isinstance(fsdp, dict) else None
+        if isinstance(fsdp, dict) and fsdp.get("fsdp_reshard_after_forward") is False:
+            strategy = "SHARD_GRAD_OP"
+        extra["fsdp_strategy"] = str(strategy or "FULL_SHARD")
+        return "fsdp", extra
+    if kind in ("MULTI_GPU", "NO", "MULTI_CPU", "MULTI_NPU", "MULTI_XPU", "MULTI_MLU"):
+        return "none", extra
+    return None, extra
+
+
+def _resolve_path(value: str, bases: list[Path]) -> Path | None:
+    if not value or "\0" in value:
+        return None
+    candidate = Path(value).expanduser()
+    if candidate.is_absolute():
+        return candidate if candidate.is_file() else None
+    for base in bases:
+        full = (base / candidate)
+        if full.is_file():
+            return full.resolve()
+    return None
+
+
+def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "") -> Launch:
+    """What a launch command decides, with its accelerate config (when it names one) read."""
+    values = dict(p.values)
+    notes = []
+    acc_path = ""
+    acc_origin = origin
+    sharding: str | None = None
+    extra: dict = {}
+    mixed = values.get("mixed_precision")
+    procs = _int(values.get("num_processes"))
+    machines = _int(values.get("num_machines"))
+    if p.launcher in ("accelerate", "trl"):
+        cfg_value = values.get("config_file")
+        if cfg_value:
+            found = _resolve_path(cfg_value, bases)
+            data = read_accelerate_config(found) if found else None
+            if data is not None:
+                acc_path = str(found)
+                acc_origin = Origin("launch", acc_path, note=f"accelerate config named by {origin.path}"
+                                    + (f":{origin.span.start.line + 1}" if origin.span else ""))
+                sharding, extra = _sharding_from_accelerate(data)
+                procs = procs or _int(data.get("num_processes"))
+                machines = machines or _int(data.get("num_machines"))
+                mixed = mixed or (str(data["mixed_precision"]) if data.get("mixed_precision") is not None else None)
+            else:
+                notes.append(f"accelerate config {cfg_value} not found")
+        if values.get("deepspeed") or values.get("zero_stage") or values.get("deepspeed_config"):
+            stage = _int(values.get("zero_stage"))
+            sharding = f"zero{stage}" if stage else (sharding if (sharding or "").startswith("zero") else "deepspeed")
+            if values.get("deepspeed_config"):
+                extra["deepspeed_config"] = values["deepspeed_config"]
+        elif values.get("fsdp"):
+            sharding = "fsdp"
+        elif sharding is None and (values.get("multi_gpu") or values.get("cpu")):
+            sharding = "none"
+        if sharding is None and not cfg_value and p.launcher == "accelerate":
+            notes.append("no --config_file: accelerate reads the default config of the machine it runs on")
+    elif p.launcher == "torchrun":
+        procs_per_node = procs
+        nodes = machines or 1
+        procs = procs_per_node * nodes if procs_per_node else None
+        sharding = None
+    elif p.launcher == "deepspeed":
+        gpus = _int(values.get("num_gpus"))
+        include = values.get("include")
+        if gpus is None and include and ":" in include:
+            gpus = len(include.split(":", 1)[1].split(","))
+        nodes = machines or 1
+        procs = gpus * nodes if gpus else None
+        sharding = "deepspeed"
+    elif p.launcher == "tune":
+        recipe = p.script
+        per_node = _int(values.get("num_processes"))
+        nodes = machines or 1
+        if recipe.endswith("_single_device") or "single_device" in recipe:
+            procs, sharding = 1, "none"
+        elif recipe.endswith("_distributed") or "distributed" in recipe:
+            procs, sharding = (per_node or 1) * nodes, "fsdp"
+            extra["fsdp_strategy"] = "FULL_SHARD"
+        else:
+            procs = (per_node or 1) * nodes if per_node else None
+    elif p.launcher == "llamafactory":
+        force = str(p.env.get("FORCE_TORCHRUN", "")).lower() in ("1", "true")
+        nproc = _int(p.env.get("NPROC_PER_NODE"))
+        nnodes = _int(p.env.get("NNODES")) or 1
+        if nproc:
+            procs, machines = nproc * nnodes, nnodes
+        elif not force and nnodes == 1:
+            notes.append("llamafactory-cli uses torchrun over every visible GPU when more than one is visible")
+    elif p.launcher == "swift":
+        nproc = _int(p.env.get("NPROC_PER_NODE"))
+        nnodes = _int(p.env.get("NNODES")) or 1
+        if nproc:
+            procs, machines = nproc * nnodes, nnodes
+    elif p.launcher == "python":
+        if "CUDA_VISIBLE_DEVICES" in p.env and p.env["CUDA_VISIBLE_DEVICES"] not in ("", "\0"):
+            procs = 1  # one process, whatever the visible devices
+        else:
+            procs = 1
+        sharding = None
+    if p.launcher == "torchrun" or p.launcher == "deepspeed":
+        machines = machines or 1
+    note = p.launcher + " command" + ("; " + "; ".join(notes) if notes else "")
+    o = Origin("launch", origin.path, span=origin.span, note=note)
+    so = acc_origin if acc_path else o
+    return Launch(
+        launcher=p.launcher, command=(text or _short(p))[:400], origin=o,
+        script=p.script,
+        num_processes=Setting(procs, so if acc_path and not values.get("num_processes") else o),
+        num_machines=Setting(machines, so if acc_path and not values.get("num_machines") else o),
+        sharding=Setting(sharding, so if acc_path and not (values.get("deepspeed") or values.get("fsdp")
+                                                          or values.get("zero_stage")) else o),
+        mixed_precision=Setting(mixed, so if acc_path and not values.get("mixed_precision") else o),
+        accelerate_config=acc_path, deepspeed_config=str(extra.get("deepspeed_config", "")),
+        extra=tuple(sorted((k, v) for k, v in extra.items() if k != "deepspeed_config")),
+    )
+
+
+def _short(p: Parsed) -> str:
+    return p.launcher + (f" {p.script}" if p.script else "")
+
+
+def _config_args(p: Parsed) -> list[str]:
+    """The tokens after the script that may name a config file."""
+    return list(p.args) + ([p.values["config_file"]] if p.launcher == "trl" and "config_file" in p.values else [])
+
+
+def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
+    for tok in _config_args(p):
+        if tok.startswith("--") and "=" not in tok:
+            continue
+        if tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok:
+            if names_config(tok, config, bases, root):
+                return True
+    return False
+
+
+def _span_of(line: int) -> Span:
+    return Span(Pos(line, 0, 0), Pos(line, 0, 0))
+
+
+def from_command_line(text: str, origin: Origin, bases: list[Path]) -> Launch | None:
+    parsed = parse_command(text)
+    if parsed is None:
+        return None
+    return from_parsed(parsed, origin, bases, text)
+
+
+def from_accelerate_file(path: Path, origin: Origin) -> Launch | None:
+    data = read_accelerate_config(path)
+    if data is None:
+        return None
+    p = Parsed("accelerate", values={"config_file": str(path)})
+    launch = from_parsed(p, origin, [path.parent], f"accelerate launch --config_file {path}")
+    return launch
+
+
+def declared(value: str, origin: Origin, bases: list[Path]) -> Launch | None:
+    """A `launch` setting: an accelerate config file, or a whole launch command line."""
+    value = value.strip()
+    if re.search(r"\.(ya?ml|json)$", value) and " " not in value:
+        found = _resolve_path(value, bases)
+        if found is not None:
+            launch = from_accelerate_file(found, origin)
+            if launch is not None:
+                return _relabel(launch, origin, "settings")
+        return None
+    launch = from_command_line(value, origin, bases)
+    return _relabel(launch, origin, launch.launcher) if launch is not None else None
+
+
+def _relabel(launch: Launch, origin: Origin, launcher: str) -> Launch:
+    from dataclasses import replace as _replace
+
+    src = origin.describe()
+    def re_o(s: Setting) -> Setting:
+        if s.origin.kind == "launch" and s.origin.path == launch.origin.path and not launch.accelerate_config:
+            return Setting(s.value, Origin("launch", origin.path, span=origin.span, note=f"declared in {src}"))
+        if s.origin.kind == "launch" and launch.accelerate_config and s.origin.path == launch.accelerate_config:
+            return Setting(s.value, Origin("launch", s.origin.path, note=f"accelerate config declared in {src}"))
+        return Setting(s.value, Origin("launch", origin.path, span=origin.span, note=f"declared in {src}"))
+    return _replace(launch, launcher=launcher, origin=Origin("launch", origin.path, span=origin.span,
+                                                             note=f"declared in {src}"),
+                    num_processes=re_o(launch.num_processes), num_machines=re_o(launch.num_machines),
+                    sharding=re_o(launch.sharding), mixed_precision=re_o(launch.mixed_precision))
+
+
+def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str | None = None) -> Launch:
+    """The launch of a config file: a command in the repository that names it (scripts, Makefiles, CI
+    workflows, README code blocks), else one in the file's own comments (torchtune and LitGPT configs carry
+    their `tune run ...` usage line), else nothing (`Launch()`)."""
+    from trainlint.context import pins
+
+    config = Path(config_path).resolve()
+    if not config.parent.is_dir():
+        return Launch()
+    repo = Path(root) if root else pins.repo_root(config.parent)
+    index = index_for(str(repo))
+    matches: list[tuple[tuple, Command, Parsed]] = []
+    for command in index.commands:
+        if config.name not in command.text and "$" not in command.text:
+            continue
+        parsed = parse_command(command.text, dict(command.env))
+        if parsed is None:
+            continue
+        script_dir = Path(command.path).parent
+        bases = [repo, script_dir]
+        if _names_file(parsed, config, bases, repo):
+            distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
+            matches.append(((command.rank, distance, command.path, command.line), command, parsed))
+    if matches:
+        matches.sort(key=lambda m: m[0])
+        _, command, parsed = matches[0]
+        origin = Origin("launch", command.path, span=_span_of(command.line))
+        launch = from_parsed(parsed, origin, [repo, Path(command.path).parent], command.text)
+        from dataclasses import replace as _replace
+
+        return _replace(launch, others=len(matches) - 1)
+    return find_in_comments(config_path, comments, [repo, config.parent])
+
+
+def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = (),
+                     bases: list[Path] | None = None) -> Launch:
+    """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
+    bases = bases or [Path(config_path).resolve().parent]
+    for line, _column, text in comments:
+        body = text.lstrip("#").strip()
+        if "trainlint" in body or not LAUNCH_WORDS.search(body):
+            continue
+        parsed = parse_command(body)
+        if parsed is None or parsed.launcher not in ("tune", "litgpt", "accelerate", "torchrun", "deepspeed",
+                                                     "axolotl", "llamafactory"):
+            continue
+        origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
+        launch = from_parsed(parsed, origin, bases, body)
+        from dataclasses import replace as _replace
+
+        return _replace(launch, origin=origin)
+    return Launch()
+
+
+FSDP_MODES = {"1": "full_shard", "full_shard": "full_shard", "2": "shard_grad_op", "shard_grad_op": "shard_grad_op",
+              "3": "no_shard", "no_shard": "no_shard", "4": "hybrid_shard", "hybrid_shard": "hybrid_shard",
+              "5": "hybrid_shard", "_hybrid_shard_zero2": "hybrid_shard"}
+
+
+def apply(plan, launch: Launch):
+    """Lay what the launch decides over a plan: only where the config left a default or an inference
+    (settings laid on afterwards still win)."""
+    if plan is None or not launch.found:
+        return plan
+    changes = {}
+
+    def weak(setting) -> bool:
+        return setting.origin.kind in ("default", "inferred")
+
+    if launch.num_processes.value is not None and weak(plan.num_gpus):
+        changes["num_gpus"] = launch.num_processes
+    if launch.num_machines.value is not None and weak(plan.num_nodes):
+        changes["num_nodes"] = launch.num_machines
+    sharding = launch.sharding.value or ""
+    unsharded = weak(plan.zero_stage) and weak(plan.fsdp)
+    if sharding.startswith("zero") and sharding[4:].isdigit() and unsharded and plan.flavor != "deepspeed":
+        changes["zero_stage"] = Setting(int(sharding[4:]), launch.sharding.origin)
+        for key, name in (("offload_optimizer", "offload_optimizer"), ("offload_param", "offload_params")):
+            if launch.get(key) and weak(getattr(plan, name)):
+                changes[name] = Setting(launch.get(key), launch.sharding.origin)
+    elif sharding == "fsdp" and unsharded:
+        mode = FSDP_MODES.get(str(launch.get("fsdp_strategy") or "FULL_SHARD").lower(), "full_shard")
+        changes["fsdp"] = Setting(mode, launch.sharding.origin)
+    return plan.with_(**changes) if changes else plan
+
+
+# Launchers that never add sharding: with them the config alone decides it.
+CONFIG_DECIDES_SHARDING = ("torchrun", "python", "deepspeed", "tune", "litgpt", "llamafactory", "axolotl", "swift")
+
+
+def sharding_known(plan, launch: Launch, flavor: str) -> bool:
+    """Whether the run's sharding is known: the config states it, the launch decides it, or the launcher
+    never adds any. Unknown: an HF-style YAML with no launch found (accelerate may add ZeRO or FSDP), or an
+    accelerate launch without a config file (the machine's default config decides)."""
+    if plan.zero_stage.origin.kind not in ("default",) or plan.fsdp.origin.kind not in ("default",):
+        return True
+    if flavor in ("deepspeed", "accelerate", "lightning", "litgpt", "axolotl"):
+        return True  # the file states its own strategy; its absence is the framework's plain default
+    if launch.found:
+        return launch.launcher in CONFIG_DECIDES_SHARDING or launch.sharding.value is not None
+    return False

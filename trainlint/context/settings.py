@@ -27,6 +27,12 @@ OVERRIDABLE = {
 }
 LIST_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")
+# Context settings (not plan fields): the framework versions, the launch, the parser. `versions` is a table
+# (`versions = {trl = "0.18.0"}`) or a string (`trl=0.18.0,transformers>=4.52`); in a directive a framework's
+# name works as a key too (`# trainlint: trl=0.18.0`).
+CONTEXT_KEYS = ("versions", "launch", "dialect")
+FRAMEWORK_KEYS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
+                  "llamafactory", "litgpt", "torch")
 FAIL_LEVELS = ("error", "warning", "info")
 
 _DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
@@ -85,6 +91,53 @@ class RuleSelection:
 
 
 @dataclass(frozen=True)
+class ContextSettings:
+    """Declared context from one source: framework versions (name -> version or PEP 440 range), a launch (an
+    accelerate config file or a whole launch command line) and the parser (a `trainlint.context.dialect` name)."""
+
+    versions: dict[str, str] = field(default_factory=dict)
+    launch: str = ""
+    dialect: str = ""
+    origin: Origin = Origin("cli")
+
+    def __bool__(self) -> bool:
+        return bool(self.versions or self.launch or self.dialect)
+
+
+def parse_versions(value: Any, source: str) -> dict[str, str]:
+    """`{trl = "0.18.0"}` or "trl=0.18.0,transformers>=4.52" -> {"trl": "0.18.0", "transformers": ">=4.52"}."""
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, str):
+        items = []
+        for part in (p.strip() for p in re.split(r"[;\s]+|,(?=\s*[A-Za-z])", value) if p.strip()):
+            m = re.match(r"^([A-Za-z][\w.-]*?)\s*(==|=|>=|<=|~=|!=|>|<)\s*(.+)$", part)
+            if not m:
+                raise SettingsError(f"{source}: versions entry {part!r} is not NAME=VERSION or NAME>=VERSION")
+            op = "" if m.group(2) in ("=", "==") else m.group(2)
+            items.append((m.group(1), op + m.group(3)))
+    else:
+        raise SettingsError(f"{source}: versions must be a table of name = \"version\" or a string")
+    out = {}
+    for name, spec in items:
+        if not isinstance(spec, (str, int, float)) or not str(spec).strip():
+            raise SettingsError(f"{source}: versions.{name} must be a version string such as \"0.18.0\"")
+        out[str(name).strip().lower().replace("_", "-")] = str(spec).strip()
+    return out
+
+
+def _context_entry(norm: str, value: Any, source: str, into: dict) -> None:
+    if norm == "versions":
+        into.setdefault("versions", {}).update(parse_versions(value, source))
+    elif norm in ("launch", "dialect"):
+        if not isinstance(value, str) or not value.strip():
+            raise SettingsError(f"{source}: {norm} must be a non-empty string")
+        into[norm] = value.strip()
+    else:  # a framework name
+        into.setdefault("versions", {})[norm] = str(value).strip()
+
+
+@dataclass(frozen=True)
 class ProjectConfig:
     path: str = ""  # the TOML file it came from ("" = none found)
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -96,6 +149,20 @@ class ProjectConfig:
     exclude: tuple[str, ...] | None = None  # None: the default excludes (trainlint.context.discovery)
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    context: dict = field(default_factory=dict)  # versions / launch / dialect
+    per_file_context: tuple[tuple[str, dict], ...] = ()
+
+    def context_for(self, file_path: str) -> ContextSettings:
+        """Declared versions / launch / dialect for one file (per-file sections win)."""
+        rel = self._relative(file_path)
+        merged = {"versions": dict(self.context.get("versions", {})), "launch": self.context.get("launch", ""),
+                  "dialect": self.context.get("dialect", "")}
+        for pattern, extra in self.per_file_context:
+            if _glob_match(rel, pattern):
+                merged["versions"].update(extra.get("versions", {}))
+                for key in ("launch", "dialect"):
+                    merged[key] = extra.get(key) or merged[key]
+        return ContextSettings(merged["versions"], merged["launch"], merged["dialect"], Origin("project", self.path))
 
     def for_file(self, file_path: str) -> tuple[Overrides, tuple[str, ...]]:
         """Project overrides and extra ignored codes for one file (per-file sections win)."""
@@ -207,10 +274,16 @@ def _parse_project_table(table: dict, source: str) -> ProjectConfig:
     respect_gitignore = True
     per_file_ignores: list = []
     per_file: list = []
+    context: dict = {}
+    per_file_context: list = []
     for key, value in table.items():
         norm = key.replace("_", "-").lower()
         try:
-            _parse_project_entry(key, norm, value, source, overrides, lists, per_file_ignores, per_file)
+            if norm in CONTEXT_KEYS:
+                _context_entry(norm, value, source, context)
+                continue
+            _parse_project_entry(key, norm, value, source, overrides, lists, per_file_ignores, per_file,
+                                 per_file_context)
         except SettingsError as exc:
             if not exc.key:
                 exc.key = (key,) + exc.key
@@ -231,11 +304,11 @@ def _parse_project_table(table: dict, source: str) -> ProjectConfig:
         selection=RuleSelection(lists.get("select", ()), lists.get("ignore", ()), lists.get("extend-select", ())),
         fail_level=fail_level, per_file_ignores=tuple(per_file_ignores), per_file=tuple(per_file),
         output_format=output_format, exclude=patterns.get("exclude"), extend_exclude=patterns.get("extend-exclude", ()),
-        respect_gitignore=respect_gitignore)
+        respect_gitignore=respect_gitignore, context=context, per_file_context=tuple(per_file_context))
 
 
 def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides: dict, lists: dict,
-                         per_file_ignores: list, per_file: list) -> None:
+                         per_file_ignores: list, per_file: list, per_file_context: list | None = None) -> None:
     if norm in OVERRIDABLE:
         name, typed = parse_override(norm, value, source)
         overrides[name] = typed
@@ -262,15 +335,25 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
             raise SettingsError(f"{source}: per-file must be a table of glob = {{settings}}")
         for glob, sub in value.items():
             entries = {}
+            extra: dict = {}
             for k, v in sub.items():
+                norm_k = k.replace("_", "-").lower()
+                if norm_k in CONTEXT_KEYS:
+                    try:
+                        _context_entry(norm_k, v, f"{source} per-file.{glob}", extra)
+                    except SettingsError as exc:
+                        raise SettingsError(str(exc), path=source, key=(key, glob, k)) from None
+                    continue
                 try:
                     name, typed = parse_override(k, v, f"{source} per-file.{glob}")
                 except SettingsError as exc:
                     raise SettingsError(str(exc), path=source, key=(key, glob, k)) from None
                 entries[name] = typed
             per_file.append((glob, entries))
+            if extra and per_file_context is not None:
+                per_file_context.append((glob, extra))
     else:
-        known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | set(PATTERN_KEYS) | {
+        known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | set(PATTERN_KEYS) | set(CONTEXT_KEYS) | {
             "fail-level", "output-format", "per-file", "per-file-ignores", "respect-gitignore"})
         from trainlint.catalog.naming import closest
 
@@ -349,12 +432,14 @@ def toml_position(path: str, key: tuple[str, ...]) -> tuple[int, int]:
 class Directive:
     overrides: Overrides
     problems: tuple[tuple[int, str], ...] = ()  # (line, message) for bad directive entries
+    context: ContextSettings = ContextSettings(origin=Origin("directive"))
 
 
 def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directive:
     """`# trainlint: gpu=H100-80GB num-gpus=8` comments. `disable=` entries are suppressions, handled elsewhere."""
     values: dict[str, Any] = {}
     problems: list[tuple[int, str]] = []
+    context: dict = {}
     for line, _column, text in comments:
         match = _DIRECTIVE.search(text)
         if not match:
@@ -362,6 +447,13 @@ def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directi
         for pair in _PAIR.finditer(match.group("body")):
             key, raw = pair.group("key"), pair.group("value").strip("\"'")
             if key.lower() in ("disable", "disable-file", "enable"):
+                continue
+            norm = key.replace("_", "-").lower()
+            if norm in CONTEXT_KEYS or norm in FRAMEWORK_KEYS:
+                try:
+                    _context_entry(norm, raw, f"{path}:{line + 1}", context)
+                except SettingsError as exc:
+                    problems.append((line, str(exc)))
                 continue
             try:
                 name, value = parse_override(key, raw, f"{path}:{line + 1}")
@@ -371,7 +463,9 @@ def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directi
                 problems.append((line, str(exc)))
                 continue
             values[name] = value
-    return Directive(Overrides(values, Origin("directive", path)), tuple(problems))
+    return Directive(Overrides(values, Origin("directive", path)), tuple(problems),
+                     ContextSettings(context.get("versions", {}), context.get("launch", ""), context.get("dialect", ""),
+                                     Origin("directive", path)))
 
 
 @dataclass(frozen=True)
@@ -381,7 +475,8 @@ class Settings:
     cli: Overrides = Overrides()
     selection: RuleSelection | None = None  # CLI --select/--ignore (None = use the project's)
     fail_level: str | None = None
-    use_project_config: bool = True
+    use_project_config: bool = True  # also: read the repository around the file (pins, launch scripts)
+    context: ContextSettings = ContextSettings()  # CLI --versions / --launch / --dialect
 
     def with_(self, **changes: Any) -> "Settings":
         return replace(self, **changes)

@@ -87,3 +87,76 @@ class Versions:
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+# --- resolution -------------------------------------------------------------------------------------------------
+
+_INSTALLED: dict[str, str | None] = {}
+
+
+def installed(name: str) -> str | None:
+    """The version of `name` installed in the environment running trainlint (importlib.metadata; never imported)."""
+    if name not in _INSTALLED:
+        from importlib import metadata
+
+        aliases = {"lightning": ("lightning", "pytorch-lightning"), "llamafactory": ("llamafactory",)}
+        found = None
+        for dist in aliases.get(name, (name,)):
+            try:
+                found = metadata.version(dist)
+                break
+            except Exception:  # noqa: BLE001 - PackageNotFoundError, broken metadata
+                continue
+        _INSTALLED[name] = found
+    return _INSTALLED[name]
+
+
+def _from_spec(name: str, spec: str, origin: str, source: str) -> FrameworkVersion | None:
+    from trainlint.catalog import frameworks
+
+    text = spec.strip()
+    bare = text[2:].strip() if text.startswith("==") and not text.startswith("===") else text
+    exact = parse_version(bare) if "*" not in bare and "," not in bare else None
+    if exact is not None:
+        return FrameworkVersion(name, str(exact), origin, source, False, text)
+    specifier = parse_specifier(spec)
+    if specifier is None:
+        return None
+    best = frameworks.newest_in(name, specifier)
+    if best is None:
+        return None
+    return FrameworkVersion(name, best, origin, source, True, spec)
+
+
+def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
+            use_repository: bool = True, use_environment: bool = True) -> Versions:
+    """The versions one file runs under, strongest first: declared (name -> (version or range, origin kind,
+    source)), the repository's pins nearest the file, the installed distributions, the newest known release.
+    A range resolves to the newest known release inside it, flagged as assumed."""
+    from trainlint.catalog import frameworks
+    from trainlint.context import pins as pin_files
+
+    declared = {canonical(k): v for k, v in (declared or {}).items()}
+    pins = pin_files.pins_for(path)[0] if use_repository and path else {}
+    out: dict[str, FrameworkVersion] = {}
+    for name in sorted(set(FRAMEWORKS) | set(declared)):
+        found = None
+        if name in declared:
+            spec, origin, source = declared[name]
+            found = _from_spec(name, spec, origin, source)
+        pin = pins.get(name)
+        if found is None and pin is not None and pin.spec:
+            found = _from_spec(name, pin.spec, "pin", pin.path)
+        if found is None and use_environment:
+            version = installed(name)
+            if version:
+                found = FrameworkVersion(name, version, "installed", "the environment running trainlint")
+        if found is None:
+            newest = frameworks.newest(name)
+            if newest:
+                note = "newest release trainlint knows" + (f"; {pin.path} names it without a version" if pin else
+                                                           "; no pin found")
+                found = FrameworkVersion(name, newest, "known", note, True)
+        if found is not None:
+            out[name] = found
+    return Versions(out)

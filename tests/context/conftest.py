@@ -1,0 +1,18 @@
+"""Throw-away repositories (pins, launch scripts, configs) for the context tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainlint.context import launch, pins
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    launch.clear_cache()
+    pins.clear_cache()
+    yield
+    launch.clear_cache()
+    pins.clear_cache()
+
+

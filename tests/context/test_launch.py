@@ -1,0 +1,112 @@
+"""Launch context: the command that names the config decides world size, nodes, sharding, precision."""
+
+from __future__ import annotations
+
+from trainlint import engine
+from trainlint.context import launch as L
+
+from ctxrepo import SFT, ZERO3, make_repo
+
+CMD = "accelerate launch --config_file recipes/accelerate_configs/zero3.yaml scripts/run_sft.py recipes/m/sft/c.yaml"
+
+
+def handbook(tmp_path, where: str, text: str):
+    return make_repo(tmp_path, {"recipes/accelerate_configs/zero3.yaml": ZERO3,
+                                "recipes/m/sft/c.yaml": "# trainlint: gpu=A100-80GB\n" + SFT, where: text})
+
+
+def test_readme_code_block_with_accelerate_config(tmp_path):
+    repo = handbook(tmp_path, "README.md", f"# x\n\n```shell\nACCELERATE_LOG_LEVEL=info " + CMD.replace(" scripts/", " \\\n  scripts/") + "\n```\n")
+    result = engine.check_path(repo / "recipes/m/sft/c.yaml")
+    launch = result.launch
+    assert launch.launcher == "accelerate" and launch.origin.path.endswith("README.md")
+    assert launch.num_processes.value == 8 and launch.sharding.value == "zero3"
+    assert launch.mixed_precision.value == "bf16" and launch.accelerate_config.endswith("zero3.yaml")
+    assert result.plan.num_gpus.value == 8 and result.plan.num_gpus.origin.kind == "launch"
+    assert result.plan.zero_stage.value == 3
+
+
+def test_cli_flags_override_the_accelerate_config(tmp_path):
+    repo = handbook(tmp_path, "scripts/train.sh",
+                    "#!/bin/bash\nN=4\n" + CMD.replace("launch ", "launch --num_processes $N --num_machines=2 "))
+    launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
+    assert launch.num_processes.value == 4 and launch.num_machines.value == 2
+    assert launch.origin.path.endswith("train.sh") and launch.origin.span.start.line == 2
+
+
+def test_script_beats_readme_and_variables_in_paths(tmp_path):
+    repo = handbook(tmp_path, "README.md", f"```\n{CMD}\n```\n")
+    (repo / "slurm").mkdir()
+    (repo / "slurm/train.slurm").write_text(
+        "#SBATCH --nodes=2\nMODEL=m\nsrun torchrun --nproc_per_node 8 --nnodes 2 scripts/run_sft.py "
+        "recipes/$MODEL/sft/c.yaml\n")
+    launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
+    assert launch.launcher == "torchrun" and launch.num_processes.value == 16 and launch.others == 1
+
+
+def test_no_launch_found(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": SFT, "run.sh": "accelerate launch other.py other.yaml\n"})
+    result = engine.check_path(repo / "c.yaml")
+    assert not result.launch.found and result.plan.num_gpus.origin.kind == "default"
+
+
+def test_launchers():
+    cases = {
+        "torchrun --nproc_per_node=8 --nnodes 2 train.py x.yaml": ("torchrun", 16, None),
+        "deepspeed --num_gpus 4 train.py --deepspeed ds.json": ("deepspeed", 4, "deepspeed"),
+        "deepspeed --include localhost:0,1 train.py --deepspeed ds.json": ("deepspeed", 2, "deepspeed"),
+        "tune run --nnodes 1 --nproc_per_node 2 full_finetune_distributed --config x": ("tune", 2, "fsdp"),
+        "tune run lora_finetune_single_device --config x": ("tune", 1, "none"),
+        "FORCE_TORCHRUN=1 NNODES=2 NPROC_PER_NODE=8 llamafactory-cli train x.yaml": ("llamafactory", 16, None),
+        "accelerate launch --use_deepspeed --zero_stage 2 --num_processes 4 t.py x.yaml": ("accelerate", 4, "zero2"),
+        "accelerate launch --use_fsdp --num_processes 2 t.py x.yaml": ("accelerate", 2, "fsdp"),
+        "accelerate launch -m axolotl.cli.train x.yml": ("accelerate", None, None),
+        "python -m torch.distributed.run --nproc_per_node 4 t.py": ("torchrun", 4, None),
+        "CUDA_VISIBLE_DEVICES=0 python train.py x.yaml": ("python", 1, None),
+    }
+    for text, (launcher, procs, sharding) in cases.items():
+        launch = L.from_command_line(text, L.Origin("launch", "t.sh"), [])
+        assert (launch.launcher, launch.num_processes.value, launch.sharding.value) == (launcher, procs, sharding), text
+
+
+def test_torchtune_usage_comment(tmp_path):
+    config = ("# To launch on 2 devices, run the following command from root:\n"
+              "#   tune run --nnodes 1 --nproc_per_node 2 full_finetune_distributed --config llama3_1/8B_full\n"
+              "model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\nbatch_size: 2\n"
+              "optimizer:\n  _component_: torch.optim.AdamW\n  lr: 2e-5\n")
+    repo = make_repo(tmp_path, {"8B_full.yaml": config})
+    result = engine.check_path(repo / "8B_full.yaml")
+    assert result.launch.launcher == "tune" and result.launch.num_processes.value == 2
+    assert result.plan.num_gpus.value == 2 and result.plan.fsdp.value == "full_shard"
+
+
+def test_declared_launch(tmp_path):
+    repo = make_repo(tmp_path, {"acc/zero3.yaml": ZERO3, "c.yaml": SFT,
+                                "pyproject.toml": '[tool.trainlint.per-file."c.yaml"]\nlaunch = "acc/zero3.yaml"\n'})
+    result = engine.check_path(repo / "c.yaml")
+    assert result.launch.num_processes.value == 8 and result.plan.zero_stage.value == 3
+    (repo / "c.yaml").write_text('# trainlint: launch="torchrun --nproc_per_node 4 t.py c.yaml"\n' + SFT)
+    result = engine.check_path(repo / "c.yaml")
+    assert result.launch.launcher == "torchrun" and result.plan.num_gpus.value == 4
+
+
+def test_index_is_bounded_and_skips_venvs(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": SFT, ".venv/x.sh": "torchrun --nproc_per_node 8 t.py c.yaml\n",
+                                "node_modules/y.sh": "torchrun --nproc_per_node 8 t.py c.yaml\n"})
+    assert not engine.check_path(repo / "c.yaml").launch.found
+
+
+def test_show_settings_cli(tmp_path, capsys):
+    from trainlint import cli
+
+    repo = handbook(tmp_path, "README.md", f"```\n{CMD}\n```\n")
+    (repo / "setup.py").write_text('install_requires=["trl==0.18.0"]\n')
+    code = cli.main(["check", "--show-settings", "--exit-zero", str(repo / "recipes/m/sft/c.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "num_gpus" in out and "zero3.yaml" in out and "README.md:1" in out.replace("README.md:2", "README.md:1")
+    assert "trl                0.18.0  (pin:" in out or "0.18.0  (pin:" in out
+    code = cli.main(["check", "--show-settings", "--exit-zero", "--versions", "trl=0.20.0", "--launch",
+                     "torchrun --nproc_per_node 2 t.py", str(repo / "recipes/m/sft/c.yaml")])
+    out = capsys.readouterr().out
+    assert "0.20.0  (cli" in out and "torchrun, 2 processes" in out

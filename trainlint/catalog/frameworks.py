@@ -1,0 +1,44 @@
+"""The framework releases trainlint knows (`data/frameworks.json`): the newest one, and the newest inside a range."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+@lru_cache(maxsize=1)
+def _releases() -> dict[str, tuple[str, ...]]:
+    from importlib import resources
+
+    text = resources.files("trainlint.catalog").joinpath("data").joinpath("frameworks.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    return {name: tuple(vs) for name, vs in data.items() if not name.startswith("_") and isinstance(vs, list)}
+
+
+def known(name: str) -> tuple[str, ...]:
+    return _releases().get(name, ())
+
+
+def newest(name: str) -> str | None:
+    releases = known(name)
+    return releases[-1] if releases else None
+
+
+def newest_in(name: str, spec: SpecifierSet) -> str | None:
+    """The newest known release of `name` that `spec` allows, or None."""
+    best = None
+    for text in known(name):
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if spec.contains(version, prereleases=True) and (best is None or version > best):
+            best = version
+    return str(best) if best is not None else None
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_releases())

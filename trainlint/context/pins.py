@@ -1,0 +1,249 @@
+"""The repository's dependency pins, read as text (never executed): requirements*.txt, pyproject.toml
+(PEP 621 dependencies and optional dependencies, PEP 735 groups, Poetry), setup.py / setup.cfg (requirement-like
+string literals), uv.lock / poetry.lock / Pipfile.lock (exact versions), Pipfile, environment.yml.
+
+`pins_for(path)` walks from the config's folder up to the repository root (the folder holding `.git`, at most
+`MAX_LEVELS` up) and returns, per distribution, the nearest folder's pin. Each folder is read once per process
+(`clear_cache()` forgets them: the language server calls it when a pin file changes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+MAX_LEVELS = 8
+MAX_BYTES = 2_000_000  # a pin file larger than this is skipped (lock files of huge monorepos)
+PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.cfg", "setup.py", "Pipfile",
+             "environment.yml", "environment.yaml")
+PIN_NAME = re.compile(r"^(requirements.*\.txt|.*requirements\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|"
+                      r"pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml)$")
+_REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
+
+
+def canonical(name: str) -> str:
+    norm = re.sub(r"[-_.]+", "-", name.strip().lower())
+    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str  # canonical
+    spec: str  # PEP 440 specifier ("==0.18.0", ">=4.40,<5", "" = unpinned)
+    path: str  # the file that says it
+    exact: bool = False  # a lock file's resolved version or ==X.Y.Z
+
+
+@dataclass(frozen=True)
+class FolderPins:
+    pins: dict  # name -> Pin (the strongest in this folder: exact beats range beats unpinned)
+    project_names: tuple[str, ...] = ()  # the package names this folder's pyproject / setup.py define
+    files: tuple[str, ...] = ()
+
+
+_CACHE: dict[str, FolderPins] = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def is_pin_file(path: str) -> bool:
+    return bool(PIN_NAME.match(Path(path).name))
+
+
+def repo_root(start: Path) -> Path:
+    """The folder holding `.git` above `start` (inclusive), or the highest folder within MAX_LEVELS."""
+    folder = start
+    for _ in range(MAX_LEVELS):
+        if (folder / ".git").exists():
+            return folder
+        if folder.parent == folder:
+            return folder
+        folder = folder.parent
+    return start
+
+
+def folders_up(path: str) -> list[Path]:
+    start = Path(path).resolve()
+    start = start if start.is_dir() else start.parent
+    if not start.is_dir():
+        return []
+    root = repo_root(start)
+    out, folder = [], start
+    while True:
+        out.append(folder)
+        if folder == root or folder.parent == folder or len(out) >= MAX_LEVELS:
+            return out
+        folder = folder.parent
+
+
+def pins_for(path: str) -> tuple[dict, tuple[str, ...]]:
+    """(name -> nearest Pin, the project names defined on the way up)."""
+    merged: dict[str, Pin] = {}
+    projects: list[str] = []
+    for folder in folders_up(path):
+        found = read_folder(folder)
+        for name, pin in found.pins.items():
+            merged.setdefault(name, pin)
+        projects.extend(found.project_names)
+    return merged, tuple(projects)
+
+
+def read_folder(folder: Path) -> FolderPins:
+    key = str(folder)
+    if key not in _CACHE:
+        _CACHE[key] = _read_folder(folder)
+    return _CACHE[key]
+
+
+def _read_folder(folder: Path) -> FolderPins:
+    pins: dict[str, Pin] = {}
+    projects: list[str] = []
+    files: list[str] = []
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file() and is_pin_file(p.name))
+    except OSError:
+        return FolderPins({})
+    extra = []
+    for sub in ("requirements",):  # requirements/*.txt folders
+        if (folder / sub).is_dir():
+            try:
+                extra = sorted(f"{sub}/{p.name}" for p in (folder / sub).iterdir() if p.suffix == ".txt")
+            except OSError:
+                extra = []
+    for name in names + extra:
+        path = folder / name
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        files.append(str(path))
+        try:
+            found, defined = _parse(Path(name).name, text)
+        except Exception:  # noqa: BLE001 - a broken pin file is no pin, never a crash
+            continue
+        projects.extend(defined)
+        for pin in found:
+            pin = Pin(pin.name, pin.spec, str(path), pin.exact)
+            old = pins.get(pin.name)
+            if old is None or _strength(pin) > _strength(old):
+                pins[pin.name] = pin
+    return FolderPins(pins, tuple(projects), tuple(files))
+
+
+def _strength(pin: Pin) -> int:
+    return 2 if pin.exact else (1 if pin.spec else 0)
+
+
+def _requirement(text: str) -> Pin | None:
+    text = text.split(" #")[0].strip()
+    if not text or text.startswith(("#", "-", "git+", "http:", "https:", "file:", ".")):
+        return None
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return None
+    spec = str(req.specifier)
+    exact = len(req.specifier) == 1 and next(iter(req.specifier)).operator in ("==", "===") \
+        and "*" not in spec
+    return Pin(canonical(req.name), spec, "", exact)
+
+
+def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
+    if name in ("uv.lock", "poetry.lock"):
+        data = tomllib.loads(text)
+        return [Pin(canonical(p["name"]), f"=={p['version']}", "", True) for p in data.get("package", [])
+                if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("version"), str)], []
+    if name == "Pipfile.lock":
+        data = json.loads(text)
+        out = []
+        for section in ("default", "develop"):
+            for dist, info in (data.get(section) or {}).items():
+                if isinstance(info, dict) and isinstance(info.get("version"), str):
+                    out.append(Pin(canonical(dist), info["version"], "", info["version"].startswith("==")))
+        return out, []
+    if name == "pyproject.toml":
+        return _pyproject(tomllib.loads(text))
+    if name == "Pipfile":
+        data = tomllib.loads(text)
+        out = []
+        for section in ("packages", "dev-packages"):
+            for dist, spec in (data.get(section) or {}).items():
+                spec = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
+                pin = _requirement(dist + ("" if spec in ("*", "") else spec))
+                if pin:
+                    out.append(pin)
+        return out, []
+    if name.startswith("environment."):
+        out = []
+        for line in text.splitlines():
+            item = line.strip()
+            if not item.startswith("- "):
+                continue
+            item = item[2:].strip().strip("'\"")
+            conda = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)$", item)  # conda's name=version
+            if conda:
+                out.append(Pin(canonical(conda.group(1)), f"=={conda.group(2)}", "", "*" not in conda.group(2)))
+                continue
+            pin = _requirement(item)
+            if pin:
+                out.append(pin)
+        return out, []
+    if name in ("setup.py", "setup.cfg"):
+        out = [p for p in (_requirement(m.group(1)) for m in _REQ_STRING.finditer(text)) if p]
+        if name == "setup.cfg":
+            out += [p for p in (_requirement(line) for line in text.splitlines() if line[:1].isspace()) if p]
+        defined = re.findall(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", text)
+        return out, [canonical(d) for d in defined[:1]]
+    # requirements*.txt
+    return [p for p in (_requirement(line.strip()) for line in text.splitlines()) if p], []
+
+
+def _pyproject(data: dict) -> tuple[list[Pin], list[str]]:
+    out: list[Pin] = []
+    project = data.get("project") or {}
+    strings = list(project.get("dependencies") or [])
+    for group in (project.get("optional-dependencies") or {}).values():
+        strings.extend(group if isinstance(group, list) else [])
+    for group in (data.get("dependency-groups") or {}).values():
+        strings.extend(g for g in (group if isinstance(group, list) else []) if isinstance(g, str))
+    out.extend(p for p in (_requirement(s) for s in strings if isinstance(s, str)) if p)
+    poetry = (data.get("tool") or {}).get("poetry") or {}
+    for dist, spec in (poetry.get("dependencies") or {}).items():
+        if isinstance(spec, dict):
+            spec = spec.get("version", "")
+        if isinstance(spec, str) and dist.lower() != "python":
+            pin = _requirement(dist + _poetry_spec(spec))
+            if pin:
+                out.append(pin)
+    names = [canonical(n) for n in (project.get("name"), poetry.get("name")) if isinstance(n, str)]
+    return out, names
+
+
+def _poetry_spec(spec: str) -> str:
+    spec = spec.strip()
+    if spec in ("", "*"):
+        return ""
+    caret = re.match(r"^\^(\d+)(?:\.(\d+))?(?:\.(\d+))?$", spec)
+    if caret:
+        major, minor = int(caret.group(1)), int(caret.group(2) or 0)
+        upper = f"{major + 1}.0" if major else f"0.{minor + 1}"
+        return f">={spec[1:]},<{upper}"
+    tilde = re.match(r"^~(\d+)\.(\d+)", spec)
+    if tilde and not spec.startswith("~="):
+        return f">={spec[1:]},<{tilde.group(1)}.{int(tilde.group(2)) + 1}"
+    if spec[0].isdigit():
+        return "==" + spec
+    return spec

@@ -1,0 +1,59 @@
+"""`trainlint check --show-settings`: every resolved run setting of each file and where it came from
+(flag, directive, [tool.trainlint], launch, the config, an inference, a default), then the launch, the parser
+and the framework versions. Renders only; the engine resolved everything."""
+
+from __future__ import annotations
+
+PLAN_FIELDS = ("model", "gpu", "num_gpus", "num_nodes", "micro_batch", "grad_accum", "seq_len", "precision",
+               "optimizer", "zero_stage", "fsdp", "offload_optimizer", "offload_params", "grad_ckpt", "attn_impl",
+               "peft", "task")
+
+
+def _value(value) -> str:
+    label = getattr(value, "label", None)
+    if isinstance(label, str):
+        return label
+    if hasattr(value, "rank") and hasattr(value, "method"):
+        bits = f", {value.base_bits}-bit base" if value.base_bits else ""
+        return f"{value.method} r={value.rank}{bits}"
+    return "-" if value is None else str(value)
+
+
+def entries(result) -> list[tuple[str, str, str]]:
+    """(name, value, where it came from) for one file."""
+    out: list[tuple[str, str, str]] = [("flavor", result.flavor, "detected")]
+    plan = result.plan
+    if plan is not None:
+        for name in PLAN_FIELDS:
+            setting = getattr(plan, name, None)
+            if setting is not None and hasattr(setting, "origin") and hasattr(setting, "value"):
+                out.append((name, _value(setting.value), f"{setting.origin.kind}: {setting.origin.describe()}"
+                            if setting.origin.kind not in ("default", "inferred", "launch") else setting.origin.describe()))
+    launch = result.launch
+    if launch is not None:
+        out.append(("launch", launch.describe(), launch.origin.describe() if launch.found else "default"))
+    dialect = result.dialect
+    if dialect is not None:
+        out.append(("parser", dialect.label, dialect.origin.describe()))
+    if result.versions is not None:
+        for v in result.versions:
+            where = v.origin + (f": {v.source}" if v.source else "")
+            out.append((v.name, v.version + (f" (from {v.spec})" if v.spec and v.assumed else "")
+                        + (" [assumed]" if v.assumed else ""), where))
+    return out
+
+
+def render(results: list) -> str:
+    lines = []
+    for result in results:
+        lines.append(f"{result.path}: resolved settings")
+        rows = entries(result)
+        width = max((len(n) for n, _, _ in rows), default=0)
+        for name, value, where in rows:
+            lines.append(f"  {name.ljust(width)}  {value}  ({where})")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def to_json(result) -> list[dict]:
+    return [{"name": n, "value": v, "origin": w} for n, v, w in entries(result)]
