@@ -62,13 +62,14 @@ def is_pin_file(path: str) -> bool:
 
 
 def repo_root(start: Path) -> Path:
-    """The folder holding `.git` above `start` (inclusive), or the highest folder within MAX_LEVELS."""
+    """The folder holding `.git` above `start` (inclusive, within MAX_LEVELS), else `start` itself: outside a
+    repository only the config's own folder is read."""
     folder = start
     for _ in range(MAX_LEVELS):
         if (folder / ".git").exists():
             return folder
         if folder.parent == folder:
-            return folder
+            break
         folder = folder.parent
     return start
 

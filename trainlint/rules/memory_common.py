@@ -30,6 +30,33 @@ def verdict_basis(ctx) -> str | None:
     return None
 
 
+def run_assumptions(ctx) -> list[str]:
+    """What a fit verdict assumed about the run that decides it, each with how to declare it. Empty when the
+    GPU, the sharding and (where sharding makes it matter) the world size are all known: then TL100 is an error.
+    Per-GPU memory does not depend on the world size without sharding, so a known unsharded run needs no count."""
+    from trainlint.context.launch import sharding_known
+
+    plan, out = ctx.plan, []
+    if plan is None:
+        return out
+    if plan.gpu.origin.kind in ("default", "inferred") and ctx.gpu is not None:
+        out.append(f"assumed the GPU is {ctx.gpu.name} ({plan.gpu.origin.describe()}): declare it with --gpu or "
+                   "`# trainlint: gpu=...`")
+    if not sharding_known(plan, ctx.launch, ctx.flavor):
+        n = plan.num_gpus.value
+        count = f"{n} GPU{'s' if n != 1 else ''}"
+        why = ("no launch command names this file" if not ctx.launch.found else
+               f"the {ctx.launch.launcher} launch ({ctx.launch.origin.describe()}) names no config that decides it")
+        out.append(f"assumed {count} without sharding: {why}; set `# trainlint: launch=...` (the launch command "
+                   "or its accelerate config) or `num-gpus`")
+    return out
+
+
+def assumption_text(assumptions: list[str]) -> str:
+    return (" This " + "; ".join(a[0].lower() + a[1:] if a.startswith("Assumed") else a for a in assumptions)
+            .replace("assumed", "assumes", 1) + ".") if assumptions else ""
+
+
 def anchor(ctx) -> Span | None:
     """The line most responsible for the memory: the micro-batch or sequence length when activations
     dominate, else the model; only settings written in this file."""

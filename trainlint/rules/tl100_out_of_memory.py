@@ -8,6 +8,14 @@ the config itself.
 **Why**: the job would die with "CUDA out of memory" at its first step (or its first optimizer
 step), after waiting for its allocation.
 
+**Severity**: an error only when the GPU, the sharding and (for a sharded run) the world size are all
+known: from the settings, the config, or the launch that names the file (`accelerate launch --config_file
+zero3.yaml ... this.yaml` in a script, Makefile, CI workflow or README; a torchtune recipe; see
+docs/architecture.md). An HF-style YAML that no launch command names may still be run under ZeRO-3 on 8
+GPUs: the finding is then a warning that says it assumed one GPU without sharding, and how to declare
+the launch (`# trainlint: launch="accelerate launch --config_file ..."` or `launch = ...` in
+`[tool.trainlint]`).
+
 **Example**: full fine-tuning of Llama-3.1-8B with AdamW on one 80 GB card: ~16 bytes per parameter
 of model states alone (128 GB) before activations.
 
@@ -27,7 +35,8 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, verdict_basis
+from trainlint.rules.memory_common import (anchor, assumption_text, breakdown_text, model_caveats, run_assumptions,
+                                            verdict_basis)
 
 RULE = Rule("TL100", "out-of-memory", Severity.ERROR, "The training step needs more GPU memory than the GPU has")
 
@@ -41,9 +50,13 @@ def check(ctx: LintContext):
     message = (f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), but {gpu.name} has "
                f"{gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. The run would stop with CUDA out of "
                "memory.")
+    assumptions = run_assumptions(ctx)
+    caveats = list(model_caveats(ctx))
+    message += assumption_text(assumptions)
     if offers:
         message += f" Cheapest change that fits: {offers[0].candidate.title}."
     if advice:
         message += f" {advice[0].upper()}{advice[1:]}."
+    # An error only when the GPU, the sharding and the world size are known; else a warning saying what it assumed.
     yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers],
-                  assumptions=model_caveats(ctx))
+                  assumptions=assumptions + caveats)

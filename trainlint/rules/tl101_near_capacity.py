@@ -14,7 +14,8 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import TARGET, plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, verdict_basis
+from trainlint.rules.memory_common import (anchor, assumption_text, breakdown_text, model_caveats, run_assumptions,
+                                            verdict_basis)
 
 RULE = Rule("TL101", "near-capacity", Severity.WARNING, "The estimated peak is above 90% of the GPU")
 
@@ -24,8 +25,10 @@ def check(ctx: LintContext):
     if est is None or verdict_basis(ctx) is not None or not est.fits or est.utilization <= TARGET:
         return
     offers, _ = plan_fixes(ctx)
+    assumptions = run_assumptions(ctx)
+    caveats = list(model_caveats(ctx))
     yield RULE.at(ctx.document, anchor(ctx),
                   f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), {est.utilization:.0%} of "
                   f"{ctx.gpu.name}'s {ctx.gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. With under 10% "
-                  "headroom a longer batch or fragmentation can still run out of memory.",
-                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=model_caveats(ctx))
+                  "headroom a longer batch or fragmentation can still run out of memory." + assumption_text(assumptions),
+                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats)

@@ -1,0 +1,46 @@
+"""Calibrated severity: TL100 is an error only when the GPU, the sharding and the world size are known."""
+
+from __future__ import annotations
+
+from trainlint import engine
+
+from ctxrepo import ZERO3, make_repo
+
+BIG = """# trainlint: gpu=A100-80GB
+model_name_or_path: meta-llama/Llama-3.1-8B
+bf16: true
+per_device_train_batch_size: 4
+max_length: 2048
+"""
+
+
+def tl100(result):
+    return [d for d in result.diagnostics if d.code == "TL100"]
+
+
+def test_no_launch_is_a_warning_that_says_what_it_assumed(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": BIG})
+    (d,) = tl100(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "warning"
+    assert d.assumptions and d.assumptions[0].startswith("assumed 1 GPU without sharding: no launch command")
+    assert "This assumes 1 GPU without sharding" in d.message and "launch=" in d.message
+
+
+def test_torchrun_launch_makes_it_certain(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": BIG, "run.sh": "torchrun --nproc_per_node 8 train.py c.yaml\n"})
+    (d,) = tl100(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "error" and not d.assumptions
+
+
+def test_zero3_launch_on_8_gpus_fits(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": BIG, "acc/zero3.yaml": ZERO3,
+                                "Makefile": "train:\n\taccelerate launch --config_file acc/zero3.yaml run.py c.yaml\n"})
+    result = engine.check_path(repo / "c.yaml")
+    assert result.plan.zero_stage.value == 3 and result.plan.num_gpus.value == 8
+    assert not tl100(result)
+
+
+def test_accelerate_without_config_file_is_unknown_sharding(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": BIG, "run.sh": "accelerate launch run.py c.yaml\n"})
+    (d,) = tl100(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "warning" and "accelerate launch" in d.assumptions[0]
