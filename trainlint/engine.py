@@ -155,6 +155,9 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     directive = parse_directives(doc.comments(), doc.path) if doc.root is not None or doc.kind == "yaml" else None
 
     flavor = flavors.detect(doc) if doc.syntax_error is None else "unknown"
+    foreign = flavors.foreign(doc, flavor) if doc.syntax_error is None else None
+    if foreign is not None:
+        flavor = "unknown"  # a format trainlint does not read is not linted as its neighbour
     result.flavor = flavor
     versions, launch = surroundings(doc, project, directive, settings)
     result.versions, result.launch = versions, launch
@@ -168,7 +171,13 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             plan = overrides.apply(plan)
     result.plan, result.linked = plan, linked
 
-    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked, versions=versions, launch=launch)
+    result.dialect = _dialect(doc, flavor, launch, versions, project, directive, settings)
+    if foreign is not None:
+        from trainlint.context.dialect import Dialect
+
+        result.dialect = Dialect(foreign, Origin("inferred", note=f"recognised as {flavors.FOREIGN_LABELS.get(foreign, foreign)}"))
+    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked, versions=versions, launch=launch,
+                      dialect=result.dialect)
     if project_error:
         ctx.settings_problems.append((None, project_error))
     if directive is not None:
@@ -184,10 +193,14 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             continue
         if not selection.enabled(identity.code, identity.enabled_by_default):
             continue
-        if identity.applies_to(ctx.versions) is False:
+        applies = identity.applies_to(ctx.versions)
+        resolved = ctx.versions.get(identity.framework) if identity.framework else None
+        if applies is False and (resolved is None or not resolved.assumed):
             continue  # the claim does not hold for the version this file runs under
         try:
             found = list(rule.check(ctx))
+            if applies is False:  # only an assumed version excludes it: a hint that names the range
+                found = [_outside_range(d, identity, resolved) for d in found]
             assumed = identity.version_assumptions(ctx.versions)
             diagnostics.extend(calibrate(d, assumed) for d in found)
         except Exception as exc:  # noqa: BLE001
@@ -232,6 +245,33 @@ def surroundings(doc: Document, project: ProjectConfig, directive, settings: Set
     elif launch is None:
         launch = launch_context.find_in_comments(doc.path, doc.comments() if doc.kind == "yaml" else [])
     return versions, launch or launch_context.Launch()
+
+
+def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfig, directive, settings: Settings):
+    from trainlint.context import dialect as dialect_context
+    from trainlint.context import pins
+
+    declared, declared_origin = "", None
+    for layer in (project.context_for(doc.path), directive.context if directive is not None else None,
+                  settings.context):
+        if layer is not None and layer.dialect:
+            declared, declared_origin = layer.dialect, Origin(layer.origin.kind, layer.origin.path)
+    project_names: tuple = ()
+    pinned: tuple = ()
+    root = ""
+    if settings.use_project_config and doc.path and Path(doc.path).parent.is_dir():
+        found, project_names = pins.pins_for(doc.path)
+        pinned = tuple(found)
+        root = str(pins.repo_root(Path(doc.path).resolve().parent))
+    return dialect_context.decide(doc, flavor, launch, versions, project_names, pinned, declared, declared_origin,
+                                  root)
+
+
+def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:
+    """A finding of a rule whose range excludes the *assumed* version: kept as info, saying so."""
+    note = (f"this holds for {resolved.name}{identity.versions}; assumed {resolved.describe()}, outside that range: "
+            f"{resolved.declare_hint()}")
+    return replace(d, severity=Severity.INFO, assumptions=d.assumptions + (note,))
 
 
 def calibrate(d: Diagnostic, extra: tuple[str, ...] = ()) -> Diagnostic:

@@ -43,3 +43,135 @@ class Dialect:
 
     def describe(self) -> str:
         return f"{self.label} ({self.origin.describe()})"
+
+
+# --- deciding it ------------------------------------------------------------------------------------------------
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+MAX_SCRIPT_BYTES = 512 * 1024
+# The launcher alone decides the parser.
+BY_LAUNCHER = {"llamafactory": "llamafactory", "swift": "ms-swift", "axolotl": "axolotl", "tune": "torchtune",
+               "litgpt": "litgpt", "trl": "trl"}
+# A module or script path the launch runs.
+BY_SCRIPT = (("axolotl.cli", "axolotl"), ("open_r1", "open-r1"), ("open_instruct", "open-instruct"),
+             ("llamafactory", "llamafactory"), ("swift/cli", "ms-swift"), ("litgpt", "litgpt"),
+             ("torchtune", "torchtune"), ("trl/scripts", "trl"))
+# What the launched script imports, strongest first.
+BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
+             (re.compile(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
+             (re.compile(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
+             (re.compile(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
+             (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
+             (re.compile(r"\bTrlParser\b"), "trl"),
+             (re.compile(r"\bHfArgumentParser\b"), "hf"))
+# A repository that *is* one of these projects (its package name) or pins it.
+BY_PACKAGE = {"llamafactory": "llamafactory", "llmtuner": "llamafactory", "open-r1": "open-r1",
+              "open-instruct": "open-instruct", "ms-swift": "ms-swift", "axolotl": "axolotl",
+              "torchtune": "torchtune", "litgpt": "litgpt", "alignment-handbook": "trl"}
+BY_FLAVOR = {"axolotl": "axolotl", "torchtune": "torchtune", "litgpt": "litgpt", "lightning": "lightning-cli"}
+# The catalog's version key for a dialect's own package.
+PACKAGE_OF = {"llamafactory": "llamafactory", "axolotl": "axolotl", "torchtune": "torchtune", "litgpt": "litgpt",
+              "ms-swift": "ms-swift", "trl": "trl", "open-r1": "trl"}
+
+
+def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
+    """The text of the script a launch runs (a .py path, or a module under one of the bases), bounded."""
+    if not script:
+        return "", ""
+    candidates = [script] if script.endswith(".py") else [script.replace(".", "/") + ".py",
+                                                         script.replace(".", "/") + "/__main__.py"]
+    for base in bases:
+        for rel in candidates:
+            path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
+            try:
+                if path.is_file() and path.stat().st_size <= MAX_SCRIPT_BYTES:
+                    return str(path), path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+    return "", ""
+
+
+def _fields(name: str, versions) -> frozenset | None:
+    try:
+        from trainlint.catalog import dialects as catalog
+    except Exception:  # noqa: BLE001 - no dialect data: fields unknown
+        return None
+    package = PACKAGE_OF.get(name)
+    found = versions.get(package) if versions is not None and package else None
+    version = found.version if found is not None and not found.assumed else None
+    try:
+        return catalog.accepted_keys(name, version)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _by_keys(doc) -> str | None:
+    try:
+        from trainlint.catalog import dialects as catalog
+
+        data = catalog.load()["dialects"]
+    except Exception:  # noqa: BLE001
+        return None
+    root = getattr(doc, "root", None)
+    if root is None or root.kind != "mapping":
+        return None
+    keys = {e.key for e in root.entries if isinstance(e.key, str)}
+    best, best_hits = None, 0
+    for name, entry in data.items():
+        if name in ("hf", "trl", "firefly"):
+            continue
+        detect = entry.get("detect") or {}
+        hits = len(keys & set(detect.get("keys") or ()))
+        if hits >= max(1, int(detect.get("min_keys") or 1)) and hits > best_hits and \
+                entry.get("flavor", "huggingface") == "huggingface":
+            best, best_hits = name, hits
+    return best
+
+
+def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), pinned: tuple = (),
+           declared: str = "", declared_origin: Origin | None = None, repo_root: str = "") -> Dialect:
+    """The parser that reads this file. Strongest first: a declared `dialect` setting; the launch command
+    (its launcher, the module or script it runs, that script's imports); the repository's own package name or
+    its pins of a project with a parser of its own; the flavor (axolotl, torchtune, LitGPT, Lightning CLI);
+    the file's characteristic keys (`schemas/dialects.json` detect.keys). Otherwise unknown."""
+    def made(name: str, origin: Origin, script: str = "") -> Dialect:
+        return Dialect(name, origin, _fields(name, versions), script)
+
+    if declared:
+        name = declared.strip().lower()
+        if name in ("transformers", "hfargumentparser"):
+            name = "hf"
+        return made(name, declared_origin or Origin("cli"))
+    if launch is not None and launch.found:
+        where = launch.origin.path + (f":{launch.origin.span.start.line + 1}" if launch.origin.span else "")
+        if launch.launcher in BY_LAUNCHER:
+            return made(BY_LAUNCHER[launch.launcher], Origin("launch", launch.origin.path, span=launch.origin.span,
+                                                             note=f"{launch.launcher} launches it"))
+        script = launch.script or ""
+        for needle, name in BY_SCRIPT:
+            if needle in script.replace("\\", "/"):
+                return made(name, Origin("launch", launch.origin.path, span=launch.origin.span,
+                                         note=f"the launch runs {script}"), script)
+        bases = [Path(p) for p in (repo_root, str(Path(launch.origin.path).parent)) if p]
+        path, text = _script_text(script, bases)
+        if text:
+            for pattern, name in BY_IMPORT:
+                if pattern.search(text):
+                    return made(name, Origin("inferred", path, note=f"{Path(path).name} (run by {where}) uses "
+                                                                    f"{pattern.pattern.split(chr(92))[0] or name}"),
+                                path)
+    for name in project_names:
+        if name in BY_PACKAGE:
+            return made(BY_PACKAGE[name], Origin("inferred", note=f"the repository is the {name} project"))
+    for name in pinned:
+        if name in BY_PACKAGE and BY_PACKAGE[name] not in ("trl",):
+            return made(BY_PACKAGE[name], Origin("inferred", note=f"the repository depends on {name}"))
+    if flavor in BY_FLAVOR:
+        return made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file"))
+    if flavor == "huggingface":
+        by_keys = _by_keys(doc)
+        if by_keys:
+            return made(by_keys, Origin("inferred", note="the file's characteristic keys"))
+    return Dialect()

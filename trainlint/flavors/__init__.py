@@ -20,3 +20,38 @@ def detect(doc: Document) -> str:
     scores = {name: module.detect(doc) for name, module in READERS.items()}
     best = max(scores, key=scores.get)
     return best if scores[best] >= MIN_CONFIDENCE else "unknown"
+
+
+# Display names of the formats trainlint recognises but does not read (schemas/dialects.json not_training_configs).
+FOREIGN_LABELS = {"gpt-neox": "GPT-NeoX", "megatron-lm": "Megatron-LM", "nemo": "NeMo", "hydra": "a Hydra app config",
+                  "app-config": "an application / CI / infrastructure config",
+                  "model-or-data-json": "a model, tokenizer, adapter or trainer-state file"}
+
+
+def foreign(doc: Document, flavor: str) -> str | None:
+    """The name of a format that looks like `flavor` but is not a training config trainlint reads (GPT-NeoX's
+    DeepSpeed sections, Megatron-LM, NeMo, Hydra apps, CI / compose / Kubernetes files, HF config.json ...),
+    or None. Read from `schemas/dialects.json` (`not_training_configs`)."""
+    if doc.root is None or doc.root.kind != "mapping":
+        return None
+    try:
+        from trainlint.catalog.dialects import not_training_configs
+
+        formats = not_training_configs()
+    except Exception:  # noqa: BLE001 - no data: nothing is foreign
+        return None
+    keys = {"on" if k is True else str(k) for k in doc.root.keys()}  # YAML 1.1 reads a bare `on:` as true
+    for name, spec in formats.items():
+        looks_like = spec.get("looks_like", "any")
+        if looks_like not in ("any", flavor) and not (flavor == "unknown" and looks_like != "any"):
+            continue
+        if any(isinstance(ks, list) and ks and all(k in keys for k in ks) for ks in spec.get("key_sets") or ()):
+            return name
+        hits = len(keys & set(spec.get("keys") or ()))
+        for path in spec.get("key_paths") or ():
+            if isinstance(path, list) and doc.root.find(tuple(path)) is not None:
+                hits += 1
+        if spec.get("keys") or spec.get("key_paths"):
+            if hits >= max(1, int(spec.get("min_keys") or 1)):
+                return name
+    return None

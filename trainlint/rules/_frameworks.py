@@ -165,10 +165,30 @@ def target_gpu(ctx):
     return gpu
 
 
-def hf_dialect(doc: Document) -> str:
+# trainlint.context.dialect names -> the names these rules use for HF-style parsers.
+CONTEXT_DIALECTS = {"hf": "transformers", "trl": "trl", "open-r1": "trl", "llamafactory": "llamafactory",
+                    "open-instruct": "open-instruct", "ms-swift": "ms-swift", "firefly": "transformers"}
+
+
+def hf_dialect(doc: Document, ctx=None) -> str:
+    """Which HF-style parser reads the file: the run's context (`ctx.dialect`: the launch, the script it runs,
+    the repository) when it knows, else a guess from the file's keys."""
+    known = getattr(ctx, "dialect", None) if ctx is not None else None
+    if known is not None and known.known and known.name in CONTEXT_DIALECTS:
+        return CONTEXT_DIALECTS[known.name]
     from trainlint.flavors.huggingface import dialect
 
     return dialect(doc)
+
+
+def parser_unknown(ctx) -> tuple[str, ...]:
+    """The assumption a claim about unknown keys rests on when no launch, script or pin names the parser."""
+    known = getattr(ctx, "dialect", None)
+    if known is not None and known.known:
+        return ()
+    return ("the parser that reads this file is unknown (no launch command, script or pin names it): its own "
+            "dataclasses may accept the key; declare it with `# trainlint: dialect=trl` (hf, trl, llamafactory, "
+            "open-instruct, open-r1, ms-swift) or `dialect = ...` in [tool.trainlint]",)
 
 
 def lightning_trainer(doc: Document) -> tuple:

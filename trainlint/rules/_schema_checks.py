@@ -77,7 +77,7 @@ def _compute(ctx) -> list[Finding]:
     name = SCHEMA_FOR.get(ctx.flavor)
     if name is None or doc.root is None or doc.root.kind != "mapping":
         return []
-    dialect = hf_dialect(doc) if ctx.flavor == "huggingface" else ""
+    dialect = hf_dialect(doc, ctx) if ctx.flavor == "huggingface" else ""
     if dialect == "open-instruct":
         return []
     base: tuple = ()

@@ -7,8 +7,10 @@ Evidence: a rule about a framework's behaviour names it. `Rule.framework` is the
 accelerate, deepspeed, peft, lightning, torchtune, axolotl, llamafactory, litgpt), `Rule.versions` the PEP 440
 range where the claim holds (">=0.20", "<5.0"), `Rule.evidence` where the behaviour lives ("trl/scripts/utils.py:
 TrlParser.parse_args_and_config") and `Rule.raises` the framework's own first message, quoted. The engine does not
-run a rule whose range excludes the file's resolved version (`ctx.versions`); when that version is only assumed
-(or unknown), the rule runs, its findings say so in `Diagnostic.assumptions`, and none is an error.
+run a rule whose range excludes the file's resolved version (`ctx.versions`) when that version is known (settings, a pin, the
+installed distribution). When it is only assumed (a pin range, or trainlint's newest known release) or unknown,
+the rule runs and its findings say so in `Diagnostic.assumptions`: none is an error, and where the assumed
+version lies outside the range they are info.
 
 What surrounds the file: `ctx.versions` (resolved framework versions, each with its origin and whether assumed:
 `ctx.version_of("trl")`, `ctx.version_in("transformers", ">=4.46")` -> True / False / None when unknown),

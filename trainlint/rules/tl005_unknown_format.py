@@ -6,12 +6,17 @@ Face TrainingArguments/TRL/LLaMA-Factory, Lightning CLI, Accelerate, Axolotl, to
 **Why**: only its syntax was checked; no memory estimate or format rule applies. If it is a
 training config, name its format in an issue; if it is not, exclude it from the hook's `files`.
 
+Files of formats trainlint recognises but does not read (GPT-NeoX with its DeepSpeed sections, Megatron-LM,
+NeMo, Hydra apps, CI / compose / Kubernetes files, a model's config.json; `schemas/dialects.json`) are
+named as such and not linted as the format they resemble.
+
 **Fix**: none.
 """
 
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
+from trainlint.flavors import FOREIGN_LABELS
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL005", "unknown-format", Severity.INFO, "Not a training config format trainlint knows")
@@ -23,6 +28,14 @@ def check(ctx: LintContext):
         return
     if doc.root is None:
         yield RULE.at(doc, None, "the file is empty; nothing to check")
+        return
+    foreign = ctx.dialect.name if ctx.dialect.name in FOREIGN_LABELS else None
+    if foreign is not None:
+        yield RULE.at(doc, None,
+                      f"recognised as {FOREIGN_LABELS[foreign]}: not a format trainlint reads, so it is not linted"
+                      + (" as the format it resembles (its training sections are read by that program, not by "
+                         "DeepSpeed, HF or Lightning directly)" if foreign in ("gpt-neox", "megatron-lm", "nemo", "hydra")
+                         else ""))
         return
     yield RULE.at(doc, None,
                   "trainlint does not recognise this file as a DeepSpeed, Hugging Face, Lightning, Accelerate, "

@@ -11,8 +11,10 @@ file: [...]. Please remove them, add them to the dataclass, or set `fail_with_un
 0.18 and older drop unknown config keys silently (`set_defaults_with_config` returns them unused). Scripts that
 ignore extra keys silently train with the default instead. Known keys come from the
 hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
-so a key with no close known spelling is not reported, and LLaMA-Factory and open-instruct files
-(which have their own argument classes) are skipped.
+so a key with no close known spelling is not reported. The parser comes from the run's context
+(`trainlint.context.dialect`: the launch command, the script it runs, the repository's pins): for
+LLaMA-Factory, open-instruct, ms-swift or open-r1 the keys are judged against that parser's own fields
+(`schemas/dialects.json`); when no launch, script or pin names the parser the finding is only info.
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser <= 0.18:
 silent, the key is dropped)); verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16. First message:
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, suggest, version_status
+from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
@@ -53,15 +55,24 @@ MAX_GUESSED = 100  # unknown keys per file matched against the known ones
 def check(ctx: LintContext):
     doc = ctx.document
     root = doc.root
-    if root is None or root.kind != "mapping" or hf_dialect(doc) not in ("transformers", "trl"):
+    if root is None or root.kind != "mapping":
         return
+    dialect = hf_dialect(doc, ctx)
+    fields = ctx.dialect.fields if ctx.dialect.known else None
+    if dialect not in ("transformers", "trl") and fields is None:
+        return  # a parser with dataclasses of its own whose fields trainlint does not know
     keys, removed = known()
+    if fields is not None:
+        keys = set(fields)
     if not keys:
         return
     unknown = 0
+    # An unknown parser means no unknown-key claim above info: the script's own dataclasses may take the key.
+    assumptions = parser_unknown(ctx)
+    severity = Severity.INFO if assumptions else None
     for entry in root.entries:
         key = entry.key
-        if key in keys or key in removed or key in SCRIPT_KEYS:
+        if not isinstance(key, str) or key in keys or key in removed or (fields is None and key in SCRIPT_KEYS):
             continue
         unknown += 1
         if unknown > MAX_GUESSED:  # a fuzzy match per key: bounded, so thousands of keys stay fast
@@ -69,7 +80,9 @@ def check(ctx: LintContext):
         guess = suggest(key, keys, cutoff=0.85)
         if guess is None:
             continue
-        if hf_dialect(doc) == "trl":
+        if ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
+            parser = f"{ctx.dialect.label}'s parser does not accept it"
+        elif dialect == "trl":
             old_trl = version_status(ctx, "trl", "<0.19")[0] is True
             parser = ("TrlParser (TRL < 0.19) drops it without a word" if old_trl
                       else "TrlParser stops with \"Unknown arguments from config file\"")
@@ -77,5 +90,6 @@ def check(ctx: LintContext):
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a TrainingArguments/TRL field: {parser}, and a script that tolerates it trains "
-                      f"with the default `{guess}` instead. Did you mean `{guess}`?", fixes)
+                      f"`{key}` is not a {ctx.dialect.label if fields is not None else 'TrainingArguments/TRL'} field: "
+                      f"{parser}, and a script that tolerates it trains with the default `{guess}` instead. "
+                      f"Did you mean `{guess}`?", fixes, severity=severity, assumptions=assumptions)

@@ -133,14 +133,17 @@ def check(ctx: LintContext):
     root = doc.root
     if root is None or root.kind != "mapping":
         return
-    dialect = hf_dialect(doc)
+    dialect = hf_dialect(doc, ctx)
     if dialect == "open-instruct":
         return
+    fields = ctx.dialect.fields if ctx.dialect.known else None
     table = removed_table()
     for entry in root.entries:
         info = table.get(entry.key)
         if not isinstance(info, dict):
             continue
+        if fields is not None and entry.key in fields:
+            continue  # the parser that reads this file declares the key itself
         if entry.key in TRL_ONLY and dialect != "trl":
             continue
         info = _info(entry.key, info, ctx.plan)
