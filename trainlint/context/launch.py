@@ -113,6 +113,14 @@ def clear_cache() -> None:
     _YAML_CACHE.clear()
 
 
+def is_cached_config(path: str) -> bool:
+    """Whether `path` is an accelerate config some launch named (read into the cache)."""
+    try:
+        return str(Path(path).resolve()) in _YAML_CACHE or path in _YAML_CACHE
+    except OSError:
+        return False
+
+
 def is_launch_file(path: str) -> bool:
     name = Path(path).name
     return name == "Makefile" or name.endswith((".sh", ".bash", ".slurm", ".sbatch", ".job", ".mk", ".md")) or \

@@ -224,7 +224,34 @@ def hover_markdown(result: Any, doc: Document, offset: int, line: int,
         table = breakdown_markdown(getattr(result, "estimate", None))
         if table:
             parts.append(table)
+        context = context_markdown(result)
+        if context:
+            parts.append(context)
     return "\n\n---\n\n".join(parts) if parts else None
+
+
+RELEVANT = {"huggingface": ("transformers", "trl", "accelerate", "deepspeed", "peft"),
+            "deepspeed": ("deepspeed", "transformers", "accelerate"), "accelerate": ("accelerate", "deepspeed"),
+            "lightning": ("lightning", "deepspeed"), "axolotl": ("axolotl", "transformers", "trl", "peft"),
+            "torchtune": ("torchtune",), "litgpt": ("litgpt", "lightning")}
+
+
+def context_markdown(result: Any) -> str | None:
+    """What surrounds the file (hover on its first line): the launch, the parser, the framework versions."""
+    rows = []
+    launch = getattr(result, "launch", None)
+    if launch is not None:
+        rows.append(f"- launch: {launch.describe()}")
+    dialect = getattr(result, "dialect", None)
+    if dialect is not None:
+        rows.append(f"- parser: {dialect.describe()}")
+    versions = getattr(result, "versions", None)
+    if versions is not None:
+        for name in RELEVANT.get(getattr(result, "flavor", ""), ()):
+            found = versions.get(name)
+            if found is not None:
+                rows.append(f"- {found.describe()}")
+    return "**Run context**\n\n" + "\n".join(rows) if rows else None
 
 
 # --------------------------------------------------------------------------------------------------

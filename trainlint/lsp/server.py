@@ -163,7 +163,26 @@ def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
     from trainlint.context import links
 
     links.clear_cache()  # a saved config may link (or stop linking) a DeepSpeed file
+    if ls.context_changed(ls.path_for(uri)):  # a launch script, pin file or accelerate config: relint the rest
+        ls.relint_all()
     ls.schedule(uri, immediate=True)
+
+
+@server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+@guarded()
+def did_change_watched_files(ls: TrainlintServer, params: t.DidChangeWatchedFilesParams):
+    changed = False
+    for change in params.changes or ():
+        path = ls.path_for(change.uri)
+        if Path(path).name in ("pyproject.toml", "trainlint.toml"):
+            from trainlint.context.settings import find_project_config
+
+            find_project_config.cache_clear()
+            ls.settings_gen += 1
+            changed = True
+        changed = ls.context_changed(path) or changed
+    if changed:
+        ls.relint_all()
 
 
 @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)

@@ -518,6 +518,20 @@ class TrainlintServer(LanguageServer):
         else:
             self.timers[uri] = loop.call_later(self.debounce_s, self.lint_and_publish, uri)
 
+    def context_changed(self, path: str) -> bool:
+        """Whether a changed file decides how configs run: a launch script, Makefile, CI workflow or README (the
+        launch index), a pin file (versions), an accelerate config a launch names, or a Python script (the parser).
+        If so, forget the context caches so the next lint reads them again."""
+        from trainlint.context import launch, pins
+
+        if not (launch.is_launch_file(path) or pins.is_pin_file(path) or launch.is_cached_config(path)
+                or path.endswith(".py")):
+            return False
+        launch.clear_cache()
+        pins.clear_cache()
+        self.settings_gen += 1
+        return True
+
     def relint_all(self) -> None:
         self.refresh_views()
         if self.pulls:
