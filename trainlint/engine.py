@@ -195,8 +195,11 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             continue
         applies = identity.applies_to(ctx.versions)
         resolved = ctx.versions.get(identity.framework) if identity.framework else None
-        if applies is False and (resolved is None or not resolved.assumed):
-            continue  # the claim does not hold for the version this file runs under
+        if applies is False:
+            continue  # the claim does not hold for the version(s) this file runs under
+        if applies is None and resolved is not None and resolved.assumed and identity.versions and \
+                ctx.versions.includes(identity.framework, identity.versions) is False:
+            applies = False  # only the assumed release lies outside the range: report, as info
         try:
             found = list(rule.check(ctx))
             if applies is False:  # only an assumed version excludes it: a hint that names the range

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from trainlint.context import launch, pins
+from trainlint.context import dialect, launch, pins
 
 
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     launch.clear_cache()
     pins.clear_cache()
+    dialect.clear_cache()
     yield
     launch.clear_cache()
     pins.clear_cache()

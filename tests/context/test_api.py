@@ -28,6 +28,8 @@ def test_version_helpers():
     assert ctx.version_in("trl", ">=0.20") is False
     assert ctx.version_in("transformers", ">=4") is None
     assert ctx.version_in("trl", "not a spec") is None
+    assumed = ctx_with(ASSUMED)
+    assert assumed.version_in("trl", ">=0.20") is None and assumed.version_of("trl").assumed
     assert isinstance(ctx.launch, Launch) and not ctx.launch.found
     assert isinstance(ctx.dialect, Dialect) and not ctx.dialect.known and ctx.dialect.accepts("x") is None
 

@@ -93,6 +93,55 @@ def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
     return "", ""
 
 
+_REPO_SCRIPTS: dict[str, tuple[str, str] | None] = {}
+MAX_SCRIPTS = 300
+
+
+def clear_cache() -> None:
+    _REPO_SCRIPTS.clear()
+
+
+def repository_parser(root: str) -> tuple[str, str] | None:
+    """(dialect, script) when the repository's own Python scripts parse their configs with one recognisable
+    parser (the strongest found: open-instruct / open-r1 / LLaMA-Factory / ms-swift / axolotl imports, then
+    TrlParser, then HfArgumentParser); None when none does. Bounded walk, once per repository."""
+    if root in _REPO_SCRIPTS:
+        return _REPO_SCRIPTS[root]
+    import os
+
+    from trainlint.context.launch import SKIP_DIRS
+
+    best: tuple[int, str, str] | None = None
+    seen = 0
+    base = Path(root)
+    for folder, dirs, names in os.walk(base):
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3
+                         and d not in ("tests", "test", "docs", "examples"))
+        for name in sorted(n for n in names if n.endswith(".py")):
+            seen += 1
+            if seen > MAX_SCRIPTS:
+                break
+            path = Path(folder) / name
+            try:
+                if path.stat().st_size > MAX_SCRIPT_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "parse" not in text:
+                continue
+            for rank, (pattern, dialect) in enumerate(BY_IMPORT):
+                if pattern.search(text):
+                    if best is None or rank < best[0]:
+                        best = (rank, dialect, str(path))
+                    break
+        if seen > MAX_SCRIPTS:
+            break
+    _REPO_SCRIPTS[root] = (best[1], best[2]) if best else None
+    return _REPO_SCRIPTS[root]
+
+
 def _fields(name: str, versions) -> frozenset | None:
     try:
         from trainlint.catalog import dialects as catalog
@@ -124,7 +173,7 @@ def _by_keys(doc) -> str | None:
             continue
         detect = entry.get("detect") or {}
         hits = len(keys & set(detect.get("keys") or ()))
-        if hits >= max(1, int(detect.get("min_keys") or 1)) and hits > best_hits and \
+        if hits >= max(2, int(detect.get("min_keys") or 1)) and hits > best_hits and \
                 entry.get("flavor", "huggingface") == "huggingface":
             best, best_hits = name, hits
     return best
@@ -168,6 +217,12 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
     for name in pinned:
         if name in BY_PACKAGE and BY_PACKAGE[name] not in ("trl",):
             return made(BY_PACKAGE[name], Origin("inferred", note=f"the repository depends on {name}"))
+    if repo_root and flavor == "huggingface":
+        found = repository_parser(repo_root)
+        if found is not None:
+            name, script = found
+            return made(name, Origin("inferred", script, note=f"the repository's scripts parse with it "
+                                                              f"({Path(script).name})"), script)
     if flavor in BY_FLAVOR:
         return made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file"))
     if flavor == "huggingface":

@@ -257,6 +257,9 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
         if "\0" not in token:
             return False
     pattern = token.replace("\0", "*")
+    literal = Path(pattern).name.replace("*", "")
+    if len(literal) < 5 or not re.search(r"\.(ya?ml|json|toml)$", pattern):
+        return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False
     for base in base_dirs:

@@ -61,12 +61,20 @@ def is_pin_file(path: str) -> bool:
     return bool(PIN_NAME.match(Path(path).name))
 
 
+ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
 def repo_root(start: Path) -> Path:
-    """The folder holding `.git` above `start` (inclusive, within MAX_LEVELS), else `start` itself: outside a
-    repository only the config's own folder is read."""
+    """The project folder above `start` (inclusive, within MAX_LEVELS): the nearest holding `.git`, a
+    pyproject.toml, setup.py or setup.cfg, or the working directory when the walk reaches it first (trainlint
+    run from a repository's root); else `start` itself: outside any project only the config's own folder is read."""
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        cwd = None
     folder = start
     for _ in range(MAX_LEVELS):
-        if (folder / ".git").exists():
+        if any((folder / marker).exists() for marker in ROOT_MARKERS) or folder == cwd:
             return folder
         if folder.parent == folder:
             break

@@ -82,6 +82,29 @@ class Versions:
             return None
         return specifier.contains(found.parsed, prereleases=True)
 
+    def admits(self, name: str, spec: str) -> bool | None:
+        """Whether `spec` holds for the version `name` runs under, as far as it is known: an exact version
+        (a setting, an exact pin, the installed distribution) decides; a pin range decides when every release
+        trainlint knows inside it agrees (True: all satisfy `spec`, False: none does); else None (unknown, the
+        newest known release assumed, or a range where it depends on the release)."""
+        found = self.get(name)
+        specifier = parse_specifier(spec)
+        if found is None or specifier is None:
+            return None
+        if not found.assumed:
+            return self.includes(name, spec)
+        pin = parse_specifier(found.spec) if found.spec else None
+        if pin is None or found.origin == "known":
+            return None
+        from trainlint.catalog import frameworks
+
+        inside = [v for v in (parse_version(t) for t in frameworks.known(found.name)) if v is not None
+                  and pin.contains(v, prereleases=True)]
+        if not inside:
+            return None
+        hits = [specifier.contains(v, prereleases=True) for v in inside]
+        return True if all(hits) else (False if not any(hits) else None)
+
     def __iter__(self):
         return iter(sorted(self.items.values(), key=lambda v: v.name))
 

@@ -527,8 +527,11 @@ class TrainlintServer(LanguageServer):
         if not (launch.is_launch_file(path) or pins.is_pin_file(path) or launch.is_cached_config(path)
                 or path.endswith(".py")):
             return False
+        from trainlint.context import dialect
+
         launch.clear_cache()
         pins.clear_cache()
+        dialect.clear_cache()
         self.settings_gen += 1
         return True
 

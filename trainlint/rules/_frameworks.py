@@ -225,7 +225,7 @@ def version_status(ctx, package: str, spec: str) -> tuple[bool | None, tuple[str
     if found is None:
         return None, (f"{name} version unknown; declare it with `versions = {{{package} = \"X.Y.Z\"}}` in "
                       f"[tool.trainlint] or `# trainlint: {package}=X.Y.Z`",)
-    holds = versions.includes(package, spec)
-    if found.assumed or holds is None:
+    holds = versions.admits(package, spec)  # a pin range decides when every release it admits agrees
+    if holds is None:
         return None, (f"assumed {found.describe()}",)
     return holds, ()

@@ -13,7 +13,8 @@ the rule runs and its findings say so in `Diagnostic.assumptions`: none is an er
 version lies outside the range they are info.
 
 What surrounds the file: `ctx.versions` (resolved framework versions, each with its origin and whether assumed:
-`ctx.version_of("trl")`, `ctx.version_in("transformers", ">=4.46")` -> True / False / None when unknown),
+`ctx.version_of("trl")`, `ctx.version_in("transformers", ">=4.46")` -> True / False, or None when unknown or
+only assumed),
 `ctx.launch` (the launch context: world size, nodes, sharding, precision, the accelerate config; see
 `trainlint.context.launch`) and `ctx.dialect` (the parser that reads the file and, when known, its fields:
 `ctx.dialect.accepts(key)` -> True / False / None).
@@ -70,10 +71,11 @@ class Rule:
         return self.diagnostic(doc.path, span, message, fixes, severity, assumptions)
 
     def applies_to(self, versions: Versions) -> bool | None:
-        """Whether the claim's range holds for the resolved version: True, False, or None (no range / unknown)."""
+        """Whether the claim's range holds for the version in play: True, False (known, or no release the pins
+        admit is in the range), or None (no range, unknown, assumed, or it depends on the release)."""
         if not self.framework or not self.versions:
             return None
-        return versions.includes(self.framework, self.versions)
+        return versions.admits(self.framework, self.versions)
 
     def version_assumptions(self, versions: Versions) -> tuple[str, ...]:
         """What a finding of this rule assumes about the framework's version (nothing when it is pinned)."""
@@ -81,6 +83,8 @@ class Rule:
             return ()
         found = versions.get(self.framework)
         name = canonical(self.framework)
+        if versions.admits(self.framework, self.versions) is True:
+            return ()
         if found is None:
             return (f"{name} version unknown; this holds for {name}{self.versions}: declare it with "
                     f"`versions = {{{name} = \"X.Y.Z\"}}` in [tool.trainlint] or `# trainlint: {name}=X.Y.Z`",)
@@ -114,8 +118,10 @@ class LintContext:
         return self.versions.get(name)
 
     def version_in(self, name: str, spec: str) -> bool | None:
-        """Whether `name`'s resolved version satisfies the PEP 440 `spec`; None when unknown."""
-        return self.versions.includes(name, spec)
+        """Whether `name`'s version satisfies the PEP 440 `spec`: True/False when it is known (a setting, an exact
+        pin, the installed distribution) or when every release a pin range admits agrees; None when unknown, only
+        assumed (the newest known release: `version_of(name)` has it) or when it depends on the release."""
+        return self.versions.admits(name, spec)
 
     def linked_document(self, path: str) -> Document | None:
         return next((d for d in self.linked if d.path == path), None)

@@ -69,27 +69,58 @@ def check(ctx: LintContext):
     unknown = 0
     # An unknown parser means no unknown-key claim above info: the script's own dataclasses may take the key.
     assumptions = parser_unknown(ctx)
+    candidates = [e for e in root.entries if isinstance(e.key, str) and e.key not in keys and e.key not in removed
+                  and not (fields is None and e.key in SCRIPT_KEYS) and not e.key.startswith("_")]
+    closed = fields is not None and _stops_on_unknown(ctx.dialect.name)
+    if fields is not None and len(candidates) > 0.3 * max(1, len(root.entries)):
+        # Many keys the parser does not know: another parser (or a version trainlint did not sample) reads it
+        # (LLaMA-Factory's v1 configs, `megatron sft` files): no claim.
+        return
     severity = Severity.INFO if assumptions else None
-    for entry in root.entries:
+    for entry in candidates:
         key = entry.key
-        if not isinstance(key, str) or key in keys or key in removed or (fields is None and key in SCRIPT_KEYS):
-            continue
         unknown += 1
         if unknown > MAX_GUESSED:  # a fuzzy match per key: bounded, so thousands of keys stay fast
             return
         guess = suggest(key, keys, cutoff=0.85)
-        if guess is None:
+        if guess is None and not closed:
             continue
         if ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
-            parser = f"{ctx.dialect.label}'s parser does not accept it"
+            parser = f"{ctx.dialect.label}'s parser stops on keys its dataclasses do not declare"
+            message = _message(ctx.dialect.name)
+            if message:
+                parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
         elif dialect == "trl":
             old_trl = version_status(ctx, "trl", "<0.19")[0] is True
             parser = ("TrlParser (TRL < 0.19) drops it without a word" if old_trl
                       else "TrlParser stops with \"Unknown arguments from config file\"")
         else:
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
+        what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
+        if guess is None:
+            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {parser}. Remove it or move it "
+                                               "where it belongs.", severity=severity, assumptions=assumptions)
+            continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a {ctx.dialect.label if fields is not None else 'TrainingArguments/TRL'} field: "
-                      f"{parser}, and a script that tolerates it trains with the default `{guess}` instead. "
-                      f"Did you mean `{guess}`?", fixes, severity=severity, assumptions=assumptions)
+                      f"`{key}` is not a {what} field: {parser}, and a script that tolerates it trains with the "
+                      f"default `{guess}` instead. Did you mean `{guess}`?", fixes, severity=severity,
+                      assumptions=assumptions)
+
+
+def _stops_on_unknown(name: str) -> bool:
+    try:
+        from trainlint.catalog import dialects
+
+        return dialects.unknown_keys_action(name) == "error"
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _message(name: str) -> str:
+    try:
+        from trainlint.catalog import dialects
+
+        return (dialects.dialect(name) or {}).get("unknown_keys", {}).get("message") or ""
+    except Exception:  # noqa: BLE001
+        return ""

@@ -1,0 +1,81 @@
+"""TL430 fsdp-wrap-class-not-in-model: FSDP's `transformer_layer_cls_to_wrap` names a layer class of another model.
+
+**What**: `fsdp_config.transformer_layer_cls_to_wrap` (HF TrainingArguments, Axolotl) or
+`fsdp_config.fsdp_transformer_layer_cls_to_wrap` (Accelerate, Axolotl) names the transformer layer class of a
+different architecture than the model being trained (`BertLayer` for an XLM-RoBERTa model, `LlamaDecoderLayer`
+for Qwen2), when the model is known (the config names it, or `--model` / `# trainlint: model=...`).
+
+**Why**: Accelerate builds the auto-wrap policy from the class names:
+`FullyShardedDataParallelPlugin.set_auto_wrap_policy` looks each one up in the model
+(`get_module_class_from_name`) and stops with "Could not find the transformer layer class to wrap in the model."
+(FSDP1; FSDP2's policy: "Could not find the transformer layer class {name} in the model.";
+netease-youdao/BCEmbedding#66). The HF Trainer hands its `fsdp_config` to the same plugin.
+
+**Evidence**: `accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.set_auto_wrap_policy` (raises
+ValueError); the layer classes per model type are those of `transformers/models/<type>/modeling_<type>.py`
+(`catalog/data/layer_classes.json`); also `accelerate/utils/fsdp_utils.py: fsdp2_prepare_auto_wrap_policy`.
+Accelerate 0.2x - 1.15.
+
+**Example**: model `BAAI/bge-m3` (xlm-roberta) with `fsdp_transformer_layer_cls_to_wrap: BertLayer` →
+`XLMRobertaLayer`.
+
+**Fix** (unsafe: the model's own class is a guess when it has several): replace it with the model's layer class.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from trainlint.diagnostics import Severity
+from trainlint.fixes.edits import fix, replace_value
+from trainlint.rules.base import LintContext, Rule
+
+RULE = Rule("TL430", "fsdp-wrap-class-not-in-model", Severity.ERROR,
+            "FSDP transformer_layer_cls_to_wrap names a class the model does not have",
+            flavors=("huggingface", "accelerate", "axolotl"), framework="accelerate",
+            evidence="accelerate/utils/dataclasses.py: FullyShardedDataParallelPlugin.set_auto_wrap_policy",
+            raises="Could not find the transformer layer class to wrap in the model.")
+
+KEYS = ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap")
+
+
+@lru_cache(maxsize=1)
+def layer_classes() -> dict[str, tuple[str, ...]]:
+    from importlib import resources
+
+    text = resources.files("trainlint.catalog").joinpath("data").joinpath("layer_classes.json").read_text("utf-8")
+    return {k: tuple(v) for k, v in json.loads(text).items() if not k.startswith("_") and isinstance(v, list)}
+
+
+def _names(node) -> list[tuple[str, object]]:
+    if node.kind == "scalar" and isinstance(node.value, str):
+        return [(n.strip(), node) for n in node.value.split(",") if n.strip()]
+    if node.kind == "sequence":
+        return [(i.value.strip(), i) for i in node.items if i.kind == "scalar" and isinstance(i.value, str)]
+    return []
+
+
+def check(ctx: LintContext):
+    doc, arch = ctx.document, ctx.architecture
+    if arch is None or doc.root is None or doc.root.kind != "mapping":
+        return
+    table = layer_classes()
+    own = table.get(arch.model_type)
+    if not own:
+        return  # a model whose layer classes trainlint does not know: no claim
+    foreign = {c for classes in table.values() for c in classes} - set(own)
+    for key in KEYS:
+        node = doc.find(("fsdp_config", key))
+        if node is None:
+            continue
+        for name, where in _names(node):
+            if name.split(".")[-1] not in foreign:
+                continue
+            fixes = []
+            if len(own) == 1 and node.kind == "scalar" and "," not in str(node.value):
+                fixes = [fix(f"wrap `{own[0]}`", replace_value(doc, node, own[0]), safe=False)]
+            yield RULE.at(doc, where,
+                          f"`{name}` is not a layer of {arch.name} ({arch.model_type}: {', '.join(own)}): Accelerate "
+                          f"stops with \"Could not find the transformer layer class to wrap in the model.\" when it "
+                          f"builds the FSDP wrap policy. Wrap `{own[0]}`.", fixes)
