@@ -37,7 +37,7 @@ def test_version_helpers():
 def test_rule_range():
     rule = Rule("TL999", "x", Severity.ERROR, "x", framework="trl", versions=">=0.20")
     assert rule.applies_to(PINNED) is False
-    assert rule.applies_to(ASSUMED) is True
+    assert rule.applies_to(ASSUMED) is None  # only assumed: decided by nothing
     assert rule.applies_to(Versions()) is None
     assert rule.version_assumptions(PINNED) == ()
     assert "assumed trl 0.29.0" in rule.version_assumptions(ASSUMED)[0]
