@@ -172,6 +172,9 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     result.plan, result.linked = plan, linked
 
     result.dialect = _dialect(doc, flavor, launch, versions, project, directive, settings)
+    from trainlint.context.dialect import implied_versions
+
+    versions = result.versions = implied_versions(result.dialect, versions)
     if foreign is not None:
         from trainlint.context.dialect import Dialect
 

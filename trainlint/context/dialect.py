@@ -221,6 +221,8 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         found = repository_parser(repo_root)
         if found is not None:
             name, script = found
+            rel = script.replace("\\", "/")
+            name = next((n for needle, n in BY_SCRIPT if needle in rel), name)
             return made(name, Origin("inferred", script, note=f"the repository's scripts parse with it "
                                                               f"({Path(script).name})"), script)
     if flavor in BY_FLAVOR:
@@ -230,3 +232,34 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         if by_keys:
             return made(by_keys, Origin("inferred", note="the file's characteristic keys"))
     return Dialect()
+
+
+def implied_versions(dialect: Dialect, versions):
+    """Versions narrowed by the parser's own pins: a file read by LLaMA-Factory runs on a transformers its
+    release admits (`schemas/dialects.json` versions[].pins). Only frameworks nothing else resolved (trainlint's
+    newest known release) are narrowed, to the newest sampled release's range, as an assumption."""
+    if not dialect.known or versions is None:
+        return versions
+    try:
+        from trainlint.catalog import dialects as catalog
+
+        samples = (catalog.dialect(dialect.name) or {}).get("versions") or []
+    except Exception:  # noqa: BLE001
+        return versions
+    if not samples:
+        return versions
+    from trainlint.context.versions import Versions, _from_spec, canonical
+
+    pins = samples[-1].get("pins") or {}
+    items = dict(versions.items)
+    for package, spec in pins.items():
+        name = canonical(package.split("[")[0])
+        current = items.get(name)
+        if current is None or current.origin != "known" or not isinstance(spec, str):
+            continue
+        found = _from_spec(name, spec, "pin", f"{dialect.label} {samples[-1].get('version', '')} requires {spec}")
+        if found is not None:
+            from dataclasses import replace
+
+            items[name] = replace(found, assumed=True)  # the parser's range, not this repository's pin
+    return Versions(items)

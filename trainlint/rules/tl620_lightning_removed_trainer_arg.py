@@ -104,6 +104,8 @@ def check(ctx: LintContext):
         if entry.key not in removed:
             continue
         since, advice = removed[entry.key]
+        if since and ctx.version_in("lightning", f">={since}") is False:
+            continue  # the pinned Lightning (e.g. pytorch-lightning~=1.9.3) still has the argument
         fixes = list(_fixes(doc, trainer, entry, base))
         value = entry.value.raw if entry.value.kind == "scalar" else "..."
         yield RULE.at(doc, entry.key_span,
