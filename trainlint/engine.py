@@ -159,7 +159,10 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     if foreign is not None:
         flavor = "unknown"  # a format trainlint does not read is not linted as its neighbour
     result.flavor = flavor
-    versions, launch = surroundings(doc, project, directive, settings)
+    try:
+        versions, launch = surroundings(doc, project, directive, settings)
+    except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved (symlink loop): no context
+        versions, launch = version_context.Versions(), launch_context.Launch()
     result.versions, result.launch = versions, launch
     plan = None
     linked: list[Document] = []
@@ -171,7 +174,12 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             plan = overrides.apply(plan)
     result.plan, result.linked = plan, linked
 
-    result.dialect = _dialect(doc, flavor, launch, versions, project, directive, settings)
+    try:
+        result.dialect = _dialect(doc, flavor, launch, versions, project, directive, settings)
+    except (OSError, RuntimeError, ValueError):
+        from trainlint.context.dialect import Dialect
+
+        result.dialect = Dialect()
     from trainlint.context.dialect import implied_versions
 
     versions = result.versions = implied_versions(result.dialect, versions)

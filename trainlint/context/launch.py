@@ -670,8 +670,11 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
     their `tune run ...` usage line), else nothing (`Launch()`)."""
     from trainlint.context import pins
 
-    config = Path(config_path).resolve()
-    if not config.parent.is_dir():
+    try:
+        config = Path(config_path).resolve()
+        if not config.parent.is_dir():
+            return Launch()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable path
         return Launch()
     repo = Path(root) if root else pins.repo_root(config.parent)
     index = index_for(str(repo))
@@ -701,7 +704,11 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
 def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = (),
                      bases: list[Path] | None = None) -> Launch:
     """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
-    bases = bases or [Path(config_path).resolve().parent]
+    if bases is None:
+        try:
+            bases = [Path(config_path).resolve().parent]
+        except (OSError, RuntimeError, ValueError):
+            bases = []
     for line, _column, text in comments:
         body = text.lstrip("#").strip()
         if "trainlint" in body or not LAUNCH_WORDS.search(body):

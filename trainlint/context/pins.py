@@ -83,8 +83,11 @@ def repo_root(start: Path) -> Path:
 
 
 def folders_up(path: str) -> list[Path]:
-    start = Path(path).resolve()
-    start = start if start.is_dir() else start.parent
+    try:
+        start = Path(path).resolve()
+        start = start if start.is_dir() else start.parent
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable path: no repository
+        return []
     if not start.is_dir():
         return []
     root = repo_root(start)
