@@ -214,7 +214,9 @@ def test_trl_version_decides_the_loss(tmp_path):
     text = ("# trainlint: gpu=H100-80GB num-gpus=1\nmodel_name_or_path: meta-llama/Llama-3.1-8B\n"
             "max_length: 8192\nper_device_train_batch_size: 1\ndataset_name: x\nbf16: true\n")
     result = lint(tmp_path, text)
-    assert any("fused LM head" in a and "not known" in a for a in result.estimate.assumptions)
+    # no pin: the newest TRL trainlint knows, said as an assumption
+    assert any("fused LM head" in a and ("not known" in a or "newest release trainlint knows" in a)
+               for a in result.estimate.assumptions)
     plan = result.plan
     arch, _ = resolve_architecture(plan)
     peaks = {}
