@@ -177,3 +177,15 @@ def test_litgpt_reader():
 def test_unknown_format():
     doc = parse_document("name: web\nreplicas: 3\n", "deploy.yaml")
     assert flavors.detect(doc) == "unknown"
+
+
+@pytest.mark.parametrize("fsdp, ckpt", [("full_shard auto_wrap", "full"), ("no_shard", "none"), (None, "none")])
+def test_hf_fsdp_activation_checkpointing_is_checkpointing(fsdp, ckpt):
+    text = "model_name_or_path: gpt2\noutput_dir: o\nfsdp_config:\n  activation_checkpointing: true\n"
+    if fsdp:
+        text += f"fsdp: {fsdp}\n"
+    _, result = read(text)
+    plan = result.plan
+    assert plan.grad_ckpt.value == ckpt
+    if ckpt == "full":
+        assert plan.grad_ckpt.origin.key_path == ("fsdp_config", "activation_checkpointing")

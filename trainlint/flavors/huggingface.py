@@ -145,6 +145,11 @@ def read(doc: Document) -> ReadResult:
         if offload is not None:
             changes["offload_params"] = offload
             changes["offload_optimizer"] = offload
+        # FSDP's own checkpointing (fsdp_config.activation_checkpointing: accelerate's FSDP plugin wraps every layer
+        # in checkpoint_wrapper), the spelling TL425 recommends under FSDP instead of gradient_checkpointing.
+        fsdp_ckpt = view.bool("fsdp_config", "activation_checkpointing")
+        if fsdp_ckpt is not None and fsdp_ckpt.value and fsdp[0].value != "no_shard":
+            changes["grad_ckpt"] = Setting("full", fsdp_ckpt.origin)
 
     task = _task(view, kind)
     if task is not None:
