@@ -42,3 +42,68 @@ def test_linked_deepspeed_sequence_parallel_size_lowers_the_activations(tmp_path
     plain_acts, split_acts = (next(c.bytes for c in r.estimate.components if c.key == "activations")
                               for r in (plain, split))
     assert split_acts < plain_acts / 3
+
+
+# ---- state-space layers ------------------------------------------------------------------------------------
+
+from trainlint.catalog.models import find_model  # noqa: E402
+from trainlint.memory.model import Run, _layer_saved, optimizer_spec  # noqa: E402
+from trainlint.plan import PURE_BF16  # noqa: E402
+
+
+def _ssm_run(arch, **kw):
+    base = dict(arch=arch, micro_batch=1, seq_len=2048, precision=PURE_BF16,
+                optimizer=optimizer_spec("adamw_torch_fused"))
+    base.update(kw)
+    return Run(**base)
+
+
+def test_mamba_fused_layer_saves_what_mamba_inner_fn_saves():
+    arch = find_model("state-spaces/mamba-2.8b-hf")
+    (stack,) = arch.stacks
+    assert stack.mixer == "ssm" and stack.ssm.kind == "mamba"
+    D, N, R, h, T = stack.ssm.d_inner, stack.ssm.d_state, stack.ssm.dt_rank, arch.hidden_size, 2048
+    assert (D, N, R, h) == (5120, 16, 160, 2560)
+    # one RMSNorm from a 16-bit residual (fp32 upcast + 16-bit normalized), the in_proj input, then MambaInnerFn:
+    # xz, x_dbl, B, C, out in bf16 and the fp32 chunk states of the 2048-token scan chunks
+    expected = T * h * 6 + T * h * 2 + (2 * T * D + T * (R + 2 * N) + 2 * T * N + T * D) * 2 + D * 1 * 2 * N * 4
+    assert _layer_saved(_ssm_run(arch), stack, T) == expected
+
+
+def test_mamba2_fused_saves_only_zxbcdt_and_out_x():
+    arch = find_model("mistralai/Mamba-Codestral-7B-v0.1")
+    (stack,) = arch.stacks
+    ssm = stack.ssm
+    assert ssm.kind == "mamba2" and ssm.heads and ssm.n_groups >= 1
+    T, h = 2048, arch.hidden_size
+    D, N, G, H = ssm.d_inner, ssm.d_state, ssm.n_groups, ssm.heads
+    expected = T * h * 6 + T * h * 2 + T * (2 * D + 2 * G * N + H) * 2 + T * D * 2 + T * G * 4
+    assert _layer_saved(_ssm_run(arch), stack, T) == expected
+
+
+def test_torch_slow_path_saves_the_state_sized_tensors():
+    arch = find_model("state-spaces/mamba-2.8b-hf")
+    (stack,) = arch.stacks
+    fused = _layer_saved(_ssm_run(arch), stack, 2048)
+    slow = _layer_saved(_ssm_run(arch, ssm_path="torch"), stack, 2048)
+    assert slow > 2048 * stack.ssm.d_inner * stack.ssm.d_state * 12 > 10 * fused
+
+
+def test_jamba_mamba_layers_no_longer_count_attention_heads():
+    arch = find_model("ai21labs/AI21-Jamba-Mini-1.5")
+    ssm_stacks = [st for st in arch.stacks if st.mixer == "ssm"]
+    assert ssm_stacks and all(st.ssm.kind == "mamba_split" for st in ssm_stacks)
+    run = _ssm_run(arch)
+    T = run.tokens
+    attn = next(st for st in arch.stacks if st.mixer == "attention")
+    heads_sdpa = T * arch.num_attention_heads * arch.head_dim * 2 * 2  # q and the output: not in a Mamba layer
+    dense = min(ssm_stacks, key=lambda st: st.num_experts)
+    without = _layer_saved(run, dense, T)
+    # the Mamba layer's mixer is more than attention's q/k/v/o and independent of the heads
+    assert without > _layer_saved(run, attn, T) and heads_sdpa > 0
+
+
+def test_estimate_states_the_mamba_path(tmp_path):
+    result = lint(tmp_path, "# trainlint: gpu=H100-80GB num-gpus=1\nmodel_name_or_path: state-spaces/mamba-2.8b-hf\n"
+                            "bf16: true\nper_device_train_batch_size: 1\nmax_seq_length: 2048\n")
+    assert any("Mamba layers: the fused CUDA kernels" in a for a in result.estimate.assumptions)

@@ -66,6 +66,26 @@ class Linear:
 
 
 @dataclass(frozen=True)
+class SsmShape:
+    """The selective-scan mixer of an "ssm" stack, for the activation model.
+
+    kind: "mamba" (Mamba 1: transformers MambaMixer, fused as mamba_ssm's mamba_inner_fn), "mamba_split"
+    (Jamba's mixer: the same scan, but its dt/B/C RMSNorms keep it off mamba_inner_fn, so causal_conv1d_fn and
+    selective_scan_fn run separately), "mamba2" (Mamba2Mixer, fused as mamba_split_conv1d_scan_combined).
+    d_inner is the mixer width (expand x hidden), d_state the state size N, dt_rank the time-step rank
+    (Mamba 1), heads / n_groups / chunk_size the Mamba-2 SSD shape."""
+
+    kind: str
+    d_inner: int
+    d_state: int
+    dt_rank: int = 0
+    heads: int = 0
+    n_groups: int = 1
+    chunk_size: int = 256
+    conv_kernel: int = 4
+
+
+@dataclass(frozen=True)
 class LayerStack:
     """`num_layers` identical layers: an encoder stack, a decoder stack, or a dense/MoE run of one.
 
@@ -97,6 +117,7 @@ class LayerStack:
     # Mamba-style selective scan: no attention, its state grows with nothing), "linear_attention"
     # (Qwen3-Next's gated DeltaNet). attention_heads / head_dim describe only "attention" stacks.
     mixer: str = "attention"
+    ssm: SsmShape | None = None  # the scan's shape where mixer == "ssm"
 
     @property
     def expert_params(self) -> int:

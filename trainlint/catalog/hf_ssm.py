@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from trainlint.catalog.architecture import Architecture, LayerStack, Linear
+from trainlint.catalog.architecture import Architecture, LayerStack, Linear, SsmShape
 from trainlint.catalog.hf_common import Cfg, attn_shape, decoder, dense_mlp, qkvo
 
 __all__ = ["BUILDERS"]
@@ -42,8 +42,10 @@ def _mamba(c: Cfg, name: str, source: str) -> Architecture:
     linears, extra = _mamba_mixer(c, h, inter=inter, state=c.int("state_size", default=16),
                                   dt_rank=_dt_rank(c, "time_step_rank", h), conv=c.int("conv_kernel", default=4),
                                   proj_bias=c.bool("use_bias", False), conv_bias=c.bool("use_conv_bias", True))
+    shape = SsmShape("mamba", inter, c.int("state_size", default=16), dt_rank=_dt_rank(c, "time_step_rank", h),
+                     conv_kernel=c.int("conv_kernel", default=4))
     stack = LayerStack("decoder", c.int("num_hidden_layers", "n_layer"), tuple(linears), norm_params=h,
-                       extra_params=extra, mixer="ssm")
+                       extra_params=extra, mixer="ssm", ssm=shape)
     return decoder(c, name, source, [stack], h=h, heads=0, kv=0, hd=0, f=inter, act=c.get("hidden_act", "silu"),
                    gated=False, tie=c.bool("tie_word_embeddings", True), vocab=c.int("vocab_size"), final_norm=h,
                    max_pos=0)
@@ -60,8 +62,10 @@ def _mamba2(c: Cfg, name: str, source: str) -> Architecture:
                Linear("out_proj", inter, h, bias, "attn_out"))
     extra = conv_dim * c.int("conv_kernel", default=4) + (conv_dim if c.bool("use_conv_bias", True) else 0) \
         + 3 * heads + inter  # dt_bias, A_log, D, the gated RMSNorm
+    shape = SsmShape("mamba2", inter, state, heads=heads, n_groups=groups, chunk_size=c.int("chunk_size", default=256),
+                     conv_kernel=c.int("conv_kernel", default=4))
     stack = LayerStack("decoder", c.int("num_hidden_layers"), linears, norm_params=h, extra_params=extra,
-                       mixer="ssm")
+                       mixer="ssm", ssm=shape)
     del hd
     return decoder(c, name, source, [stack], h=h, heads=0, kv=0, hd=0, f=inter, act=c.get("hidden_act", "silu"),
                    gated=False, tie=c.bool("tie_word_embeddings", True), vocab=c.int("vocab_size"), final_norm=h,
@@ -82,6 +86,8 @@ def _jamba(c: Cfg, name: str, source: str) -> Architecture:
                                       dt_rank=_dt_rank(c, "mamba_dt_rank", h), conv=c.int("mamba_d_conv", default=4),
                                       proj_bias=c.bool("mamba_proj_bias", False),
                                       conv_bias=c.bool("mamba_conv_bias", True), inner_norms=True)
+    shape = SsmShape("mamba_split", inter, c.int("mamba_d_state", default=16), dt_rank=_dt_rank(c, "mamba_dt_rank", h),
+                     conv_kernel=c.int("mamba_d_conv", default=4))
     attn = qkvo(h, heads, kv, hd, False, False)
     moe = dense_mlp(h, f, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
     dense = dense_mlp(h, f, True, False)
@@ -98,7 +104,7 @@ def _jamba(c: Cfg, name: str, source: str) -> Architecture:
             router_params=h * experts if is_moe else 0, norm_params=2 * h,
             extra_params=0 if is_attn else mixer_extra, attention_heads=heads if is_attn else 0,
             kv_heads=kv if is_attn else 0, head_dim=hd if is_attn else 0, fused_experts=is_moe,
-            mixer="attention" if is_attn else "ssm"))
+            mixer="attention" if is_attn else "ssm", ssm=None if is_attn else shape))
     return decoder(c, name, source, stacks, h=h, heads=heads, kv=kv, hd=hd, f=f, act=c.get("hidden_act", "silu"),
                    gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
 

@@ -162,6 +162,11 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
     if plan.padding_free.value:
         assumptions.append("padding_free: sequences packed without padding; the sequence length is the packed length")
+    if any(getattr(st, "ssm", None) is not None for st in getattr(arch, "stacks", ())):
+        # transformers' Mamba/Mamba-2/Jamba mixers take the fused CUDA kernels in training when mamba_ssm and
+        # causal_conv1d are installed; without them the torch slow path saves [tokens, d_inner, d_state] tensors.
+        assumptions.append("Mamba layers: the fused CUDA kernels (mamba_ssm, causal_conv1d installed); the torch "
+                           "slow path without them saves far more (fp32 [tokens, d_inner, d_state] tensors)")
     # Values a framework would reject (the schema rules report them) are clamped to something sane.
     return Run(
         arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=precision,

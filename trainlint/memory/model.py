@@ -130,6 +130,7 @@ class Run:
     lowrank: tuple | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
     ref_model_offload: bool = False  # the reference model lives on the host between its forwards
+    ssm_path: str = "fused"  # Mamba layers: "fused" (mamba_ssm + causal_conv1d CUDA kernels) or "torch" (slow path)
 
     @property
     def dp(self) -> int:
@@ -462,11 +463,15 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
 
     # Residual stream: the sums after attention and after the MLP (parallel blocks: one sum), saved
     # by the next norm. An RMSNorm over a 16-bit residual saves its fp32 upcast instead (below).
+    ssm = stack.ssm if getattr(stack, "mixer", "attention") == "ssm" else None
+    # A Mamba / Mamba-2 block is norm -> mixer -> residual sum (no MLP): one sum and one norm per layer.
+    no_mlp = ssm is not None and not any(lin.input_group.startswith(("mlp", "expert", "shared"))
+                                                for lin in stack.linears)
     if not (fam.norm in ("rms", "t5") and r == 2):
-        total += (1 if fam.parallel else 2) * T * h * r
+        total += (1 if fam.parallel or no_mlp else 2) * T * h * r
     # Norms on the hidden state: RMSNorm computes in fp32 and saves the normalized fp32 tensor;
     # from a 16-bit residual it also saves the fp32 upcast. LayerNorm saves only small statistics.
-    norms = 1 if fam.parallel else fam.norms
+    norms = 1 if fam.parallel or no_mlp else fam.norms
     if fam.norm in ("rms", "t5"):
         # fp32 normalized output; from a 16-bit residual also the fp32 upcast and the 16-bit result.
         total += norms * _rms_norm_saved(run, T * h)
@@ -479,6 +484,8 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     k = stack.experts_per_token or 0
     targeted = _targeted(run, stack)
     for group, linears in groups.items():
+        if ssm is not None and group in ("ssm_x", "ssm_dt", "attn_out"):
+            continue  # the scan's inner linears: counted with the mixer (_ssm_saved)
         if group == "attn_out":
             # The output projection reads the attention output (counted with attention); LoRA
             # adapters on it cast their own copy.
@@ -494,6 +501,8 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         if routed and experts:
             width = routed[0].in_features
             total += _input_copies(run, routed, targeted, amp, reads_16bit) * T * k * width
+    if ssm is not None:
+        total += _ssm_saved(run, ssm, T) / t
     # Attention core. Rotary embeddings save only cos/sin; the rotated q and k are what attention saves.
     heads = (stack.attention_heads or arch.num_attention_heads) / t
     kv = (stack.kv_heads or arch.num_key_value_heads) / t
@@ -507,7 +516,9 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         total += (T * heads * d + T * kv * d) * (4 if c == 4 else 6)
     elif fam.qk_norm == "full":
         total += (T * heads * d + T * kv * d) * (4 if c == 4 else 6)
-    if run.attn == "eager":
+    if ssm is not None:
+        pass  # a selective scan, no softmax attention in this layer
+    elif run.attn == "eager":
         probs = b * heads * s * s
         # Eager attention repeats k and v to every head; q·kᵀ saves q and k; softmax (computed in
         # fp32) saves its output; its 16-bit cast is saved by probs·v, which also saves v.
@@ -548,6 +559,57 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     if fam.dropout_resid > 0:
         total += (1 if fam.parallel else 2) * T * h
     return total
+
+
+def _ssm_saved(run: Run, ssm, T: int) -> float:
+    """Bytes a Mamba / Mamba-2 mixer saves for backward beyond its in_proj input (counted as a linear input).
+
+    D = d_inner, N = d_state, R = dt_rank, G = n_groups, H = SSD heads, c = the compute dtype's size.
+
+    Fused path (`run.ssm_path == "fused"`: transformers' `cuda_kernels_forward`, taken in training when mamba_ssm
+    and causal_conv1d are installed and the weights are on CUDA):
+    - Mamba 1, `mamba_inner_fn` (mamba_ssm/ops/selective_scan_interface.py, MambaInnerFn, checkpoint_lvl=1, which
+      recomputes the conv output and delta in backward): saves xz (the in_proj output, T·2D), x_dbl (T·(R + 2N)),
+      contiguous B and C (T·N each), the scan output `out` (T·D) in c, and the scan's chunk states
+      `scan_intermediates` (b·D·ceil(s/2048)·2N, fp32; selective_scan.cpp chunks by 2048).
+    - Jamba (`mamba_split`): its dt/B/C RMSNorms keep it off mamba_inner_fn; causal_conv1d_fn saves its input
+      (a view holding the whole in_proj output, T·2D), x_proj and selective_scan_fn save the conv output (T·D),
+      x_dbl and the normalized dt/B/C (with their fp32 norm upcasts), SelectiveScanFn saves contiguous delta and z
+      copies (T·D each), B and C (T·N each), `out` (T·D) and the chunk states; out_proj saves `out_z` (T·D).
+    - Mamba 2, `mamba_split_conv1d_scan_combined` (mamba_ssm/ops/triton/ssd_combined.py,
+      MambaSplitConv1dScanCombinedFn): saves zxbcdt (the in_proj output, T·(2D + 2GN + H)), out_x (T·D) and the
+      gated RMSNorm's rstd (T·G, fp32); chunk states are recomputed in backward.
+
+    Torch path (`"torch"`: the slow path without those kernels):
+    - Mamba 1 `slow_forward`: the sequential scan keeps [b, D, s, N] fp32 tensors: exp(A·dt) (saved output),
+      dt·B (saved by the product with u), and one fp32 state per step (saved by the next step's multiply) plus its
+      cast for the matmul with C: T·D·N·(12 + c, or 12 in fp32); about nine [T, D] tensors in c and one in fp32.
+    - Mamba 2 `torch_forward` (chunked SSD): per chunk [cs, cs] matrices per head in fp32, G, L = exp(segsum) and
+      M (3·T·H·cs·4), B and C repeated to the heads in fp32 and B·decay (3·T·H·N·4), the discretized x and the
+      y terms in fp32 (about eight T·D·4), the in_proj output and the conv output in c.
+    """
+    prec = run.precision
+    c = BYTES[prec.compute_dtype]
+    b = run.micro_batch
+    s = max(1, run.seq_len // max(1, run.cp))
+    D, N, R = ssm.d_inner, ssm.d_state, ssm.dt_rank
+    chunk_states = b * D * math.ceil(s / 2048) * 2 * N * 4
+    if ssm.kind == "mamba2":
+        G, H = max(1, ssm.n_groups), max(1, ssm.heads)
+        zxbcdt = T * (2 * D + 2 * G * N + H) * c
+        if run.ssm_path == "torch":
+            cs = max(1, min(ssm.chunk_size, s))
+            conv_out = T * (D + 2 * G * N) * c
+            return zxbcdt + conv_out + 3 * T * H * cs * 4 + 3 * T * H * N * 4 + 8 * T * D * 4 + 2 * T * D * c
+        return zxbcdt + T * D * c + T * G * 4
+    if run.ssm_path == "torch":
+        scan = T * D * N * (12 + (c if c != 4 else 0))
+        return scan + 9 * T * D * c + T * D * 4 + T * (R + 2 * N) * c + T * R * c
+    if ssm.kind == "mamba_split":
+        norms = T * (R + 2 * N) * (4 + c)  # the dt/B/C RMSNorms: fp32 upcast and the normalized output
+        return (2 * T * D * c + T * D * c + T * (R + 2 * N) * c + norms + 2 * T * D * c + 2 * T * N * c
+                + T * D * c + chunk_states + T * D * c)
+    return 2 * T * D * c + T * (R + 2 * N) * c + 2 * T * N * c + T * D * c + chunk_states
 
 
 def _rms_norm_saved(run: Run, elements: float) -> float:
