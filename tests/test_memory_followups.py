@@ -107,3 +107,35 @@ def test_estimate_states_the_mamba_path(tmp_path):
     result = lint(tmp_path, "# trainlint: gpu=H100-80GB num-gpus=1\nmodel_name_or_path: state-spaces/mamba-2.8b-hf\n"
                             "bf16: true\nper_device_train_batch_size: 1\nmax_seq_length: 2048\n")
     assert any("Mamba layers: the fused CUDA kernels" in a for a in result.estimate.assumptions)
+
+
+# ---- per-model dropout from config.json --------------------------------------------------------------------
+
+
+def test_phi2_resid_pdrop_from_its_config_adds_two_masks_per_layer():
+    from dataclasses import replace
+
+    from trainlint.memory.model import family, model_family
+
+    arch = find_model("microsoft/phi-2")
+    assert dict(arch.dropout)["resid"] == 0.1  # microsoft/phi-2 config.json; families.json (PhiConfig) says 0.0
+    assert family("phi").dropout_resid == 0.0 and model_family(arch).dropout_resid == 0.1
+    run = _ssm_run(arch, seq_len=1024)
+    T, h = run.tokens, arch.hidden_size
+    (stack,) = arch.stacks
+    with_dropout = _layer_saved(run, stack, T)
+    without = _layer_saved(_ssm_run(replace(arch, dropout=()), seq_len=1024), stack, T)
+    # PhiDecoderLayer: resid_dropout on the attention output and on the MLP output, a 1-byte mask each
+    assert with_dropout - without == 2 * T * h
+
+
+def test_config_without_dropout_keys_keeps_the_family_default():
+    from trainlint.catalog.hf_config import from_hf_config
+    from trainlint.memory.model import model_family
+
+    gpt2 = from_hf_config({"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257,
+                           "n_positions": 1024}, "tiny-gpt2")
+    assert gpt2.dropout == () and model_family(gpt2).dropout_resid == 0.1
+    quiet = from_hf_config({"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257,
+                            "n_positions": 1024, "resid_pdrop": 0.0, "attn_pdrop": 0.0}, "tiny-gpt2")
+    assert model_family(quiet).dropout_resid == 0.0 and model_family(quiet).dropout_attn == 0.0

@@ -217,6 +217,11 @@ class Architecture:
     checkpoint_params: int | None = None
     # config.json's top-level model_type when it differs from the language model's (gemma3 for gemma3_text).
     config_model_type: str = ""
+    # Dropout probabilities config.json names for this model, as (kind, p) pairs: "resid" (resid_pdrop,
+    # hidden_dropout, hidden_dropout_prob), "attn" (attention_dropout, attn_pdrop, attention_probs_dropout_prob),
+    # "embedding" (embd_pdrop, embed_dropout). They override the family defaults of families.json (microsoft/phi-2
+    # trains with resid_pdrop 0.1, PhiConfig's default is 0.0). Empty: the family defaults.
+    dropout: tuple[tuple[str, float], ...] = ()
 
     @property
     def counted_params(self) -> int:

@@ -544,8 +544,28 @@ def _build(outer: Mapping[str, Any], config: Mapping[str, Any], model_type: str,
         extra["sizing_note"] = (f"the {' and '.join(approx) + ' encoder' if approx else 'vision tower or projector'}"
                                 f" of model_type {outer.get('model_type')!r} is counted by the generic "
                                 "transformer-encoder formula")
+    dropout = _dropout(config)
+    if dropout:
+        extra["dropout"] = dropout
     return replace(arch, checkpoint_dtype=_checkpoint_dtype(outer, config), quantization=_quant_method(outer, config),
                    **extra)
+
+
+_DROPOUT_KEYS = (("resid", ("resid_pdrop", "hidden_dropout", "hidden_dropout_prob")),
+                 ("attn", ("attention_dropout", "attn_pdrop", "attention_probs_dropout_prob")),
+                 ("embedding", ("embd_pdrop", "embed_dropout")))
+
+
+def _dropout(config: Mapping[str, Any]) -> tuple[tuple[str, float], ...]:
+    """The dropout probabilities the language model's config names (the first key of each kind found)."""
+    found = []
+    for kind, keys in _DROPOUT_KEYS:
+        for key in keys:
+            value = config.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1:
+                found.append((kind, float(value)))
+                break
+    return tuple(found)
 
 
 def _checkpoint_dtype(*configs: Mapping[str, Any]) -> str | None:

@@ -77,6 +77,20 @@ class Family:
     dropout_resid: float = 0.0
     dropout_embedding: float = 0.0
     parallel: bool = False
+    resid_dropouts: int | None = None  # residual dropouts per layer (None: one per branch, one if parallel)
+
+
+def model_family(arch) -> Family:
+    """The family traits with the dropout probabilities the model's own config.json names (Architecture.dropout)
+    in place of the family defaults."""
+    fam = family(arch.model_type)
+    named = dict(getattr(arch, "dropout", ()) or ())
+    if not named:
+        return fam
+    from dataclasses import replace
+    return replace(fam, dropout_resid=named.get("resid", fam.dropout_resid),
+                   dropout_attn=named.get("attn", fam.dropout_attn),
+                   dropout_embedding=named.get("embedding", fam.dropout_embedding))
 
 
 @lru_cache(maxsize=None)
@@ -87,6 +101,7 @@ def family(model_type: str) -> Family:
     dropout = merged.pop("dropout", {}) or {}
     return Family(norm=merged["norm"], norms=merged["norms"], qk_norm=merged["qk_norm"], rope=merged["rope"],
                   act_saved=merged["act_saved"], parallel=merged["parallel"],
+                  resid_dropouts=merged.get("resid_dropouts"),
                   dropout_attn=dropout.get("attn", 0.0), dropout_resid=dropout.get("resid", 0.0),
                   dropout_embedding=dropout.get("embedding", 0.0))
 
@@ -451,7 +466,7 @@ class Activations:
 def _layer_saved(run: Run, stack, tokens: int) -> float:
     """Bytes one layer of `stack` saves for backward (no checkpointing)."""
     arch = run.arch
-    fam = family(arch.model_type)
+    fam = model_family(arch)
     prec = run.precision
     amp = prec.param_dtype == "fp32" and prec.autocast is not None
     c = BYTES[prec.compute_dtype]  # activations of linears and attention
@@ -557,7 +572,8 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         total += _mlp_internal(arch, fam, T, shared[0].out_features / t, c, amp)
     # Dropout masks (1 byte per element) after attention and the MLP.
     if fam.dropout_resid > 0:
-        total += (1 if fam.parallel else 2) * T * h
+        count = fam.resid_dropouts if fam.resid_dropouts is not None else (1 if fam.parallel or no_mlp else 2)
+        total += count * T * h
     return total
 
 
@@ -674,7 +690,7 @@ def _mlp_internal(arch, fam: Family, T: float, f: float, c: int, amp: bool = Fal
 
 def activations(run: Run) -> Activations:
     arch = run.arch
-    fam = family(arch.model_type)
+    fam = model_family(arch)
     prec = run.precision
     r = BYTES[prec.param_dtype]
     c = BYTES[prec.compute_dtype]
