@@ -314,3 +314,15 @@ def test_fixes_apply_in_a_file_that_already_holds_a_value_error(tmp_path):
     path.write_text('{"bf16": {"enabled": "true"}, "note": "' + "x" * 1_000_001 + '"}\n')
     outcome = compute_fixes([str(path)], lambda p: engine.check_path(p, ISOLATED), unsafe=False)
     assert outcome.problems == [] and '"enabled": true' in outcome.fixed[str(path)]
+
+
+def test_link_index_name_scan_is_linear():
+    """A 100k-character value with no extension once made the link index's name scan quadratic (minutes)."""
+    import time
+
+    from trainlint.context import links
+
+    text = "deepspeed: " + "x" * 200_000 + "\nother: ds_z3.json\nz: a/b/c.yaml, d.yml"
+    start = time.perf_counter()
+    found = [m.group(1) for m in links._NAMES.finditer(text)]
+    assert found == ["ds_z3.json", "c.yaml", "d.yml"] and time.perf_counter() - start < 1.0

@@ -43,7 +43,9 @@ SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/", "/run/")
 # A file can only link a DeepSpeed config if it names DeepSpeed: `deepspeed:`, `deepspeed_config_file`,
 # `DeepSpeedStrategy`. Cheap to test before looking for file names.
 _MENTIONS = re.compile(rb"deepspeed", re.IGNORECASE)
-_NAMES = re.compile(r"""([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
+# A name starts after a delimiter (the lookbehind): without it a long run of name characters with no
+# extension is rescanned from every position in it (quadratic: 100k characters took minutes).
+_NAMES = re.compile(r"""(?<![^\s"'`:,=\[\]{}()<>|;/\\])([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
                     re.IGNORECASE | re.MULTILINE)
 
 
