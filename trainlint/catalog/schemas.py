@@ -462,12 +462,29 @@ def _suggest(word: str, options: Iterable[Any]) -> str | None:
 MAX_SUGGESTIONS = 50  # unknown keys per mapping that get a "did you mean"
 
 
+@functools.lru_cache(maxsize=4096)
+def _close_keys(key: str, known: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+    """Up to five known keys like `key` (difflib ratio >= 0.5), best first, with their ratios: the one fuzzy match
+    both the "did you mean" and the list of known keys use. Cached: the same unknown key recurs across a run."""
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(key)
+    scored = []
+    for candidate in known:
+        matcher.set_seq1(candidate)
+        if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5:
+            ratio = matcher.ratio()
+            if ratio >= 0.5:
+                scored.append((ratio, candidate))
+    best = sorted(scored, reverse=True)[:5]  # as get_close_matches: by ratio, ties to the greater string
+    return tuple((candidate, ratio) for ratio, candidate in best)
+
+
 def _known_keys_words(key: str, known: list[str], limit: int = 20, close: bool = True) -> str:
     if not known:
         return "no keys"
     if len(known) <= limit:
         return "one of " + ", ".join(known)
-    close = difflib.get_close_matches(key, known, n=5, cutoff=0.5) if close else []
+    close = [c for c, _ratio in _close_keys(key, tuple(known))] if close else []
     shown = close + [k for k in known if k not in close][: limit - len(close)]
     return f"one of {len(known)} known keys, such as " + ", ".join(shown)
 
@@ -544,7 +561,9 @@ def _convert(root: dict, err) -> list[SchemaError]:
             if entry is not None:
                 msg = _removed_message(str(key), entry)
             else:
-                guess = _suggest(str(key), known) if suggest else None
+                # difflib's get_close_matches(n=1, cutoff=0.75), from the shared match
+                close = _close_keys(str(key), tuple(known)) if suggest else ()
+                guess = close[0][0] if close and close[0][1] >= 0.75 else None
                 msg = f"Unknown key `{key}` {_where(path)}" + (f"; did you mean `{guess}`?" if guess else ".")
             out.append(SchemaError(path + (key,), msg, "unknown-key", True,
                                    _known_keys_words(str(key), known, close=suggest)))

@@ -66,6 +66,8 @@ BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\
              (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
              (re.compile(r"\bTrlParser\b"), "trl"),
              (re.compile(r"\bHfArgumentParser\b"), "hf"))
+# One scan of a script for any of them: most scripts name none, and seven scans of every file cost more than a lint.
+_ANY_IMPORT = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _dialect in BY_IMPORT))
 # A repository that *is* one of these projects (its package name) or pins it.
 BY_PACKAGE = {"llamafactory": "llamafactory", "llmtuner": "llamafactory", "open-r1": "open-r1",
               "open-instruct": "open-instruct", "ms-swift": "ms-swift", "axolotl": "axolotl",
@@ -129,7 +131,7 @@ def repository_parser(root: str) -> tuple[str, str] | None:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            if "parse" not in text:
+            if "parse" not in text or not _ANY_IMPORT.search(text):
                 continue
             for rank, (pattern, dialect) in enumerate(BY_IMPORT):
                 if pattern.search(text):

@@ -66,6 +66,7 @@ import fnmatch  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
+import stat  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from trainlint.diagnostics import Pos, Span  # noqa: E402
@@ -127,12 +128,14 @@ def is_launch_file(path: str) -> bool:
         "/.github/workflows/" in Path(path).as_posix()
 
 
-def _kind(path: Path) -> int | None:
-    name = path.name
+def _kind(path: Path | str) -> int | None:
+    text = str(path)
+    name = os.path.basename(text)
     for suffix, rank in SCRIPT_KINDS:
         if name == suffix or name.endswith(suffix):
             if suffix in (".yml", ".yaml"):
-                return rank if ".github" in path.parts or "ci" in name.lower() or name.startswith(".gitlab") else None
+                parts = text.replace(os.sep, "/").split("/")
+                return rank if ".github" in parts or "ci" in name.lower() or name.startswith(".gitlab") else None
             if suffix == ".txt":
                 return None
             return rank
@@ -149,12 +152,14 @@ def _build_index(root: Path) -> LaunchIndex:
     commands: list[Command] = []
     files = total = 0
     truncated = False
-    for folder, dirs, names in os.walk(root):
-        depth = len(Path(folder).relative_to(root).parts)
+    base = str(root)
+    # Plain strings, not Path objects: a repository has thousands of folders and files to look at.
+    for folder, dirs, names in os.walk(base):
+        depth = 0 if folder == base else folder[len(base):].strip(os.sep).count(os.sep) + 1
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
                          and (not d.startswith(".") or d == ".github") and depth < MAX_DEPTH)
         for name in sorted(names):
-            path = Path(folder) / name
+            path = os.path.join(folder, name)
             rank = _kind(path)
             if rank is None:
                 continue
@@ -163,14 +168,17 @@ def _build_index(root: Path) -> LaunchIndex:
                 truncated = True
                 break
             try:
-                size = path.stat().st_size
-                if size > MAX_FILE_BYTES:
+                status = os.stat(path)
+                size = status.st_size
+                if size > MAX_FILE_BYTES or not stat.S_ISREG(status.st_mode):  # a FIFO named run.sh would block
                     continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except (OSError, ValueError):
                 continue
             total += size
-            commands.extend(commands_in(text, str(path), rank))
+            if LAUNCH_WORDS.search(text):  # one scan of the file before the line-by-line reading
+                commands.extend(commands_in(text, path, rank))
         if truncated:
             break
     return LaunchIndex(str(root), commands, files, truncated)

@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 
 try:  # Python 3.11+
     import tomllib
@@ -55,6 +54,7 @@ _CACHE: dict[str, FolderPins] = {}
 
 def clear_cache() -> None:
     _CACHE.clear()
+    _ROOTS.clear()
 
 
 def is_pin_file(path: str) -> bool:
@@ -64,14 +64,25 @@ def is_pin_file(path: str) -> bool:
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 
 
+_ROOTS: dict[tuple[Path, Path | None], Path] = {}
+
+
 def repo_root(start: Path) -> Path:
     """The project folder above `start` (inclusive, within MAX_LEVELS): the nearest holding `.git`, a
     pyproject.toml, setup.py or setup.cfg, or the working directory when the walk reaches it first (trainlint
-    run from a repository's root); else `start` itself: outside any project only the config's own folder is read."""
+    run from a repository's root); else `start` itself: outside any project only the config's own folder is read.
+    Remembered per folder for the run (cleared with the other caches)."""
     try:
         cwd = Path.cwd().resolve()
     except OSError:
         cwd = None
+    key = (start, cwd)
+    if key not in _ROOTS:
+        _ROOTS[key] = _repo_root(start, cwd)
+    return _ROOTS[key]
+
+
+def _repo_root(start: Path, cwd: Path | None) -> Path:
     folder = start
     for _ in range(MAX_LEVELS):
         if any((folder / marker).exists() for marker in ROOT_MARKERS) or folder == cwd:
@@ -163,6 +174,10 @@ def _requirement(text: str) -> Pin | None:
     text = text.split(" #")[0].strip()
     if not text or text.startswith(("#", "-", "git+", "http:", "https:", "file:", ".")):
         return None
+    # Imported here: packaging.requirements pulls in markers, tags, platform and subprocess, which only a
+    # repository with pin files needs.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:

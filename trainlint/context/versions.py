@@ -117,19 +117,48 @@ class Versions:
 _INSTALLED: dict[str, str | None] = {}
 
 
-def installed(name: str) -> str | None:
-    """The version of `name` installed in the environment running trainlint (importlib.metadata; never imported)."""
-    if name not in _INSTALLED:
-        from importlib import metadata
+_DIST_INFO: dict[str, str] | None = None
 
+
+def _dist_info_versions() -> dict[str, str]:
+    """Installed distributions by normalized name, from the `NAME-VERSION.dist-info` folder names on sys.path: one
+    listing per folder, without importing importlib.metadata (which costs more than a lint)."""
+    global _DIST_INFO
+    if _DIST_INFO is None:
+        import os
+        import sys
+
+        found: dict[str, str] = {}
+        for folder in sys.path:
+            try:
+                names = os.listdir(folder or ".")
+            except OSError:
+                continue
+            for entry in names:
+                if entry.endswith(".dist-info") and "-" in entry:
+                    dist, _, version = entry[: -len(".dist-info")].partition("-")
+                    found.setdefault(_normalized(dist), version)
+        _DIST_INFO = found
+    return _DIST_INFO
+
+
+def _normalized(dist: str) -> str:
+    import re
+
+    return re.sub(r"[-_.]+", "-", dist).lower()
+
+
+def installed(name: str) -> str | None:
+    """The version of `name` installed in the environment running trainlint, from its `.dist-info` folder (what
+    pip, uv and conda's pip install; never imported). Legacy `.egg-info` installs are not seen."""
+    if name not in _INSTALLED:
         aliases = {"lightning": ("lightning", "pytorch-lightning"), "llamafactory": ("llamafactory",)}
         found = None
+        listed = _dist_info_versions()
         for dist in aliases.get(name, (name,)):
-            try:
-                found = metadata.version(dist)
+            found = listed.get(_normalized(dist))
+            if found is not None:
                 break
-            except Exception:  # noqa: BLE001 - PackageNotFoundError, broken metadata
-                continue
         _INSTALLED[name] = found
     return _INSTALLED[name]
 

@@ -403,6 +403,13 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     capacity = gpu.memory_bytes
     before = ctx.estimate.total if ctx.estimate is not None else None
     budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
+    estimates: dict[int, object] = {}  # combo index -> estimate: the second budget re-reads the first's
+
+    def estimated(index: int, combo):
+        if index not in estimates:
+            estimates[index] = estimate_plan(_apply(plan, _merge(combo).changes), arch, gpu)
+        return estimates[index]
+
     for budget in budgets:
         found: list[Offer] = []
         winners: list[tuple[Knob, ...]] = []
@@ -411,7 +418,7 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
                 break
             if any(_dominates(w, combo) for w in winners):
                 continue
-            est = estimate_plan(_apply(plan, _merge(combo).changes), arch, gpu)
+            est = estimated(evaluated, combo)
             if est.total <= budget:
                 host = est.host_bytes
                 cand = _merge(combo, HOST_PENALTY * host / GIB)
