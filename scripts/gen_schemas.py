@@ -1313,6 +1313,8 @@ def gen_trainlint() -> dict:
         "seq-len": {**positive_int, "description": "Sequence length in tokens used for activation estimates."},
         "micro-batch": {**positive_int, "description": "Per-GPU micro batch size, when the config does not say."},
         "grad-accum": {**positive_int, "description": "Gradient accumulation steps, when the config does not say."},
+        "images-per-sample": {**positive_int, "description": "Images per training sample: a vision tower's activations are modelled over their patch tokens."},
+        "image-size": {**positive_int, "description": "Square resolution (pixels per side) images reach the vision tower at, when the config does not say."},
     }
 
     def with_underscores(props: dict) -> dict:

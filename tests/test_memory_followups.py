@@ -139,3 +139,63 @@ def test_config_without_dropout_keys_keeps_the_family_default():
     quiet = from_hf_config({"model_type": "gpt2", "n_embd": 768, "n_layer": 2, "n_head": 12, "vocab_size": 50257,
                             "n_positions": 1024, "resid_pdrop": 0.0, "attn_pdrop": 0.0}, "tiny-gpt2")
     assert model_family(quiet).dropout_resid == 0.0 and model_family(quiet).dropout_attn == 0.0
+
+
+# ---- vision-tower activations ------------------------------------------------------------------------------
+
+LLAVA = ("model_name_or_path: llava-hf/llava-1.5-7b-hf\nbf16: true\nper_device_train_batch_size: 1\n"
+         "max_seq_length: 2048\n")
+
+
+def _acts(result):
+    return next(c.bytes for c in result.estimate.components if c.key == "activations")
+
+
+def test_vision_tower_without_an_image_count_stays_an_assumption(tmp_path):
+    result = lint(tmp_path, "# trainlint: gpu=H100-80GB num-gpus=1\n" + LLAVA)
+    assert any("image tokens) are not modelled" in a for a in result.estimate.assumptions)
+    assert not any(a.startswith("vision tower:") for a in result.estimate.assumptions)
+
+
+def test_images_per_sample_models_the_tower_like_an_encoder_stack(tmp_path):
+    from trainlint.memory.model import _tower_saved
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    plain = lint(tmp_path / "a", "# trainlint: gpu=H100-80GB num-gpus=1\n" + LLAVA)
+    imaged = lint(tmp_path / "b", "# trainlint: gpu=H100-80GB num-gpus=1 images-per-sample=2\n" + LLAVA)
+    notes = imaged.estimate.assumptions
+    assert any("2 image(s) x (336 // 14)^2 patches = 1,152 image tokens" in a for a in notes), notes
+    assert not any("are not modelled" in a for a in notes)
+    arch = find_model("llava-hf/llava-1.5-7b-hf")
+    from trainlint.plan import AMP_BF16
+
+    run = Run(arch=arch, micro_batch=1, seq_len=2048, precision=AMP_BF16,
+              optimizer=optimizer_spec("adamw_torch_fused"), image_tokens=1152)
+    Ti, h, f = 1152, 1024, 4096  # CLIP ViT-L/14-336: 24 layers
+    per_layer = Ti * (2 * h * 4 + 3 * h * 2 + h * 2 + 4 * h * 2 + 2 * f * 2) + 16 * Ti * 4
+    assert _tower_saved(run) == 24 * per_layer
+    assert _acts(imaged) > _acts(plain)
+
+
+def test_image_size_from_llamafactory_and_a_frozen_tower(tmp_path):
+    from trainlint.flavors import huggingface
+
+    doc = parse_document("model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nstage: sft\nfinetuning_type: full\n"
+                         "template: qwen2_vl\ncutoff_len: 2048\nimage_max_pixels: 262144\n", "lf.yaml")
+    plan = huggingface.read(doc).plan
+    assert plan.image_size.value == 512 and plan.vision_frozen.value is True
+    thawed = huggingface.read(parse_document(doc.text + "freeze_vision_tower: false\n", "lf.yaml")).plan
+    assert thawed.vision_frozen.value is False
+
+
+def test_frozen_tower_saves_no_image_activations(tmp_path):
+    text = ("# trainlint: gpu=H100-80GB num-gpus=1 images-per-sample=1\nmodel_name_or_path: Qwen/Qwen2-VL-7B-Instruct\n"
+            "stage: sft\nfinetuning_type: full\ntemplate: qwen2_vl\ncutoff_len: 2048\nimage_max_pixels: 262144\n"
+            "bf16: true\nper_device_train_batch_size: 1\n")
+    frozen = lint(tmp_path, text)
+    assert any(a.startswith("vision tower frozen") for a in frozen.estimate.assumptions), frozen.estimate.assumptions
+    (tmp_path / "t").mkdir()
+    thawed = lint(tmp_path / "t", text + "freeze_vision_tower: false\n")
+    assert any("(512 // 14)^2 patches = 1,296 image tokens" in a for a in thawed.estimate.assumptions)
+    assert _acts(thawed) > _acts(frozen)

@@ -156,6 +156,11 @@ class TrainingPlan:
     ref_model_offload: Setting[bool] = default(False, "the reference model stays on the GPU")
     torch_compile: Setting[bool] = default(False, "eager PyTorch")
     padding_free: Setting[bool] = default(False, "padded batches")
+    # Image tokens for a vision tower's activations: images per sample and the (square) resolution they reach the
+    # tower at (LLaMA-Factory image_max_pixels, axolotl image_size; else the tower config's image_size).
+    images_per_sample: Setting[int | None] = default(None, "images per sample not set")
+    image_size: Setting[int | None] = default(None, "image resolution not set")
+    vision_frozen: Setting[bool] = default(False, "the vision tower trains with the model")
     task: Setting[str] = default("sft", "plain supervised training")  # sft | dpo | orpo | kto | grpo | ppo | reward | pretrain
     gpu: Setting[str | None] = default(None, "no target GPU named")
     # DeepSpeed config linked from this one (HF `deepspeed:`, Lightning strategy config, Accelerate file).

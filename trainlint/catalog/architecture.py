@@ -165,6 +165,12 @@ class Tower:
     # Sum of in_features + out_features over its nn.Linear modules: a rank-r LoRA on all of them adds
     # r x this (PEFT's "all-linear" reaches into vision towers and projectors too).
     lora_features: int = 0
+    # The vision encoder's shape for its activations (0 where the config does not say): the MLP width, the
+    # attention heads, the square input resolution and the patch size (image_size // patch_size squared tokens).
+    intermediate_size: int = 0
+    heads: int = 0
+    image_size: int = 0
+    patch_size: int = 0
 
 
 # How an Architecture's parameter count was obtained (Architecture.sizing).

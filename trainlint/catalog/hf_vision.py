@@ -14,6 +14,8 @@ No I/O.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -266,6 +268,16 @@ def _projector(model_type: str, config: Mapping[str, Any], v: _V, text_h: int, t
     return None
 
 
+def _int_or_zero(config: Mapping[str, Any], *keys: str) -> int:
+    for key in keys:
+        value = config.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], int) and value[0] > 0:
+            return int(value[0])
+    return 0
+
+
 def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[Tower, ...], bool]:
     """The vision tower and projector of a multimodal `config` (the outer config.json), and whether
     they are counted exactly. `((), True)` for a config without a `vision_config`."""
@@ -283,6 +295,9 @@ def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[T
     build = _TOWERS.get(kind)
     exact = build is not None
     tower = build(v) if build else _generic_vit(v)
+    tower = replace(tower, intermediate_size=_int_or_zero(vision, "intermediate_size"),
+                    heads=_int_or_zero(vision, "num_attention_heads", "num_heads"),
+                    image_size=_int_or_zero(vision, "image_size"), patch_size=_int_or_zero(vision, "patch_size"))
     found = _projector(model_type, config, v, text_h, text_f)
     if found is None:
         exact = False

@@ -24,6 +24,8 @@ OVERRIDABLE = {
     "seq-len": ("seq_len", int),
     "micro-batch": ("micro_batch", int),
     "grad-accum": ("grad_accum", int),
+    "images-per-sample": ("images_per_sample", int),
+    "image-size": ("image_size", int),
 }
 LIST_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")

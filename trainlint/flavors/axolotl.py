@@ -79,6 +79,9 @@ def read(doc: Document) -> ReadResult:
     cp = view.first(("context_parallel_size",), ("sequence_parallel_degree",))
     if cp is not None and isinstance(cp.value, int) and cp.value > 1:
         changes["context_parallel"] = cp  # the sequence is split across cp GPUs (ring / Ulysses attention)
+    size = view.int("image_size")
+    if size is not None and size.value > 0:
+        changes["image_size"] = size  # axolotl resizes images to image_size x image_size
     rl = view.str("rl")
     if rl is not None and rl.value in ("dpo", "ipo", "kto", "orpo", "grpo"):
         changes["task"] = Setting({"ipo": "dpo"}.get(rl.value, rl.value), rl.origin)

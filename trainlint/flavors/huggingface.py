@@ -8,6 +8,8 @@ holds trainable weights in fp32 unless `pure_bf16`.
 
 from __future__ import annotations
 
+import math
+
 from trainlint.document.tree import Document
 from trainlint.flavors import deepspeed as ds
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
@@ -300,6 +302,16 @@ def _extras(view: ConfigView, kind: str, changes: dict) -> None:
         flag = view.bool(key)
         if flag is not None:
             changes[field] = flag
+    if kind == "llamafactory":
+        # LLaMA-Factory's freeze_vision_tower (default True, hparams/finetuning_args.py): a frozen tower whose inputs
+        # need no gradient saves no activations for backward.
+        frozen = view.bool("freeze_vision_tower")
+        changes["vision_frozen"] = frozen if frozen is not None else inferred(
+            True, "LLaMA-Factory freezes the vision tower by default (freeze_vision_tower)")
+    pixels = view.int("image_max_pixels")
+    if pixels is not None and pixels.value > 0:
+        # LLaMA-Factory resizes each image to at most image_max_pixels pixels: a square of that area at most.
+        changes["image_size"] = Setting(math.isqrt(pixels.value), pixels.origin)
     task = changes.get("task")
     if kind == "open-instruct" and task is not None and task.value == "dpo" and "ref_logps_precomputed" not in changes:
         # open_instruct/dpo_tune_cache.py and dpo.py cache the reference log-probs with the policy model before

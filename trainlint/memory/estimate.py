@@ -179,10 +179,32 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel,
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
-        ref_model_offload=bool(plan.ref_model_offload.value))
+        ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions))
 
 
-def _sizing_assumptions(arch) -> list[str]:
+def _image_tokens(plan: TrainingPlan, arch, assumptions: list[str]) -> int:
+    """Vision-tower tokens per row: images per sample x (resolution // patch)^2, when the plan gives the number of
+    images and a resolution is known (the plan's, else the tower config's image_size). Otherwise 0, and the sizing
+    assumptions say the image tokens' activations are not modelled."""
+    towers = [t for t in getattr(arch, "towers", ()) if t.role == "vision" and t.num_layers]
+    images = plan.images_per_sample.value
+    if not towers or not images or images <= 0:
+        return 0
+    tower = towers[0]
+    size = plan.image_size.value or tower.image_size
+    if not size or not tower.patch_size:
+        return 0
+    if plan.vision_frozen.value and plan.peft.value is None:
+        assumptions.append(f"vision tower frozen ({plan.vision_frozen.origin.note or 'freeze_vision_tower'}): "
+                           "its image-token activations are not saved for backward")
+        return 0
+    tokens = images * (size // tower.patch_size) ** 2
+    assumptions.append(f"vision tower: {images} image(s) x ({size} // {tower.patch_size})^2 patches = {tokens:,} "
+                       "image tokens per sample, activations as a ViT encoder stack")
+    return tokens
+
+
+def _sizing_assumptions(arch, images_stated: bool = False) -> list[str]:
     """How the model's parameters were counted, when it is not the exact per-family builder, and
     what of a multimodal model the layer-by-layer terms leave out."""
     notes = []
@@ -193,8 +215,12 @@ def _sizing_assumptions(arch) -> list[str]:
     towers = getattr(arch, "towers", ())
     if towers:
         parts = ", ".join(f"{t.role} {t.params / 1e6:,.0f}M" for t in towers)
-        notes.append(f"multimodal: {parts} params are in the weights, gradients and optimizer states; "
-                     "their activations (image tokens) are not modelled")
+        if images_stated:
+            notes.append(f"multimodal: {parts} params are in the weights, gradients and optimizer states")
+        else:
+            notes.append(f"multimodal: {parts} params are in the weights, gradients and optimizer states; "
+                         "their activations (image tokens) are not modelled: name images-per-sample (and "
+                         "image-size) in a `# trainlint:` directive or [tool.trainlint] to model them")
     return notes
 
 
@@ -227,7 +253,7 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     run = build_run(plan, arch, assumptions)
     result = estimate_run(run)
     assumptions.extend(result.assumptions)
-    assumptions.extend(_sizing_assumptions(arch))
+    assumptions.extend(_sizing_assumptions(arch, images_stated=any(a.startswith("vision tower") for a in assumptions)))
     components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
     reserved = int(result.peak_allocated * (1 + FRAGMENTATION))
     overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,

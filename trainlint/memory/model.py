@@ -145,6 +145,7 @@ class Run:
     lowrank: tuple | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
     ref_model_offload: bool = False  # the reference model lives on the host between its forwards
+    image_tokens: int = 0  # vision-tower tokens per micro-batch row (images x patches); 0: not modelled
     ssm_path: str = "fused"  # Mamba layers: "fused" (mamba_ssm + causal_conv1d CUDA kernels) or "torch" (slow path)
 
     @property
@@ -734,6 +735,7 @@ def activations(run: Run) -> Activations:
     a.outside += T * h * r
     if run.attn == "eager":
         a.outside += run.micro_batch * run.seq_len * run.seq_len * c  # the 4-D causal mask
+    a.outside += _tower_saved(run)
     if run.head != "lm":
         # *ForSequenceClassification / *ForTokenClassification: a num_labels-wide score, no vocabulary logits.
         a.logits_forward = a.logits_backward = T * 2 * 4 * 2
@@ -753,6 +755,29 @@ def activations(run: Run) -> Activations:
         a.logits_forward = T * arch.vocab_size * c * 2 / run.tp  # an MLM head over every token
         a.logits_backward = T * arch.vocab_size * 4 * 2 / run.tp
     return a
+
+
+def _tower_saved(run: Run) -> float:
+    """A vision tower's saved activations over `run.image_tokens` tokens per row, as a ViT encoder stack (CLIP /
+    SigLIP / Qwen-VL blocks in transformers: pre-LayerNorm, separate q/k/v linears, SDPA, output projection, fc1,
+    activation, fc2): per layer the two residuals (saved by the LayerNorms) in the residual dtype, the normalized
+    inputs of q/k/v (one copy, three under autocast) and of fc1, SDPA's q, k, v, output and logsumexp, fc1's
+    output and the activation's output. With checkpointing each layer keeps its input. They live from the
+    tower's forward (first) to its backward (last)."""
+    towers = [t for t in getattr(run.arch, "towers", ()) if t.role == "vision" and t.num_layers and t.hidden_size]
+    if not run.image_tokens or not towers:
+        return 0.0
+    tower = towers[0]
+    prec = run.precision
+    amp = prec.param_dtype == "fp32" and prec.autocast is not None
+    c, r = BYTES[prec.compute_dtype], BYTES[prec.param_dtype]
+    Ti = run.micro_batch * run.image_tokens
+    h, f = tower.hidden_size, tower.intermediate_size or 4 * tower.hidden_size
+    heads = tower.heads or max(1, h // 64)
+    if run.grad_ckpt == "full":
+        return tower.num_layers * Ti * h * r
+    per_layer = Ti * (2 * h * r + (3 if amp else 1) * h * c + h * c + 4 * h * c + 2 * f * c) + run.micro_batch * heads * run.image_tokens * 4
+    return tower.num_layers * per_layer / run.tp
 
 
 def _softcapped(arch) -> bool:
