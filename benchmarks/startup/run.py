@@ -37,9 +37,9 @@ def _env() -> dict:
     return env
 
 
-def _cpu(argv: list[str]) -> float:
+def _cpu(argv: list[str], cwd: Path | None = None) -> float:
     """CPU seconds (user + system) the child used."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=cwd)
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_utime + usage.ru_stime
 
@@ -78,6 +78,32 @@ def _many_files(folder: Path, count: int) -> list[str]:
     return paths
 
 
+def _small_repository(folder: Path) -> Path:
+    """A training repository as users have them: the example config and its DeepSpeed JSON, pins, a launch script,
+    a README, git. Returns the config. (This repository itself, with its 19 vendored real-world slices of scripts
+    under tests/realworld, is a much larger launch and parser search than a real project's.)"""
+    repo = folder / "proj"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "configs").mkdir()
+    example = ROOT / "examples" / "hf-llama3-8b-sft"
+    for name in ("train.yaml", "ds_zero2.json"):
+        shutil.copyfile(example / name, repo / "configs" / name)
+    (repo / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0"\ndependencies = ["transformers>=4.52,<5", '
+                                         '"trl==0.18.0", "deepspeed>=0.16", "accelerate"]\n')
+    (repo / "train.sh").write_text("#!/bin/bash\naccelerate launch --num_processes 8 train.py configs/train.yaml\n")
+    (repo / "train.py").write_text("from trl import TrlParser, SFTConfig\nparser = TrlParser((SFTConfig,))\n")
+    (repo / "README.md").write_text("# proj\n\n```sh\nbash train.sh\n```\n")
+    return repo / "configs" / "train.yaml"
+
+
+def _ratio(trainlint: str, yamllint: str, path: Path, runs: int, cwd: Path | None = None) -> tuple[float, float]:
+    t_runs, y_runs = [], []
+    for _ in range(runs):  # alternate, so that machine noise hits both alike
+        t_runs.append(_cpu([trainlint, "check", str(path)], cwd))
+        y_runs.append(_cpu([yamllint, str(path)], cwd))
+    return statistics.median(t_runs), statistics.median(y_runs)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -89,11 +115,11 @@ def main() -> int:
     _compile_bytecode()
     for argv in ([trainlint, "check", str(args.file)], [yamllint, str(args.file)]):  # warm the file cache
         _cpu(argv)
-    t_runs, y_runs = [], []
-    for _ in range(args.runs):  # alternate, so that machine noise hits both alike
-        t_runs.append(_cpu([trainlint, "check", str(args.file)]))
-        y_runs.append(_cpu([yamllint, str(args.file)]))
-    t_one, y_one = statistics.median(t_runs), statistics.median(y_runs)
+    t_one, y_one = _ratio(trainlint, yamllint, args.file, args.runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        config = _small_repository(Path(tmp))
+        t_small, y_small = _ratio(trainlint, yamllint, config.relative_to(config.parents[1]), args.runs,
+                                  cwd=config.parents[1])
 
     with tempfile.TemporaryDirectory() as tmp:
         files = _many_files(Path(tmp), 300)
@@ -106,8 +132,11 @@ def main() -> int:
         "runs": args.runs,
         "python": sys.version.split()[0],
         "cpu_seconds": {"trainlint_1_file": round(t_one, 4), "yamllint_1_file": round(y_one, 4),
+                        "trainlint_1_file_small_repository": round(t_small, 4),
+                        "yamllint_1_file_small_repository": round(y_small, 4),
                         "trainlint_300_files": round(t_many, 4), "yamllint_300_files": round(y_many, 4)},
         "ratio_1_file_trainlint_over_yamllint": round(t_one / y_one, 2),
+        "ratio_1_file_small_repository_trainlint_over_yamllint": round(t_small / y_small, 2),
         "ratio_300_files_trainlint_over_yamllint": round(t_many / y_many, 2),
         "trainlint_300_over_1_file": round(t_many / t_one, 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),

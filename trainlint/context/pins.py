@@ -170,22 +170,32 @@ def _strength(pin: Pin) -> int:
     return 2 if pin.exact else (1 if pin.spec else 0)
 
 
+# PEP 508, as far as a pin's framework and versions go: `name[extras] (specifiers) ; marker`. A direct reference
+# (`name @ url`) pins no version. (packaging.requirements would pull in markers, tags, platform and subprocess:
+# more CPU than a lint.)
+_PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
+                     r"(\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)\s*(;.*)?$")
+
+
 def _requirement(text: str) -> Pin | None:
     text = text.split(" #")[0].strip()
     if not text or text.startswith(("#", "-", "git+", "http:", "https:", "file:", ".")):
         return None
-    # Imported here: packaging.requirements pulls in markers, tags, platform and subprocess, which only a
-    # repository with pin files needs.
-    from packaging.requirements import InvalidRequirement, Requirement
+    direct = re.match(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*@", text)
+    if direct:  # `name @ url`: the dependency is there, at no release trainlint can name
+        return Pin(canonical(direct.group(1)), "", "", False)
+    match = _PEP508.match(text)
+    if match is None:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        req = Requirement(text)
-    except InvalidRequirement:
+        specifier = SpecifierSet(match.group(2).strip().strip("()").strip())
+    except InvalidSpecifier:
         return None
-    spec = str(req.specifier)
-    exact = len(req.specifier) == 1 and next(iter(req.specifier)).operator in ("==", "===") \
-        and "*" not in spec
-    return Pin(canonical(req.name), spec, "", exact)
+    spec = str(specifier)
+    exact = len(specifier) == 1 and next(iter(specifier)).operator in ("==", "===") and "*" not in spec
+    return Pin(canonical(match.group(1)), spec, "", exact)
 
 
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
