@@ -255,3 +255,18 @@ def test_the_json_checked_with_its_linking_configs_gets_no_name_a_model_note(tmp
     assert "TL102" not in run("check", "ds/zero2.json", cwd=repo).stdout
     alone = make_repo(tmp_path / "alone", {"ds/zero2.json": DS_GOOD})
     assert "TL102" in run("check", "ds/zero2.json", cwd=alone).stdout
+
+
+def test_a_launch_script_naming_the_accelerate_config_links_the_config_it_runs(tmp_path):
+    """`accelerate launch --config_file configs/accel.yaml train.py --config configs/train.yaml`: checking only
+    the accelerate config lints configs/train.yaml, launched with it (the launch context's index of commands)."""
+    accel = ACCEL.replace("  deepspeed_config_file: ../ds/zero2.json\n", "  zero_stage: 2\n")
+    repo = make_repo(tmp_path / "repo", {
+        "configs/accel.yaml": accel, "configs/train.yaml": TRAIN.replace("deepspeed: ds/zero2.json\n", ""),
+        "scripts/train.sh": "#!/bin/sh\naccelerate launch --config_file configs/accel.yaml train.py "
+                            "--config configs/train.yaml\n"})
+    code = ("from trainlint import engine; "
+            "print([r.path for r in engine.linking_results('configs/accel.yaml')])")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120)
+    assert found.stdout.strip() == "['configs/train.yaml']", found.stdout + found.stderr
+    assert run("check", "configs/accel.yaml", cwd=repo).returncode in (0, 1)  # runs; findings depend on the rules

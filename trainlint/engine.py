@@ -364,6 +364,12 @@ def links_to(result: FileResult, target: str) -> bool:
     """Whether a lint read `target` as a linked file."""
     key = _key(target)
     paths = [d.path for d in result.linked or ()] + list(getattr(result.plan, "linked_paths", ()) or ())
+    launch = result.launch
+    if launch is not None and launch.found:  # launched with it: the accelerate config, a --deepspeed_config_file
+        paths.append(launch.accelerate_config)
+        if launch.deepspeed_config and launch.origin.path:
+            paths.append(os.path.join(os.path.dirname(launch.origin.path), launch.deepspeed_config))
+            paths.append(os.path.join(str(links.root_of(launch.origin.path)), launch.deepspeed_config))
     return any(_key(p) == key for p in paths if p)
 
 
@@ -375,9 +381,11 @@ def linking_results(path: str, settings: Settings = Settings(), skip: frozenset[
     if path in ("-", "<stdin>"):
         return []
     out = []
-    for candidate in links.candidates(path):
-        if _key(candidate) in skip:
+    seen: set[str] = set()
+    for candidate in links.candidates(path) + links.launched_with(path):
+        if _key(candidate) in skip or _key(candidate) in seen:
             continue
+        seen.add(_key(candidate))
         result = lint(candidate) if lint is not None else check_path(candidate, settings, display_path=_shown(candidate))
         if links_to(result, path):
             out.append(result)

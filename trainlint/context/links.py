@@ -130,6 +130,42 @@ def candidates(path: str | Path, max_age: float | None = None) -> list[str]:
         return []
 
 
+def launched_with(path: str | Path) -> list[str]:
+    """Configs that launch commands in the repository run with `path` as their accelerate config
+    (`--config_file`) or DeepSpeed config (`--deepspeed_config_file`): the commands come from the launch
+    context's index (context/launch.py: scripts, Makefiles, CI, READMEs; its walk and cache, not a second one)."""
+    from trainlint.context import launch, pins
+
+    try:
+        target = Path(key(path))
+        if _regular(target) is None:
+            return []
+        repo = pins.repo_root(target.parent)
+        commands = launch.index_for(str(repo)).commands
+    except (OSError, ValueError, RuntimeError):
+        return []
+    out: list[str] = []
+    for command in commands:
+        if target.name not in command.text:
+            continue
+        parsed = launch.parse_command(command.text, dict(command.env))
+        if parsed is None:
+            continue
+        bases = [repo, Path(command.path).parent]
+        named = [parsed.values.get(name) for name in ("config_file", "deepspeed_config")]
+        if not any(value and launch.names_config(value, target, bases, repo) for value in named):
+            continue
+        for token in parsed.args:
+            value = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
+            if os.path.splitext(value)[1].lower() in CONFIG_SUFFIXES:
+                for base in bases:
+                    found = base / value
+                    if _regular(found) is not None and key(found) != str(target) and str(found) not in out:
+                        out.append(str(found))
+                        break
+    return out
+
+
 def _ignores(root: Path) -> _Ignores:
     exclude, extend, respect = None, (), True
     try:
