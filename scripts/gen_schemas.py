@@ -932,6 +932,8 @@ def gen_hf() -> dict:
         "fsdp": {"anyOf": [{"type": ["string", "boolean", "null"]}, {"type": "array", "items": {"type": "string"}}]},
         # a path to a DeepSpeed JSON or an inline dict
         "deepspeed": {"type": ["string", "object", "null"]},
+        # GRPOConfig.__post_init__ maps True -> "group" and False -> "none" (a bool field before TRL 0.22)
+        "scale_rewards": {"type": ["string", "boolean"]},
     }
     props: dict[str, dict] = {}
     owners: dict[str, list[str]] = {}
