@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     what_if.add_argument("--task", choices=["sft", "pretrain", "dpo", "orpo", "kto", "grpo"], help="training objective")
     estimate.add_argument("--output-format", choices=["text", "json"], default="text")
     estimate.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
+    estimate.add_argument("--exact-model", action="store_true",
+                          help="also build the model with the installed torch + transformers on the meta device and "
+                               "compare its parameter count with trainlint's (opt-in; nothing is downloaded)")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="explain one rule")
@@ -547,10 +550,13 @@ def cmd_estimate(args) -> int:
         raise UsageError(ctx.unestimable.reason if ctx.unestimable else "no estimate could be made")
     est = ctx.estimate
     offers, advice = _estimate_suggestions(ctx)
+    exact = _exact_check(ctx.architecture) if args.exact_model else None
     if args.output_format == "json":
         out = est.to_json()
         out["suggestions"] = [o.to_json(est.total, est.capacity) for o in offers]
         out["advice"] = advice
+        if exact is not None:
+            out["exact_model"] = exact
         print(json.dumps(out, indent=2))
     else:
         lines = []
@@ -562,8 +568,30 @@ def cmd_estimate(args) -> int:
                 line += " (safe: `trainlint check --fix` applies it)" if o.candidate.safe and o is offers[0] else ""
             lines.append(line)
         sys.stdout.write(render_table(est, plan, ctx.architecture, lines, advice))
+        if exact is not None:
+            sys.stdout.write(f"\nexact check: {exact['summary']}\n")
     fits = est.fits
     return EXIT_FINDINGS if fits is False else EXIT_OK
+
+
+def _exact_check(arch) -> dict:
+    """transformers' own parameter count (meta device) next to trainlint's, for `estimate --exact-model`."""
+    from trainlint.catalog.meta_count import ExactCountUnavailable, exact_count, model_config
+
+    config = model_config(arch)
+    if config is None:
+        return {"available": False, "summary": f"no config.json is known for {arch.name}"}
+    try:
+        exact = exact_count(config)
+    except ExactCountUnavailable as exc:
+        return {"available": False, "summary": str(exc)}
+    ours = arch.total_params
+    diff = (ours - exact.params) / exact.params if exact.params else 0.0
+    verdict = "the same" if ours == exact.params else f"trainlint's differs by {diff:+.2%}"
+    return {"available": True, "transformers": exact.transformers_version, "auto_class": exact.auto_class,
+            "params": exact.params, "trainlint_params": ours, "relative_difference": round(diff, 6),
+            "summary": (f"transformers {exact.transformers_version} builds {exact.auto_class} with {exact.params:,} "
+                        f"parameters on the meta device; trainlint counts {ours:,} ({verdict})")}
 
 
 def _flags_precision(plan):
