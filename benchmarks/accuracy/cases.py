@@ -130,6 +130,14 @@ PHI2 = {
     "tie_word_embeddings": False, "torch_dtype": "float16", "use_cache": True, "vocab_size": 51200,
 }  # microsoft/phi-2
 
+MAMBA_130M = {
+    "architectures": ["MambaForCausalLM"], "bos_token_id": 0, "conv_kernel": 4, "eos_token_id": 0,
+    "expand": 2, "hidden_act": "silu", "hidden_size": 768, "intermediate_size": 1536, "layer_norm_epsilon": 1e-05,
+    "model_type": "mamba", "num_hidden_layers": 24, "pad_token_id": 0, "residual_in_fp32": True,
+    "state_size": 16, "tie_word_embeddings": True, "time_step_rank": 48, "use_bias": False, "use_conv_bias": True,
+    "use_mambapy": False, "vocab_size": 50280,
+}  # state-spaces/mamba-130m-hf
+
 FALCON_7B = {
     "alibi": False, "apply_residual_connection_post_layernorm": False,
     "architectures": ["FalconForCausalLM"], "attention_dropout": 0.0, "bias": False,
@@ -164,6 +172,7 @@ MODELS = {
     "bert-base": ("google-bert/bert-base-uncased", BERT_BASE),
     "phi2": ("microsoft/phi-2", PHI2),
     "falcon-7b": ("tiiuae/falcon-7b", FALCON_7B),
+    "mamba-130m": ("state-spaces/mamba-130m-hf", MAMBA_130M),
     "gemma2-2b": ("google/gemma-2-2b", GEMMA2_2B),
 }
 
@@ -173,7 +182,7 @@ _OPT_TAG = {"adamw": "adamw", "adamw_fused": "adamwfused", "adamw_foreach": "ada
 
 
 def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes="", head=None,
-         loss_kernel=None):
+         loss_kernel=None, ssm_path=None):
     name, cfg = MODELS[model]
     cfg = copy.deepcopy(cfg)
     tag = model
@@ -215,6 +224,7 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
         "lora": lora,
         "notes": notes,
         **({"loss_kernel": loss_kernel} if loss_kernel else {}),
+        **({"ssm_path": ssm_path} if ssm_path else {}),
     }
 
 
@@ -287,6 +297,12 @@ CASES = [
     case("phi2", "amp_bf16", "adamw_fused", "sdpa", 2, 1024, layers=8),
     case("phi2", "bf16", "adamw_fused", "sdpa", 4, 2048, layers=8),
     case("falcon-7b", "bf16", "adamw_fused", "sdpa", 2, 2048, layers=4),
+    # Mamba: traced on CPU without mamba_ssm / causal_conv1d, so transformers runs its PyTorch path (the reference
+    # fallbacks of mamba_inner_fn / selective_scan_fn): the estimate's ssm_path "torch". No SDPA path: eager.
+    case("mamba-130m", "bf16", "adamw_fused", "eager", 1, 1024, layers=4, ssm_path="torch",
+         notes="transformers' PyTorch Mamba path (no mamba_ssm kernels on the tracer)."),
+    case("mamba-130m", "amp_bf16", "adamw_fused", "eager", 2, 512, layers=4, ssm_path="torch",
+         notes="transformers' PyTorch Mamba path (no mamba_ssm kernels on the tracer)."),
     # Gemma-2: final-logit softcapping; attention softcapping in eager
     # (transformers 5 refuses SDPA for Gemma-2: `_supports_sdpa = False`, softcapping needs eager or flash)
     case("gemma2-2b", "bf16", "adamw_fused", "eager", 1, 2048, layers=6),

@@ -48,7 +48,7 @@ def run_for(case: dict) -> Run:
     return Run(arch=arch, micro_batch=case["micro_batch"], seq_len=case["seq_len"],
                precision=PRECISION[case["precision"]], optimizer=optimizer_spec(OPTIMIZER[case["optimizer"]]),
                grad_ckpt="full" if case["grad_ckpt"] else "none", attn=case["attn_implementation"], peft=peft,
-               head=head, loss_kernel=case.get("loss_kernel"))
+               head=head, loss_kernel=case.get("loss_kernel"), ssm_path=case.get("ssm_path") or "fused")
 
 
 def compare(cases: list[dict], measured: dict[str, int]) -> list[dict]:
