@@ -194,7 +194,8 @@ def _image_tokens(plan: TrainingPlan, arch, assumptions: list[str]) -> int:
     size = plan.image_size.value or tower.image_size
     if not size or not tower.patch_size:
         return 0
-    if plan.vision_frozen.value and plan.peft.value is None:
+    if plan.vision_frozen.value:
+        # LLaMA-Factory keeps lora_target "all" out of a frozen tower too (model_utils/misc.py find_all_linear_modules).
         assumptions.append(f"vision tower frozen ({plan.vision_frozen.origin.note or 'freeze_vision_tower'}): "
                            "its image-token activations are not saved for backward")
         return 0
