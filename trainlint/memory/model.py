@@ -776,7 +776,8 @@ def _tower_saved(run: Run) -> float:
     heads = tower.heads or max(1, h // 64)
     if run.grad_ckpt == "full":
         return tower.num_layers * Ti * h * r
-    per_layer = Ti * (2 * h * r + (3 if amp else 1) * h * c + h * c + 4 * h * c + 2 * f * c) + run.micro_batch * heads * run.image_tokens * 4
+    lse = run.micro_batch * heads * run.image_tokens * 4  # SDPA's fp32 logsumexp
+    per_layer = Ti * (2 * h * r + (3 if amp else 1) * h * c + h * c + 4 * h * c + 2 * f * c) + lse
     return tower.num_layers * per_layer / run.tp
 
 
