@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -121,13 +123,40 @@ class ConfigView:
         return None
 
 
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _project_folders(doc_path: str, levels: int = 8) -> list[Path]:
+    """The folders above the config up to its project's root (a `.git`, pyproject.toml, setup.py): launches run
+    from there, and the frameworks resolve `deepspeed: configs/ds.json` against the launch folder."""
+    out: list[Path] = []
+    try:
+        folder = Path(os.path.abspath(doc_path)).parent
+    except (OSError, ValueError):
+        return out
+    for _ in range(levels):
+        parent = folder.parent
+        if parent == folder:
+            break
+        folder = parent
+        out.append(folder)
+        try:
+            if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+                break
+        except (OSError, ValueError):
+            break
+    return out
+
+
 def resolve_link(doc_path: str, target: str) -> Path | None:
-    """A path written in a config, relative to the config's folder first, then the working directory."""
+    """A path written in a config, relative to the config's folder first, then the working directory, then the
+    folders above the config up to its project's root (where the launch runs)."""
     target = target.strip()
     if not target or "\n" in target or "${" in target:
         return None
     candidate = Path(target).expanduser()
-    tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate]
+    tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate] + [
+        folder / candidate for folder in _project_folders(doc_path)]
     from trainlint.document.reading import in_overlay
 
     for path in tries:

@@ -39,6 +39,6 @@ def check(ctx: LintContext):
             continue
         if resolve_link(doc.path, target) is None:
             yield RULE.at(doc, node,
-                          f"the DeepSpeed config {target!r} does not exist next to this file or under the working "
-                          "directory; the launch fails if it is not there at run time, and the memory estimate "
+                          f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
+                          "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
                           "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")
