@@ -208,8 +208,11 @@ def fresh_install(tmp_path_factory):
     purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   capture_output=True, text=True, check=True).stdout.strip())
     (purelib / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # --ignore-installed: the trainlint this environment has (CI installs it non-editable) is visible through the
+    # .pth line and would count as "already satisfied"; it must stay untouched, and the wheel go into the new venv.
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-                              "--no-index", "-q", str(wheel)], capture_output=True, text=True, timeout=300)
+                              "--ignore-installed", "--no-index", "-q", str(wheel)],
+                             capture_output=True, text=True, timeout=300)
     assert install.returncode == 0, install.stdout + install.stderr
     return wheel, venv
 
