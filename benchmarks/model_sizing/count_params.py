@@ -44,22 +44,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "tests" / "data" / "hf_configs"
 OUTPUT = CONFIGS / "expected_params.json"
 
-ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "modernbert",
-                "electra", "albert", "vit"}
+sys.path.insert(0, str(ROOT))  # the class choice is trainlint's own (its exact path builds the same classes)
+from trainlint.catalog.meta_count import ENCODER_ONLY, auto_class_name  # noqa: E402,F401
+
 PROJECTOR_WORDS = ("multi_modal_projector", "mm_projector", "connector", "image_newline", "perceiver")
 VISION_WORDS = ("vision", "visual", "image_")
-
-
-def auto_class_name(config) -> str:
-    if getattr(config, "vision_config", None) is not None:
-        return "AutoModelForImageTextToText"
-    if config.model_type in ENCODER_ONLY:
-        return "AutoModel"
-    if config.model_type == "whisper":
-        return "AutoModelForSpeechSeq2Seq"
-    if getattr(config, "is_encoder_decoder", False):
-        return "AutoModelForSeq2SeqLM"
-    return "AutoModelForCausalLM"
 
 
 def part_of(name: str) -> str:

@@ -232,14 +232,13 @@ class Architecture:
     @property
     def counted_params(self) -> int:
         """The parameters the stacks, embeddings, head, norms and towers add up to."""
-        return (
-            sum(stack.params for stack in self.stacks)
-            + self.embedding_params
-            + self.head_params
-            + self.final_norm_params
-            + self.other_params
-            + sum(t.params for t in self.towers)
-        )
+        return sum(stack.params for stack in self.stacks) + self.outside_stacks_params
+
+    @property
+    def outside_stacks_params(self) -> int:
+        """Embeddings, head, final norm, other parameters and the towers: what every token uses besides the layers."""
+        return (self.embedding_params + self.head_params + self.final_norm_params + self.other_params
+                + sum(t.params for t in self.towers))
 
     @property
     def total_params(self) -> int:
@@ -272,14 +271,8 @@ class Architecture:
     @property
     def active_params_per_token(self) -> int:
         """Parameters one token uses: all of them, except routed experts it is not sent to."""
-        return (
-            sum(stack.num_layers * stack.active_params_per_layer for stack in self.stacks)
-            + self.embedding_params
-            + self.head_params
-            + self.final_norm_params
-            + self.other_params
-            + sum(t.params for t in self.towers)
-        )
+        return (sum(stack.num_layers * stack.active_params_per_layer for stack in self.stacks)
+                + self.outside_stacks_params)
 
     @property
     def largest_module_params(self) -> int:

@@ -44,7 +44,8 @@ def model_config(arch) -> dict | None:
     return dict(entry.config) if entry is not None else None
 
 
-def _auto_class(config) -> str:
+def auto_class_name(config) -> str:
+    """The transformers Auto class trainlint counts a config as (see the module docstring)."""
     if getattr(config, "vision_config", None) is not None:
         return "AutoModelForImageTextToText"
     if config.model_type in ENCODER_ONLY:
@@ -73,7 +74,7 @@ def exact_count(config: dict) -> ExactCount:
         raise ExactCountUnavailable("the config has no model_type")
     try:
         hf_config = transformers.AutoConfig.for_model(model_type, **fields)
-        auto_class = _auto_class(hf_config)
+        auto_class = auto_class_name(hf_config)
         with torch.device("meta"):
             model = getattr(transformers, auto_class).from_config(hf_config)
     except Exception as exc:  # noqa: BLE001 - whatever transformers raises for a config it cannot build
