@@ -107,9 +107,13 @@ class LspStub:
         self.executable.chmod(0o755)
 
     def env(self, **extra: str) -> dict[str, str]:
+        # No other trainlint on PATH (CI runs the tests in an activated virtual environment that has the real
+        # one): the stub's is the only one, so a test that removes it sees none.
+        others = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+                  if d and not os.path.exists(os.path.join(d, "trainlint"))]
         return {
             **os.environ,
-            "PATH": f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": os.pathsep.join([str(self.bin_dir), *others]),
             "PYTHONPATH": str(self.package_dir),
             "STUB_DIR": str(self.records_dir),
             **extra,
