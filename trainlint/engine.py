@@ -21,7 +21,7 @@ from trainlint.plan import TrainingPlan
 from trainlint.rules import all_rules, tl009_unused_suppression
 from trainlint.rules.base import LintContext
 from trainlint.context import links
-from trainlint.context.settings import (ContextSettings, Overrides, ProjectConfig, RuleSelection, Settings,
+from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings,
                                         SettingsError, find_project_config, parse_directives)
 from trainlint.context import launch as launch_context
 from trainlint.context import versions as version_context

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any
 
 from trainlint.catalog import schemas
 

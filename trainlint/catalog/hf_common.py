@@ -6,6 +6,7 @@ No I/O, no family knowledge beyond the defaults table.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from trainlint.catalog.architecture import Architecture, LayerStack, Linear, UnsupportedArchitecture

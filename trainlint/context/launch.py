@@ -66,8 +66,9 @@ import fnmatch  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
-import stat  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from trainlint.document.reading import read_regular_file  # noqa: E402
 
 from trainlint.diagnostics import Pos, Span  # noqa: E402
 
@@ -167,16 +168,12 @@ def _build_index(root: Path) -> LaunchIndex:
             if files > MAX_FILES or total > MAX_TOTAL_BYTES:
                 truncated = True
                 break
-            try:
-                status = os.stat(path)
-                size = status.st_size
-                if size > MAX_FILE_BYTES or not stat.S_ISREG(status.st_mode):  # a FIFO named run.sh would block
-                    continue
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
-            except (OSError, ValueError):
+            # Regular files only, never more than the limit: a FIFO named run.sh would block.
+            data, _why = read_regular_file(path, MAX_FILE_BYTES)
+            if data is None:
                 continue
-            total += size
+            text = data.decode("utf-8", errors="replace")
+            total += len(data)
             if LAUNCH_WORDS.search(text):  # one scan of the file before the line-by-line reading
                 commands.extend(commands_in(text, path, rank))
         if truncated:
@@ -365,6 +362,16 @@ def _read_opts(tokens: list[str], i: int, opts: dict, flags: dict, values: dict)
     return i
 
 
+def _with_script(p, tokens: list[str], i: int):
+    """After a launcher's own options: the script (or `-m module`) it runs, and the script's arguments."""
+    if i < len(tokens) and tokens[i] in ("-m", "--module"):
+        p.script, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
+    elif i < len(tokens):
+        p.script, i = tokens[i], i + 1
+    p.args = tokens[i:]
+    return p
+
+
 def parse_command(text: str, env: dict | None = None) -> Parsed | None:
     """Read one launch command line (already joined); None when it launches nothing trainlint knows."""
     env = dict(env or {})
@@ -380,24 +387,12 @@ def parse_command(text: str, env: dict | None = None) -> Parsed | None:
         nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
         if base == "accelerate" and nxt == "launch":
             p = Parsed("accelerate", env=env)
-            i = _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values)
-            if i < len(tokens) and tokens[i] in ("-m", "--module"):
-                p.script, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
-            elif i < len(tokens):
-                p.script, i = tokens[i], i + 1
-            p.args = tokens[i:]
-            return p
+            return _with_script(p, tokens, _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values))
         if base == "torchrun" or (base.startswith("python") and nxt == "-m" and pos + 2 < len(tokens)
                                   and tokens[pos + 2] in ("torch.distributed.run", "torch.distributed.launch")):
             p = Parsed("torchrun", env=env)
             start = pos + 1 if base == "torchrun" else pos + 3
-            i = _read_opts(tokens, start, TORCHRUN_OPTS, TORCHRUN_FLAGS, p.values)
-            if i < len(tokens) and tokens[i] in ("-m", "--module"):
-                p.script, i = (tokens[i + 1] if i + 1 < len(tokens) else ""), i + 2
-            elif i < len(tokens):
-                p.script, i = tokens[i], i + 1
-            p.args = tokens[i:]
-            return p
+            return _with_script(p, tokens, _read_opts(tokens, start, TORCHRUN_OPTS, TORCHRUN_FLAGS, p.values))
         if base == "deepspeed" and nxt and not nxt.endswith(".json"):
             p = Parsed("deepspeed", env=env)
             i = _read_opts(tokens, pos + 1, DEEPSPEED_OPTS, {}, p.values)
@@ -455,9 +450,8 @@ def read_accelerate_config(path: Path) -> dict | None:
         import yaml
 
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise OSError("too large")
-            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+            raw, _why = read_regular_file(path, MAX_FILE_BYTES)  # a FIFO or device named by a launch: not read
+            data = yaml.safe_load(raw.decode("utf-8", errors="replace")) if raw is not None else None
         except Exception:  # noqa: BLE001 - unreadable or malformed: no launch facts
             data = None
         _YAML_CACHE[key] = data if isinstance(data, dict) else None

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trainlint.document.reading import read_regular_file
 from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores
 
 MAX_FILES = 5000  # config files looked at per repository
@@ -225,13 +226,9 @@ def _regular(path: Path) -> os.stat_result | None:
 
 
 def _scan(path: Path, index: LinkIndex) -> None:
-    status = _regular(path)
-    if status is None or status.st_size > MAX_FILE_BYTES:
-        return
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError:
+    # Regular files only, never more than the limit (a FIFO or a device named like a config must not block).
+    data, _why = read_regular_file(path, MAX_FILE_BYTES)
+    if data is None:
         return
     index.read += 1
     index.bytes += len(data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from trainlint.document.tree import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, MAX_SCALAR_CHARS, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
+from trainlint.document.tree import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),

@@ -373,7 +373,7 @@ def _apply(plan, changes: dict):
 def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
     """The cheapest `limit` combinations of up to MAX_KNOBS knobs that fit, safe ones first; LoRA/QLoRA
     only when nothing else does."""
-    gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
+    gpu, arch = ctx.gpu, ctx.architecture
     if gpu is None or arch is None:
         return []
     all_knobs = knob_list(ctx, require_edits)

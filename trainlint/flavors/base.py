@@ -66,6 +66,11 @@ def is_auto(node: Node | None) -> bool:
     return node is not None and node.kind == "scalar" and isinstance(node.value, str) and node.value.strip() == "auto"
 
 
+def uses_auto(doc: Document) -> bool:
+    """A document holding "auto" values anywhere: a DeepSpeed file written for the HF Trainer or Accelerate."""
+    return doc.root is not None and any(is_auto(n) for n in doc.root.walk())
+
+
 class ConfigView:
     """Typed, provenance-carrying reads from one document."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import scalar_text
-from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto
+from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto, uses_auto
 from trainlint.flavors.deepspeed import is_megatron
 
 # Integrations that read a DeepSpeed config, and where their configs name it.
@@ -450,10 +450,7 @@ def replace_text(doc: Document, node: Node, value: Any):
 
 def looks_integrated(cfg: DSConfig) -> bool:
     """A DeepSpeed file written for an integration: linked from one, or holding "auto" values."""
-    if cfg.host is not None:
-        return True
-    root = cfg.root
-    return root is not None and any(is_auto(n) for n in root.walk())
+    return cfg.host is not None or (cfg.root is not None and uses_auto(cfg.doc))
 
 
 # Sections DeepSpeed reads through pydantic models (DeepSpeedConfigModel drops "auto" values there).

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
+from trainlint.flavors.base import uses_auto
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL002", "duplicate-key", Severity.WARNING, "A key appears twice in the same mapping",
@@ -34,17 +35,12 @@ RULE = Rule("TL002", "duplicate-key", Severity.WARNING, "A key appears twice in 
             raises="Duplicate keys in DeepSpeed config: ['stage']")
 
 
-def _uses_auto(doc) -> bool:
-    from trainlint.flavors.base import is_auto
-
-    return doc.root is not None and any(is_auto(n) for n in doc.root.walk())
-
 
 def check(ctx: LintContext):
     for doc in [ctx.document, *ctx.linked]:
         # Only DeepSpeed reading the file itself refuses duplicates; a linked file is read by the integration.
         standalone_ds = (doc is ctx.document and ctx.flavor == "deepspeed" and doc.kind == "json"
-                         and not _uses_auto(doc))
+                         and not uses_auto(doc))
         for dup in doc.duplicates:
             key = ".".join(str(k) for k in dup.key_path)
             first = dup.first.start.line + 1

@@ -26,7 +26,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix
 from trainlint.diagnostics import Edit
-from trainlint.flavors.base import is_auto
+from trainlint.flavors.base import uses_auto
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL006", "relaxed-json", Severity.WARNING, "hjson-only syntax in a JSON that a strict reader loads",
@@ -36,13 +36,9 @@ RULE = Rule("TL006", "relaxed-json", Severity.WARNING, "hjson-only syntax in a J
             raises="json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes")
 
 
-def _uses_auto(doc) -> bool:
-    return doc.root is not None and any(is_auto(n) for n in doc.root.walk())
-
-
 def check(ctx: LintContext):
     docs = []
-    if ctx.flavor == "deepspeed" and ctx.document.kind == "json" and _uses_auto(ctx.document):
+    if ctx.flavor == "deepspeed" and ctx.document.kind == "json" and uses_auto(ctx.document):
         docs.append((ctx.document, "it uses \"auto\" values, so it is meant for the HF Trainer or Accelerate, which",
                      Severity.WARNING, ("assumed the file is used through the HF Trainer or Accelerate, as its "
                                         "\"auto\" values say",)))
