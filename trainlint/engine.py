@@ -198,7 +198,7 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     _estimate(ctx, result)
 
     diagnostics: list[Diagnostic] = []
-    for rule in all_rules():
+    for rule in all_rules(flavor):  # only the rules of this flavor are imported
         identity = rule.RULE
         if identity.flavors and flavor not in identity.flavors:
             continue
