@@ -71,3 +71,8 @@ def test_plain_check_imports_only_what_it_needs(tmp_path):
     assert "trainlint.rules.tl621_lightning_unknown_strategy" not in loaded  # not a Lightning file
     assert "trainlint.rules.tl640_torchtune_optimizer_in_bwd_conflict" not in loaded  # not a torchtune file
     assert "trainlint.rules.tl100_out_of_memory" in loaded
+    # Heavy modules a plain check does without: OpenSSL's hashlib, shutil (and the compression modules it imports),
+    # importlib.resources (tempfile, zipfile), traceback (only for a failure), difflib (only for a suggestion),
+    # jsonschema (the schemas are checked by trainlint.catalog.schema_check).
+    for heavy in ("_hashlib", "shutil", "importlib.resources", "traceback", "difflib", "jsonschema"):
+        assert heavy not in loaded, heavy

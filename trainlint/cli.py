@@ -52,12 +52,57 @@ def _add_run_overrides(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--grad-accum", type=_positive, help="gradient accumulation steps")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.")
+COMMAND_HELP = {
+    "check": "lint config files (DeepSpeed, HF, Lightning, Accelerate, Axolotl, ...)",
+    "estimate": "show the per-GPU memory breakdown of a config, or of flags alone",
+    "rules": "list the rules",
+    "rule": "explain one rule",
+    "gpus": "list the GPU catalog",
+    "models": "list the model catalog",
+    "server": "run the language server over stdio",
+}
+
+
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns without importing shutil (which imports the compression modules)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `command`, only that subcommand's options are added (the others are listed, for --help)."""
+    parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.",
+                                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parsers = {name: sub.add_parser(name, help=text, formatter_class=_HelpFormatter)
+               for name, text in COMMAND_HELP.items()}
+    if command in (None, "check"):
+        _add_check_options(parsers["check"])
+    if command in (None, "estimate"):
+        _add_estimate_options(parsers["estimate"])
+    if command in (None, "rule"):
+        parsers["rule"].add_argument("code")
+    if command in (None, "server"):
+        parsers["server"].add_argument("--stdio", action="store_true",
+                                       help="accepted for clients that pass it; stdio is the default")
+    return parser
 
-    check = sub.add_parser("check", help="lint config files (DeepSpeed, HF, Lightning, Accelerate, Axolotl, ...)")
+
+def _add_check_options(check: argparse.ArgumentParser) -> None:
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (- for standard input)")
     _add_run_overrides(check)
     check.add_argument("--output-format", default=None,
@@ -92,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--force-exclude", action="store_true",
                        help="apply the excludes to files named on the command line too (for pre-commit)")
 
-    estimate = sub.add_parser("estimate", help="show the per-GPU memory breakdown of a config, or of flags alone")
+
+def _add_estimate_options(estimate: argparse.ArgumentParser) -> None:
     estimate.add_argument("path", nargs="?", metavar="PATH", help="a config file (optional: flags alone work too)")
     _add_run_overrides(estimate)
     what_if = estimate.add_argument_group("what if (override the config)")
@@ -115,18 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="also build the model with the installed torch + transformers on the meta device and "
                                "compare its parameter count with trainlint's (opt-in; nothing is downloaded)")
 
-    sub.add_parser("rules", help="list the rules")
-    rule = sub.add_parser("rule", help="explain one rule")
-    rule.add_argument("code")
-    sub.add_parser("gpus", help="list the GPU catalog")
-    sub.add_parser("models", help="list the model catalog")
-    server = sub.add_parser("server", help="run the language server over stdio")
-    server.add_argument("--stdio", action="store_true", help="accepted for clients that pass it; stdio is the default")
-    return parser
-
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command if command in COMMAND_HELP else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage and 0 on --help

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -123,6 +122,8 @@ def _printable(d: Diagnostic) -> Diagnostic:
 def _internal(doc: Document, message: str, exc: BaseException | None = None) -> Diagnostic:
     detail = ""
     if exc is not None:
+        import traceback  # only for a failure
+
         frames = traceback.extract_tb(exc.__traceback__)
         if frames:
             last = frames[-1]

@@ -8,13 +8,12 @@ from functools import lru_cache
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from trainlint.catalog.files import read_data
+
 
 @lru_cache(maxsize=1)
 def _releases() -> dict[str, tuple[str, ...]]:
-    from importlib import resources
-
-    text = resources.files("trainlint.catalog").joinpath("data").joinpath("frameworks.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = json.loads(read_data("frameworks.json"))
     return {name: tuple(vs) for name, vs in data.items() if not name.startswith("_") and isinstance(vs, list)}
 
 

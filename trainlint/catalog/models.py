@@ -21,7 +21,6 @@ Nothing here touches the network. The catalog is read once, on first use.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -364,6 +363,8 @@ def closest_models(name: str, n: int = 3) -> list[str]:
     """Catalog names most like `name`, best first, for "did you mean" messages: the same family and
     version nearest in size first (`Qwen2.5-9B` -> Qwen2.5-7B, Qwen2.5-14B, ...), then the same family
     of another version, then names that merely look alike."""
+    import difflib  # only for a suggestion
+
     base, family, size = _family_and_size(name)
     wants_vision = bool(re.search(r"(^|[-_. /])(vl|vlm|vision|llava)($|[-_. ])", name.lower()))
     if base:

@@ -15,7 +15,6 @@ Only the standard library is imported at module load; ``jsonschema`` is imported
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -454,6 +453,8 @@ def _where(path: tuple) -> str:
 
 
 def _suggest(word: str, options: Iterable[Any]) -> str | None:
+    import difflib  # only for a suggestion
+
     strs = [o for o in options if isinstance(o, str)]
     match = difflib.get_close_matches(word, strs, n=1, cutoff=0.75)
     return match[0] if match else None
@@ -466,6 +467,8 @@ MAX_SUGGESTIONS = 50  # unknown keys per mapping that get a "did you mean"
 def _close_keys(key: str, known: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
     """Up to five known keys like `key` (difflib ratio >= 0.5), best first, with their ratios: the one fuzzy match
     both the "did you mean" and the list of known keys use. Cached: the same unknown key recurs across a run."""
+    import difflib  # only for a suggestion
+
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(key)
     scored = []

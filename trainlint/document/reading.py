@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import re
 import stat
 from pathlib import Path
 
 from trainlint.document.tree import Document, SyntaxProblem
+
+try:  # the built-in BLAKE2 module: `hashlib` would load OpenSSL first, which costs more than reading a config
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import blake2b
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
@@ -145,7 +149,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def document_from_bytes(data: bytes, shown: str) -> Document:
     """Bytes (a file's, or stdin's) into a Document, with the size, binary and UTF-8 guards."""
-    key = (shown, len(data), hashlib.blake2b(data, digest_size=16).digest())
+    key = (shown, len(data), blake2b(data, digest_size=16).digest())
     cached = _parsed.get(key)
     if cached is not None:
         return cached

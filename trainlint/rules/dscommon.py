@@ -7,7 +7,6 @@ Not a rule: it has no RULE and is not registered.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +188,8 @@ def entry_of(doc: Document, node: Node) -> tuple[Node, Entry] | None:
 
 
 def did_you_mean(key: str, known) -> str | None:
+    import difflib  # only for a suggestion
+
     lowered = {k.lower(): k for k in known}
     found = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.75)
     return lowered[found[0]] if found else None

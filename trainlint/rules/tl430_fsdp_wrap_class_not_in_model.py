@@ -42,9 +42,9 @@ KEYS = ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap")
 
 @lru_cache(maxsize=1)
 def layer_classes() -> dict[str, tuple[str, ...]]:
-    from importlib import resources
+    from trainlint.catalog.files import read_data
 
-    text = resources.files("trainlint.catalog").joinpath("data").joinpath("layer_classes.json").read_text("utf-8")
+    text = read_data("layer_classes.json")
     return {k: tuple(v) for k, v in json.loads(text).items() if not k.startswith("_") and isinstance(v, list)}
 
 
