@@ -37,6 +37,7 @@ def repo(tmp_path):
         "docker-compose.yml": "services:\n  web:\n    image: nginx\n",
         "tsconfig.json": '{"compilerOptions": {"strict": true}}',
         "garbage.yaml": "services: [x\n",
+        "ds/ds_config_gpt_TEMPLATE.json": '{"train_batch_size": CONFIG_BATCH_SIZE, "zero_optimization": {"stage": ZERO_STAGE}}',
         ".venv/lib/site.yaml": CONFIG,
         ".gitignore": "out/\n",
         ".git/info/exclude": "local/\n",
@@ -55,6 +56,15 @@ def test_walking_a_folder_skips_ignored_files_and_files_that_are_not_training_co
     diagnostics = [d for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
     assert not [d for d in diagnostics if d["code"] == "TL005"]
     assert any(d["code"] == "TL001" for d in diagnostics)  # a broken training config is still reported
+
+
+def test_a_template_is_skipped_when_walking_and_named_as_one_when_checked_by_name(repo):
+    # Megatron-DeepSpeed's ds_config_*_TEMPLATE.json: bare placeholders a launch script fills in with sed
+    proc = run("check", "--output-format", "json", "ds", cwd=repo)
+    assert proc.returncode == 0 and checked(proc) == set(), proc.stdout  # the walk finds no config in ds/
+    proc = run("check", "--output-format", "json", "ds/ds_config_gpt_TEMPLATE.json", cwd=repo)
+    found = [(d["code"], d["severity"]) for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
+    assert found == [("TL005", "info")], proc.stdout
 
 
 def test_a_file_named_explicitly_is_checked_even_if_excluded_and_gets_tl005_if_foreign(repo):

@@ -15,6 +15,11 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
           "-Infinity": float("-inf")}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# A bare placeholder that a launch script replaces before the file is read (`sed "s/CONFIG_BATCH_SIZE/$GBS/"`,
+# envsubst): ALL_CAPS or underscored names starting with a capital (Megatron-DeepSpeed's ds_config_*_TEMPLATE.json:
+# CONFIG_BATCH_SIZE, GBSIZE, CL_1st_TOTAL_STEP) and shell variables; never Python's True/False/None.
+_PLACEHOLDER = re.compile(r"(?:[A-Z][A-Za-z0-9]*_[A-Za-z0-9_]*|[A-Z][A-Z0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)")
+_NOT_PLACEHOLDERS = {"TRUE", "FALSE", "NULL", "NONE", "NAN", "INF", "INFINITY", "T", "F", "Y", "N", "YES", "NO"}
 
 
 class JsonSyntaxError(Exception):
@@ -24,6 +29,31 @@ class JsonSyntaxError(Exception):
 
 
 def parse_into(doc: Document) -> None:
+    _parse(doc)
+    if doc.syntax_error is not None and "unexpected '" in doc.syntax_error.message and doc.root is None:
+        _template(doc)
+
+
+def _template(doc: Document) -> None:
+    """A file that parses once its bare placeholders count as values is a template a script fills in: it is
+    recorded as such (`doc.placeholders`), with no tree and no syntax error, and not linted as a config."""
+    trial = Document(doc.path, doc.text, doc.kind)
+    parser = _Parser(trial, placeholders=[])
+    try:
+        parser.skip_space()
+        parser.value((), 0)
+        parser.skip_space()
+        if parser.i < len(trial.text):
+            return
+    except (JsonSyntaxError, RecursionError, ValueError):
+        return
+    if parser.placeholders:
+        doc.placeholders = tuple(dict.fromkeys(parser.placeholders))
+        doc.syntax_error = None
+        doc.relaxed, doc.duplicates = [], []
+
+
+def _parse(doc: Document) -> None:
     parser = _Parser(doc)
     try:
         parser.skip_space()
@@ -45,11 +75,12 @@ def parse_into(doc: Document) -> None:
 
 
 class _Parser:
-    def __init__(self, doc: Document):
+    def __init__(self, doc: Document, placeholders: list | None = None):
         self.doc = doc
         self.text = doc.text
         self.i = 0
         self.count = 0
+        self.placeholders = placeholders  # a list: bare placeholders are read as null values and collected
 
     # ---- whitespace and the comments hjson allows ------------------------------------------
     def skip_space(self) -> None:
@@ -119,6 +150,12 @@ class _Parser:
         while end < len(self.text) and self.text[end] not in ",:]}\r\n \t":
             end += 1
         found = self.text[start:max(end, start + 1)]
+        if self.placeholders is not None:
+            m = _PLACEHOLDER.match(self.text, start)
+            if m and len(m.group(0)) > 1 and m.group(0).upper() not in _NOT_PLACEHOLDERS and not self._word_continues(m.end()):
+                self.placeholders.append(m.group(0))
+                self.i = m.end()
+                return Node("scalar", self.doc.span(start, self.i), path, value=None, raw=m.group(0))
         hint = " (strings must be in double quotes)" if found[:1] not in "'" else " (JSON strings use double quotes)"
         raise JsonSyntaxError(f"unexpected {found!r}{hint}", start)
 

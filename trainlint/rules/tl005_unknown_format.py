@@ -6,6 +6,10 @@ Face TrainingArguments/TRL/LLaMA-Factory, Lightning CLI, Accelerate, Axolotl, to
 **Why**: only its syntax was checked; no memory estimate or format rule applies. If it is a
 training config, name its format in an issue; if it is not, exclude it from the hook's `files`.
 
+A JSON template whose values are bare placeholders a launch script substitutes (Megatron-DeepSpeed's
+`ds_config_gpt_TEMPLATE.json`: `"train_batch_size": CONFIG_BATCH_SIZE`, filled in with `sed` before the run) is
+not a syntax error (TL001) but a template: named as such when checked by name, skipped when a folder is walked.
+
 Files of formats trainlint recognises but does not read (GPT-NeoX with its DeepSpeed sections, Megatron-LM,
 NeMo, Hydra apps, CI / compose / Kubernetes files, a model's config.json; `schemas/dialects.json`) are
 named as such and not linted as the format they resemble.
@@ -25,6 +29,12 @@ RULE = Rule("TL005", "unknown-format", Severity.INFO, "Not a training config for
 def check(ctx: LintContext):
     doc = ctx.document
     if ctx.flavor != "unknown" or doc.syntax_error is not None:
+        return
+    if doc.root is None and doc.placeholders:
+        names = ", ".join(doc.placeholders[:4]) + (", ..." if len(doc.placeholders) > 4 else "")
+        yield RULE.at(doc, None,
+                      f"a template, not a config: bare placeholders ({names}) that a script replaces (sed, envsubst) "
+                      "before the framework reads the result; it is not linted, the generated file is")
         return
     if doc.root is None:
         yield RULE.at(doc, None, "the file is empty; nothing to check")
