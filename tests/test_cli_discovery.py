@@ -67,6 +67,21 @@ def test_a_template_is_skipped_when_walking_and_named_as_one_when_checked_by_nam
     assert found == [("TL005", "info")], proc.stdout
 
 
+def test_a_lightning_cli_config_that_does_not_parse_is_reported_when_walking(tmp_path):
+    # terratorch's examples/confs/object_detection_vhr10_vit.yaml: a key indented one level too deep, so
+    # `terratorch fit --config` stops in jsonargparse's YAML loading; walking the folder must not drop it.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "confs").mkdir()
+    (tmp_path / "confs" / "vit.yaml").write_text(
+        "seed_everything: 0\ntrainer:\n  accelerator: auto\n  max_epochs: 2\nmodel:\n  init_args:\n"
+        "    backbone_pretrained: true\n          backbone_img_size: 896\n")
+    (tmp_path / "compose.yaml").write_text("services: [x\n")
+    proc = run("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert checked(proc) == {"confs/vit.yaml"}, proc.stdout
+    codes = [(d["code"], d["range"]["start"]["line"]) for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]]
+    assert ("TL001", 8) in codes
+
+
 def test_a_file_named_explicitly_is_checked_even_if_excluded_and_gets_tl005_if_foreign(repo):
     proc = run("check", "--output-format", "json", "legacy/old.yaml", "docker-compose.yml", cwd=repo)
     assert checked(proc) == {"legacy/old.yaml", "docker-compose.yml"}

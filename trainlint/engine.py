@@ -474,11 +474,14 @@ def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diag
 
 # Keys that only training configs have: a file that does not parse, but names some of them, is a broken training
 # config (worth a TL001); one that names none is some other YAML/JSON (a workflow, a compose file) to leave alone.
+# LightningCLI files are known by their Trainer keys and a top-level `trainer:` section (jsonargparse stops on a
+# file that does not parse, as terratorch's examples/confs/object_detection_vhr10_vit.yaml does).
 _TRAINING_KEYS = re.compile(
     r"""(?:^|[\s{,"'])(?:per_device_train_batch_size|gradient_accumulation_steps|train_batch_size|"""
     r"""train_micro_batch_size_per_gpu|zero_optimization|learning_rate|model_name_or_path|num_train_epochs|"""
     r"""distributed_type|base_model|micro_batch_size|_component_|lr_scheduler_type|fsdp_config|deepspeed|"""
-    r"""gradient_checkpointing|max_seq_length|accumulate_grad_batches|mixed_precision)["']?\s*:""",
+    r"""gradient_checkpointing|max_seq_length|accumulate_grad_batches|mixed_precision|seed_everything|max_epochs|"""
+    r"""check_val_every_n_epoch|gradient_clip_val)["']?\s*:|^trainer:[ \t]*(?:#.*)?$""",
     re.MULTILINE)
 
 
