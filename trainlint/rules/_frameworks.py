@@ -191,6 +191,23 @@ def parser_unknown(ctx) -> tuple[str, ...]:
             "open-instruct, open-r1, ms-swift) or `dialect = ...` in [tool.trainlint]",)
 
 
+def foreign_keys_share(root: Node) -> float:
+    """The share of a mapping's top-level keys that are neither a TrainingArguments/TRL field (the hf-training-args
+    schema, removed fields included) nor a usual script-dataclass key: above one half, the file belongs to a script's
+    own dataclass (PEFT's MetaMathQA TrainConfig JSON: model_id, batch_size, optimizer_type, use_amp, ...)."""
+    try:
+        from trainlint.catalog import schemas
+
+        known = set(schemas.known_keys("hf-training-args", ()) or ())
+        known |= set(schemas.load_schema("hf-training-args").get("x-trainlint-removed") or {})
+    except Exception:  # noqa: BLE001
+        return 0.0
+    keys = [e.key for e in root.entries if isinstance(e.key, str) and not e.key.startswith("_")]
+    if not keys or not known:
+        return 0.0
+    return sum(1 for k in keys if k not in known and k not in SCRIPT_KEYS) / len(keys)
+
+
 def lightning_trainer(doc: Document) -> tuple:
     """Key path of the Trainer arguments in a LightningCLI/Hydra file: ("trainer",), ("fit", "trainer"),
     or () for a Hydra `_target_: ...Trainer` file; None when there is none."""

@@ -32,6 +32,10 @@ not reported: a file pinned to an old stack (open-r1: transformers 4.52.3, TRL 0
 a warning that names the releases and says what it assumed.
 `max_prompt_length` is reported only in GRPO/DPO files: TRL 1.x distillation configs still have it.
 open-instruct files are skipped: its own dataclass defines `max_seq_length`, `warmup_ratio`, ...
+So is a file no launch, script or pin ties to a parser when most of its top-level keys are no
+TrainingArguments/TRL field: a script's own dataclass reads it (PEFT's
+`method_comparison/MetaMathQA/default_training_params.json`: `model_id`, `batch_size`,
+`optimizer_type`, `use_amp`, ... and a `max_seq_length` of its own TrainConfig).
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
 removed the key (TrlParser <= 0.18: silent)); verified against transformers 4.40 - 5.24, TRL 0.15 -
@@ -53,7 +57,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
-from trainlint.rules._frameworks import Claim, hf_dialect, version_status
+from trainlint.rules._frameworks import Claim, foreign_keys_share, hf_dialect, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
@@ -137,6 +141,8 @@ def check(ctx: LintContext):
     if dialect == "open-instruct":
         return
     fields = ctx.dialect.fields if ctx.dialect.known else None
+    if fields is None and dialect in ("transformers", "trl") and foreign_keys_share(root) > 0.5:
+        return  # no known parser, and most keys are no TrainingArguments/TRL field: a script's own dataclass reads it
     table = removed_table()
     for entry in root.entries:
         info = table.get(entry.key)
