@@ -876,6 +876,16 @@ HF_REMOVED = {
 }
 
 
+# Enum values older transformers releases accepted (OptimizerNames read from the wheels 4.49 - 5.24):
+# key: {value: (package, first release without it, hint)}.
+HF_REMOVED_VALUES = {
+    "optim": {
+        "adamw_hf": (_T, "4.50.0", "Write `optim: adamw_torch` (the same AdamW update; transformers' own AdamW class went in 4.50)."),
+        "adamw_apex_fused": (_T, "5.8.0", "Write `optim: adamw_torch_fused`."),
+    },
+}
+
+
 def removed_entry(key: str) -> dict:
     replacement, package, deprecated, removed, replacement_since, hint = HF_REMOVED[key]
     return {"replacement": replacement, "since": f"{package} {removed.removesuffix('.0')}", "hint": hint,
@@ -964,6 +974,14 @@ def gen_hf() -> dict:
         dflt = defaults_by_class.get(key, {})
         if len({json.dumps(v, sort_keys=True) for v in dflt.values()}) > 1:
             prop["x-trainlint-class-defaults"] = dflt
+
+    for key, values in HF_REMOVED_VALUES.items():
+        if key in props:
+            allowed = set(props[key].get("enum") or ())
+            kept = {v: {"package": pkg.lower(), "removed": rem, "hint": hint} for v, (pkg, rem, hint) in values.items()
+                    if v not in allowed}  # a value the installed release still has needs no entry
+            if kept:
+                props[key]["x-trainlint-removed-values"] = kept
 
     removed = {}
     for key in sorted(HF_REMOVED):

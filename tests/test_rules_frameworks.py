@@ -188,3 +188,23 @@ def test_litgpt_batch_rounding_is_certain_only_with_devices_in_the_file(tmp_path
     assert [d.severity for d in in_file] == [Severity.ERROR] and not in_file[0].assumptions
     flag = [d for d in lint(tmp_path, "b.yaml", base, "--num-gpus", "4").diagnostics if d.code == "TL223"]
     assert [d.severity for d in flag] == [Severity.WARNING] and "devices" in flag[0].assumptions[0]
+
+
+def test_optim_values_older_transformers_accepted_follow_the_release_in_use(tmp_path):
+    # OptimizerNames lost adamw_hf in transformers 4.50 and adamw_apex_fused in 5.8 (read from the wheels)
+    text = "output_dir: out\noptim: adamw_hf\n"
+
+    def tl521(result):
+        return [(d.severity.value, d.message) for d in result.diagnostics if d.code == "TL521"]
+
+    assert tl521(lint(tmp_path, "old.yaml", f"# trainlint: transformers=4.34.0\n{text}")) == []
+    [(severity, message)] = tl521(lint(tmp_path, "new.yaml", f"# trainlint: transformers=4.50.0\n{text}"))
+    assert severity == "error" and "removed in transformers 4.50" in message and "older releases" not in message
+    [(severity, message)] = tl521(lint(tmp_path, "unknown.yaml", text))
+    assert severity == "warning" and "older releases accept it" in message
+    apex = "output_dir: out\noptim: adamw_apex_fused\n"
+    assert tl521(lint(tmp_path, "apex.yaml", f"# trainlint: transformers=5.7.0\n{apex}")) == []
+    assert [s for s, _ in tl521(lint(tmp_path, "apex2.yaml", f"# trainlint: transformers=5.8.0\n{apex}"))] == ["error"]
+    # a value no release had stays an error whatever the release
+    bogus = "output_dir: out\noptim: adamw_8bits\n"
+    assert [s for s, _ in tl521(lint(tmp_path, "bogus.yaml", f"# trainlint: transformers=4.34.0\n{bogus}"))] == ["error"]

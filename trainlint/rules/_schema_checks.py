@@ -56,6 +56,9 @@ class Finding:
     message: str
     expected: str
     suggestion: object = None
+    removed: dict | None = None  # a value an older release accepted: {"package", "removed", "hint"} (the schema's table)
+    certain: bool = True  # False: whether the release in use still accepts it is not known (assumptions say why)
+    assumptions: tuple = ()
 
 
 _cache: dict = {}
@@ -116,10 +119,39 @@ def _compute(ctx) -> list[Finding]:
         match = re.search(r'did you mean "([^"]+)"\?', message)
         if match:
             suggestion = match.group(1)
-        out.append(Finding(err.kind, node, path, message, err.expected, suggestion))
+        removed, certain, assumptions = None, True, ()
+        if err.kind == "enum" and ctx.flavor == "huggingface" and node.kind == "scalar":
+            removed = _removed_value(path, node.value)
+            if removed is not None:
+                from trainlint.rules._frameworks import version_status
+
+                gone, assumptions = version_status(ctx, removed["package"], f">={removed['removed']}")
+                if gone is False:
+                    continue  # the release this file runs under still accepts the value
+                certain = bool(gone)
+        out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions))
         seen.add(path)
     out.extend(_code_constraints(ctx, base, seen))
     return out
+
+
+def _removed_value(path: tuple, value) -> dict | None:
+    """The schema's `x-trainlint-removed-values` entry for a value an older transformers accepted (`optim:
+    adamw_hf` until 4.50, `adamw_apex_fused` until 5.8), or None."""
+    if len(path) != 1 or not isinstance(value, str):
+        return None
+    try:
+        from trainlint.catalog import schemas
+
+        table = (schemas.load_schema("hf-training-args").get("properties", {}).get(path[0]) or {}).get(
+            "x-trainlint-removed-values") or {}
+    except Exception:  # noqa: BLE001 - no schema: no table
+        return None
+    entry = table.get(value)
+    if not isinstance(entry, dict) or not entry.get("removed"):
+        return None
+    return {"package": str(entry.get("package") or "transformers").lower(), "removed": str(entry["removed"]),
+            "hint": entry.get("hint")}
 
 
 def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:

@@ -20,6 +20,12 @@ and `strategy` have their own rules (TL313, TL621).
 transformers 4.52 - 5.24, accelerate 1.13 - 1.15, Lightning 2.6. First message: "{value} is not a valid
 {Enum}, please select one of [...]".
 
+Values an older transformers accepted (the schema's `x-trainlint-removed-values`: `optim: adamw_hf`, removed in
+4.50; `optim: adamw_apex_fused`, removed in 5.8) are checked against the release the file runs under: not
+reported where the pins or settings say a release that has the value (Firefly, ChatGLM-era repositories pin
+transformers 4.3x with `optim: adamw_hf`), an error where the release lacks it, a warning naming the removal
+where the release is not known.
+
 **Example**: `save_strategy: step` → `save_strategy: steps`; `optim: adamw_8bits` → `adamw_8bit`.
 
 **Fix** (unsafe: a guess): the closest allowed value, when one is close.
@@ -53,4 +59,15 @@ def check(ctx: LintContext):
         message = f.message
         if "did you mean" not in message and not message.rstrip().endswith("."):
             message += "."
+        if f.removed is not None:
+            removed = f.removed["removed"].removesuffix(".0")
+            package = "TRL" if f.removed["package"] == "trl" else f.removed["package"]
+            older = "" if f.certain else "; older releases accept it"
+            hint = f" {f.removed['hint']}" if f.removed.get("hint") else ""
+            key = ".".join(str(k) for k in f.key_path)
+            yield RULE.at(doc, f.node, f"`{key}: {f.node.value}` was removed in {package} {removed}: on {package} >= "
+                          f"{removed} TrainingArguments refuses it at startup (\"{f.node.value} is not a valid "
+                          f"OptimizerNames\"){older}.{hint}", fixes,
+                          severity=None if f.certain else Severity.WARNING, assumptions=f.assumptions)
+            continue
         yield RULE.at(doc, f.node, f"{message} The framework refuses the value at startup.", fixes)
