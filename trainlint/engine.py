@@ -184,6 +184,8 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     from trainlint.context.dialect import implied_versions
 
     versions = result.versions = implied_versions(result.dialect, versions)
+    if settings.use_project_config and doc.path:
+        versions = result.versions = _imports_narrow(doc, launch, result.dialect, versions)
     if foreign is not None:
         from trainlint.context.dialect import Dialect
 
@@ -280,6 +282,36 @@ def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfi
         root = str(pins.repo_root(Path(doc.path).resolve().parent))
     return dialect_context.decide(doc, flavor, launch, versions, project_names, pinned, declared, declared_origin,
                                   root)
+
+
+def _imports_narrow(doc: Document, launch, dialect, versions):
+    """Versions cut by what the launched script imports (trainlint.context.imports): a name a release removed
+    means the run cannot use that release or later. The script the launch runs when it can be read; else, when the
+    parser was inferred from the repository's own scripts, the cut that holds whichever of them runs (the weakest).
+    The requirement narrowing then runs again with the cuts."""
+    from trainlint.context import dialect as dialect_context
+    from trainlint.context import imports, pins
+
+    try:
+        root = str(pins.repo_root(Path(doc.path).resolve().parent))
+        cuts: tuple = ()
+        script = ""
+        if launch is not None and launch.found and launch.script:
+            bases = [Path(p) for p in (root, str(Path(launch.origin.path).parent)) if p]
+            script = dialect_context.script_path(launch.script, bases)
+        if script:
+            cuts = imports.cuts_for(script, root)
+        elif dialect is not None and dialect.known and dialect.script:
+            scripts = dialect_context.repository_scripts(root, dialect.name) or (dialect.script,)
+            cuts = imports.weakest([imports.cuts_for(s, root) for s in scripts])
+            cuts = tuple(replace(c, reason=f"no launch names this file; each of the repository's {len(scripts)} "
+                                           f"{dialect.label} scripts stops at import from there, e.g. {c.reason}")
+                         for c in cuts)
+        if not cuts:
+            return versions
+        return version_context.narrow(versions, doc.path, cuts=cuts)
+    except (OSError, RuntimeError, ValueError):
+        return versions
 
 
 def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:

@@ -95,12 +95,29 @@ def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
     return "", ""
 
 
+def script_path(script: str, bases: list[Path]) -> str:
+    """The file of the script a launch runs (a .py path, or a module under one of the bases), or ""."""
+    candidates = [script] if script.endswith(".py") else [script.replace(".", "/") + ".py",
+                                                         script.replace(".", "/") + "/__main__.py"]
+    for base in bases:
+        for rel in candidates:
+            path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
+            try:
+                if path.is_file():
+                    return str(path)
+            except OSError:
+                continue
+    return ""
+
+
 _REPO_SCRIPTS: dict[str, tuple[str, str] | None] = {}
+_REPO_ALL: dict[str, tuple[tuple[str, str], ...]] = {}
 MAX_SCRIPTS = 300
 
 
 def clear_cache() -> None:
     _REPO_SCRIPTS.clear()
+    _REPO_ALL.clear()
 
 
 def repository_parser(root: str) -> tuple[str, str] | None:
@@ -114,6 +131,7 @@ def repository_parser(root: str) -> tuple[str, str] | None:
     from trainlint.context.launch import SKIP_DIRS
 
     best: tuple[int, str, str] | None = None
+    matched: list[tuple[str, str]] = []
     seen = 0
     base = Path(root)
     for folder, dirs, names in os.walk(base):
@@ -137,11 +155,27 @@ def repository_parser(root: str) -> tuple[str, str] | None:
                 if pattern.search(text):
                     if best is None or rank < best[0]:
                         best = (rank, dialect, str(path))
+                    matched.append((dialect, str(path)))
                     break
         if seen > MAX_SCRIPTS:
             break
     _REPO_SCRIPTS[root] = (best[1], best[2]) if best else None
+    _REPO_ALL[root] = tuple(matched)
     return _REPO_SCRIPTS[root]
+
+
+def repository_scripts(root: str, dialect: str) -> tuple[str, ...]:
+    """The repository's own scripts that parse their configs with `dialect` (the walk of `repository_parser`)."""
+    if root not in _REPO_ALL:
+        repository_parser(root)
+    rename = {n for _needle, n in BY_SCRIPT}
+    out = []
+    for name, path in _REPO_ALL.get(root, ()):
+        rel = path.replace("\\", "/")
+        name = next((n for needle, n in BY_SCRIPT if needle in rel), name) if rename else name
+        if name == dialect:
+            out.append(path)
+    return tuple(out)
 
 
 def _fields(name: str, versions) -> frozenset | None:

@@ -48,7 +48,8 @@ class FrameworkVersion:
     origin: str  # "cli" | "directive" | "project" | "pin" | "installed" | "known"
     source: str = ""  # where: the file (pin, pyproject.toml) or the note ("newest release trainlint knows")
     assumed: bool = False  # True when not the exact version: a range resolved, or nothing known
-    spec: str = ""  # the pin's specifier as written (">=4.40,<5"), when a range
+    spec: str = ""  # the pin's specifier as written (">=4.40,<5"), when a range; narrowed where `narrowed` says
+    narrowed: tuple = ()  # why the range is narrower than the pin (trainlint.context.narrowing): requirements, imports
 
     @property
     def parsed(self) -> Version | None:
@@ -58,7 +59,8 @@ class FrameworkVersion:
         where = f" ({self.origin}: {self.source})" if self.source else f" ({self.origin})"
         guess = ", assumed" if self.assumed else ""
         spec = f" from {self.spec}" if self.spec and self.spec != f"=={self.version}" else ""
-        return f"{self.name} {self.version}{spec}{where}{guess}"
+        why = f"; narrowed: {'; '.join(self.narrowed)}" if self.narrowed else ""
+        return f"{self.name} {self.version}{spec}{where}{guess}{why}"
 
     def declare_hint(self) -> str:
         return (f"declare it with `versions = {{{self.name} = \"X.Y.Z\"}}` in [tool.trainlint] "
@@ -85,8 +87,9 @@ class Versions:
     def admits(self, name: str, spec: str) -> bool | None:
         """Whether `spec` holds for the version `name` runs under, as far as it is known: an exact version
         (a setting, an exact pin, the installed distribution) decides; a pin range decides when every release
-        trainlint knows inside it agrees (True: all satisfy `spec`, False: none does); else None (unknown, the
-        newest known release assumed, or a range where it depends on the release)."""
+        trainlint knows inside it agrees (True: all satisfy `spec`, False: none does), and so does a range that
+        requirements or imports narrowed (`FrameworkVersion.narrowed`); else None (unknown, the newest known release
+        assumed, or a range where it depends on the release)."""
         found = self.get(name)
         specifier = parse_specifier(spec)
         if found is None or specifier is None:
@@ -94,7 +97,7 @@ class Versions:
         if not found.assumed:
             return self.includes(name, spec)
         pin = parse_specifier(found.spec) if found.spec else None
-        if pin is None or found.origin == "known":
+        if pin is None or (found.origin == "known" and not found.narrowed):
             return None
         from trainlint.catalog import frameworks
 
@@ -184,7 +187,8 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
             use_repository: bool = True, use_environment: bool = True) -> Versions:
     """The versions one file runs under, strongest first: declared (name -> (version or range, origin kind,
     source)), the repository's pins nearest the file, the installed distributions, the newest known release.
-    A range resolves to the newest known release inside it, flagged as assumed."""
+    A range resolves to the newest known release inside it, flagged as assumed; ranges are then narrowed by what
+    the known releases require of each other and of the repository's other pins (`narrow`)."""
     from trainlint.catalog import frameworks
     from trainlint.context import pins as pin_files
 
@@ -211,4 +215,27 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
                 found = FrameworkVersion(name, newest, "known", note, True)
         if found is not None:
             out[name] = found
-    return Versions(out)
+    return narrow(Versions(out), path if use_repository else "", pins)
+
+
+def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: tuple = ()) -> Versions:
+    """`versions` narrowed by what the known releases require of each other, the repository's other pins (those
+    of `path`, unless given) and `cuts` (trainlint.context.narrowing); the reasons go into each narrowed entry."""
+    from trainlint.context import narrowing
+
+    root = ""
+    if path:
+        from pathlib import Path
+
+        from trainlint.context import pins as pin_files
+
+        if pins is None:
+            pins = pin_files.pins_for(path)[0]
+        try:
+            root = str(pin_files.repo_root(Path(path).resolve().parent))
+        except (OSError, RuntimeError, ValueError):
+            root = ""
+    try:
+        return narrowing.apply(versions, pins or {}, tuple(cuts), root)
+    except Exception:  # noqa: BLE001 - narrowing is a refinement: never a crash
+        return versions

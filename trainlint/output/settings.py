@@ -38,6 +38,8 @@ def entries(result) -> list[tuple[str, str, str]]:
     if result.versions is not None:
         for v in result.versions:
             where = v.origin + (f": {v.source}" if v.source else "")
+            if getattr(v, "narrowed", ()):
+                where += "; narrowed: " + "; ".join(v.narrowed)
             out.append((v.name, v.version + (f" (from {v.spec})" if v.spec and v.assumed else "")
                         + (" [assumed]" if v.assumed else ""), where))
     return out

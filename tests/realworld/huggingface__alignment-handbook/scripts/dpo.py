@@ -1,4 +1,18 @@
-# Excerpt of scripts/dpo.py (huggingface/alignment-handbook): the argument parser that reads --config
+# Excerpt of scripts/dpo.py (huggingface/alignment-handbook): its imports (lines 50-61) and the argument parser that reads --config
+import logging
+import os
+import sys
+
+import datasets
+import torch
+import transformers
+from transformers import set_seed
+from transformers.trainer_utils import get_last_checkpoint
+
+from alignment import DPOConfig, ScriptArguments, get_dataset, get_model, get_tokenizer
+from trl import DPOTrainer, ModelConfig, TrlParser, get_peft_config
+
+
 if __name__ == "__main__":
     parser = TrlParser((ScriptArguments, DPOConfig, ModelConfig))
     script_args, training_args, model_args = parser.parse_args_and_config()

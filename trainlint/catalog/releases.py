@@ -1,0 +1,84 @@
+"""What framework releases require of each other and what they removed, as data.
+
+- `data/requirements.json`: per distribution, rows of consecutive known releases with their unconditional install
+  requirements on the other distributions that matter for resolving versions (transformers -> huggingface-hub,
+  tokenizers; trl -> transformers, accelerate; peft -> torch, accelerate, huggingface-hub; accelerate -> torch,
+  huggingface-hub). `requirements(name)` -> {release: (requires, source)} for the known releases the rows cover.
+- `data/removed_names.json`: names removed from frameworks' public modules (`trl`, `trl.models`, `transformers`,
+  `accelerate.utils`, `peft`) with the first release without them. `removed(module, name)` -> (release, source).
+
+Both are read once, on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _requirements() -> dict:
+    from trainlint.catalog.files import read_data
+
+    try:
+        data = json.loads(read_data("requirements.json"))
+    except (OSError, ValueError):  # pragma: no cover - a broken install: no narrowing
+        return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, list)}
+
+
+@lru_cache(maxsize=None)
+def requirements(name: str) -> dict[str, tuple[dict, str]]:
+    """{known release: ({dependency: specifier}, source)} for the releases of `name` the data covers."""
+    from packaging.version import InvalidVersion, Version
+
+    from trainlint.catalog import frameworks
+
+    def parse_version(text: str):
+        try:
+            return Version(str(text))
+        except InvalidVersion:
+            return None
+
+    rows = _requirements().get(name) or []
+    out: dict[str, tuple[dict, str]] = {}
+    for release in frameworks.known(name):
+        version = parse_version(release)
+        if version is None:
+            continue
+        for row in rows:
+            low, high = parse_version(row.get("from", "")), parse_version(row.get("through", ""))
+            if low is not None and high is not None and low <= version <= high:
+                requires = row.get("requires") if isinstance(row.get("requires"), dict) else {}
+                out[release] = ({str(k): str(v) for k, v in requires.items()}, str(row.get("source", "")))
+                break
+    return out
+
+
+def dependents() -> tuple[str, ...]:
+    """The distributions whose requirements are known."""
+    return tuple(_requirements())
+
+
+@lru_cache(maxsize=1)
+def _removed() -> dict:
+    from trainlint.catalog.files import read_data
+
+    try:
+        data = json.loads(read_data("removed_names.json"))
+    except (OSError, ValueError):  # pragma: no cover
+        return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+
+
+def removed(module: str, name: str) -> tuple[str, str] | None:
+    """(the first release without `module.name`, source) when the data lists it, else None."""
+    entry = (_removed().get(module) or {}).get(name)
+    if isinstance(entry, list) and len(entry) == 2:
+        return str(entry[0]), str(entry[1])
+    return None
+
+
+def removal_modules() -> frozenset[str]:
+    """The modules the removal data covers (`trl`, `trl.models`, `transformers`, ...)."""
+    return frozenset(_removed())
