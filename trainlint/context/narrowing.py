@@ -21,9 +21,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-from trainlint.context.versions import FrameworkVersion, Versions, canonical, parse_specifier, parse_version
+# (trainlint.context.versions calls in here: its FrameworkVersion / Versions are taken as given, never imported)
+
+
+def parse_version(text: str) -> Version | None:
+    try:
+        return Version(str(text).strip())
+    except InvalidVersion:
+        return None
+
+
+def parse_specifier(text: str) -> SpecifierSet | None:
+    try:
+        return SpecifierSet(str(text).strip())
+    except InvalidSpecifier:
+        return None
+
+
+def canonical(name: str) -> str:
+    norm = name.strip().lower().replace("_", "-").replace(".", "-")
+    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)
 
 MAX_PASSES = 6
 
@@ -158,14 +178,14 @@ def _span(releases: list[str]) -> str:
     return releases[0] if len(releases) == 1 else f"{releases[0]}-{releases[-1]}"
 
 
-def apply(versions: Versions, pins: dict | None = None, cuts: tuple = (), root: str = "") -> Versions:
+def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
     """`versions` narrowed by the known releases' requirements, the repository's `pins` (name -> `Pin`, for the
     distributions `versions` does not hold, such as huggingface-hub) and `cuts`."""
     from trainlint.catalog import releases
 
     if not versions:
         return versions
-    items: dict[str, FrameworkVersion] = dict(versions.items)
+    items: dict = dict(versions.items)
     bounds: dict[str, Interval] = {}
     label: dict[str, str] = {}
     present: set[str] = set()  # in the run: pinned, declared, installed, imported
@@ -288,7 +308,7 @@ def apply(versions: Versions, pins: dict | None = None, cuts: tuple = (), root: 
         tokens += [f"!={t}" for v, t in everything if bottom < v < top and (v, t) not in kept and open_(v)]
         out[name] = replace(found, version=kept[-1][1], spec=",".join(tokens),
                             narrowed=found.narrowed + tuple(r for r in reasons[name] if r not in found.narrowed))
-    return Versions(out)
+    return type(versions)(out)
 
 
 def _disjoint(spec: str, bound: Interval) -> bool:
