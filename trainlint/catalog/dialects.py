@@ -22,8 +22,8 @@ from trainlint.catalog import schemas
 FILE_NAME = "dialects.json"
 FORMAT = "trainlint-dialects/1"
 
-__all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "dialect", "extra_keys", "load", "not_training_configs",
-           "unknown_keys_action", "versions"]
+__all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "builtin_deepspeed", "dialect", "extra_keys", "load",
+           "not_training_configs", "unknown_keys_action", "versions"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,8 +42,8 @@ def load() -> dict:
     raise FileNotFoundError(f"{FILE_NAME} not found in trainlint/_schemas or <repo>/schemas")
 
 
-DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-swift", "firefly", "axolotl",
-                 "torchtune", "litgpt")
+DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-swift", "ms-swift-megatron", "firefly",
+                 "axolotl", "torchtune", "litgpt")
 
 
 def dialect(name: str) -> dict | None:
@@ -137,3 +137,26 @@ def unknown_keys_action(name: str) -> str | None:
     `dialect(name)["unknown_keys"]["by_version"]` has the version- and script-dependent cases)."""
     entry = dialect(name)
     return entry["unknown_keys"]["action"] if entry else None
+
+
+def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, str]:
+    """The `deepspeed` values a dialect resolves to a DeepSpeed JSON of its own (ms-swift's `zero2`, ...): name ->
+    bundled file name, for `version` (every version's names when it is None). Empty for a dialect without any."""
+    entry = dialect(name) or {}
+    table = (entry.get("deepspeed_names") or {}).get("by_version") or []
+    out: dict[str, str] = {}
+    for row in table:
+        spec = row.get(PACKAGE.get(name, name), "")
+        if version is not None and spec:
+            from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only where a version is known
+
+            try:
+                if not SpecifierSet(spec).contains(version, prereleases=True):
+                    continue
+            except Exception:  # noqa: BLE001 - an unreadable range: count the row
+                pass
+        out.update(row.get("names") or {})
+    return out
+
+
+PACKAGE = {"ms-swift": "ms-swift", "ms-swift-megatron": "ms-swift"}

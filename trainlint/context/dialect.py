@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from trainlint.plan import Origin
 
-DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "axolotl", "torchtune", "litgpt",
-            "lightning-cli", "unknown")
+DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "ms-swift-megatron", "axolotl",
+            "torchtune", "litgpt", "lightning-cli", "unknown")
 # What people read for each name.
 LABELS = {"hf": "HfArgumentParser", "trl": "TrlParser", "llamafactory": "LLaMA-Factory", "open-instruct":
-          "open-instruct", "open-r1": "open-r1 (TrlParser)", "ms-swift": "ms-swift", "axolotl": "axolotl",
+          "open-instruct", "open-r1": "open-r1 (TrlParser)", "ms-swift": "ms-swift",
+          "ms-swift-megatron": "ms-swift Megatron (megatron sft)", "axolotl": "axolotl",
           "torchtune": "torchtune", "litgpt": "LitGPT", "lightning-cli": "Lightning CLI", "unknown": "unknown parser"}
 
 
@@ -56,8 +57,11 @@ BY_LAUNCHER = {"llamafactory": "llamafactory", "swift": "ms-swift", "axolotl": "
                "litgpt": "litgpt", "trl": "trl"}
 # A module or script path the launch runs.
 BY_SCRIPT = (("axolotl.cli", "axolotl"), ("open_r1", "open-r1"), ("open_instruct", "open-instruct"),
-             ("llamafactory", "llamafactory"), ("swift/cli", "ms-swift"), ("litgpt", "litgpt"),
-             ("torchtune", "torchtune"), ("trl/scripts", "trl"))
+             ("llamafactory", "llamafactory"), ("swift/cli/_megatron", "ms-swift-megatron"),
+             ("swift.cli._megatron", "ms-swift-megatron"), ("swift/cli", "ms-swift"), ("litgpt", "litgpt"),
+             ("torchtune", "torchtune"), ("trl/scripts", "trl"),
+             # transformers' own example scripts (examples/pytorch/*/run_*.py) parse with HfArgumentParser
+             ("transformers/examples/", "hf"))
 # What the launched script imports, strongest first.
 BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
              (re.compile(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
@@ -75,7 +79,10 @@ BY_PACKAGE = {"llamafactory": "llamafactory", "llmtuner": "llamafactory", "open-
 BY_FLAVOR = {"axolotl": "axolotl", "torchtune": "torchtune", "litgpt": "litgpt", "lightning": "lightning-cli"}
 # The catalog's version key for a dialect's own package.
 PACKAGE_OF = {"llamafactory": "llamafactory", "axolotl": "axolotl", "torchtune": "torchtune", "litgpt": "litgpt",
-              "ms-swift": "ms-swift", "trl": "trl", "open-r1": "trl"}
+              "ms-swift": "ms-swift", "ms-swift-megatron": "ms-swift", "trl": "trl", "open-r1": "trl"}
+# Dialects whose scripts train with HF's Trainer (HfTrainerDeepSpeedConfig compares a DeepSpeed config with the
+# TrainingArguments): a DeepSpeed JSON their launch passes as `--deepspeed X` is read the way HF Trainer reads it.
+HF_TRAINER = ("hf", "trl", "open-r1", "open-instruct", "llamafactory", "ms-swift")
 
 
 def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
@@ -231,6 +238,9 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         return made(name, declared_origin or Origin("cli"))
     if launch is not None and launch.found:
         where = launch.origin.path + (f":{launch.origin.span.start.line + 1}" if launch.origin.span else "")
+        if launch.launcher == "swift" and (launch.script or "").startswith("megatron"):
+            return made("ms-swift-megatron", Origin("launch", launch.origin.path, span=launch.origin.span,
+                                                    note=f"`{launch.script}` launches it"))
         if launch.launcher in BY_LAUNCHER:
             return made(BY_LAUNCHER[launch.launcher], Origin("launch", launch.origin.path, span=launch.origin.span,
                                                              note=f"{launch.launcher} launches it"))

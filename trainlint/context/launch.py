@@ -34,9 +34,31 @@ class Launch:
     deepspeed_config: str = ""  # a DeepSpeed JSON the launch names (--deepspeed_config_file / --deepspeed)
     extra: tuple = ()  # (name, value): offload_optimizer / offload_param devices, fsdp_strategy
     others: int = 0  # further launch commands that name the file (the first, by script kind and path, decides)
+    # The script's own command-line arguments, as its parser reads them: (key, Setting) with the raw value (a
+    # string, "true" for a bare flag, None when a shell variable left it unknown) and the script file and line
+    # that set it. Keys are field names (`gradient_accumulation_steps`; dotted for LitGPT / torchtune nesting).
+    arguments: tuple = ()
+    # How the script's parser combines a config file with those arguments: "override" (the config file, then
+    # the command line wins: TrlParser --config, ms-swift, LLaMA-Factory, axolotl, torchtune, LitGPT),
+    # "command-line" (no config file: HfArgumentParser reads the command line alone, every other field keeps
+    # its default), "file" (HfArgumentParser's parse_yaml_file: the file alone), "" (unknown).
+    parser_reads: str = ""
+    script_config: str = ""  # the config file the script reads (as written), when it names one
+    # How the launch names the linted file: "config" (the script's config), "hf-deepspeed" (`--deepspeed X`, the
+    # TrainingArguments field), "deepspeed" (`--deepspeed_config X`, `--deepspeed_config_file X`), "accelerate"
+    # (`--config_file X` of accelerate launch / trl).
+    role: str = ""
+    autotuning: str = ""  # "run" | "tune": `deepspeed --autotuning ...` (the autotuner writes each experiment's config)
 
     def get(self, name: str):
         return dict(self.extra).get(name)
+
+    def argument(self, key: str) -> Setting | None:
+        """The script argument `key` the launch passes (its Setting), None when the command line does not set it."""
+        for name, setting in self.arguments:
+            if name == key:
+                return setting
+        return None
 
     @property
     def found(self) -> bool:
@@ -57,6 +79,8 @@ class Launch:
             parts.append(f"mixed precision {self.mixed_precision.value}")
         if self.accelerate_config:
             parts.append(f"accelerate config {self.accelerate_config}")
+        if self.autotuning:
+            parts.append(f"DeepSpeed autotuning ({self.autotuning})")
         return ", ".join(parts) + (f" ({where})" if where else "")
 
 
@@ -84,7 +108,7 @@ SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job"
                 (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
 LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                           r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
-                          r"\bsbatch\b|\bsrun\b")
+                          r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
@@ -95,6 +119,7 @@ class Command:
     text: str  # continuation lines joined
     rank: int  # SCRIPT_KINDS order
     env: tuple = ()  # (name, value) assignments seen in the file before it
+    lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
 
 
 @dataclass
@@ -204,6 +229,7 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             i += 1
             joined = joined[:-1] + " " + lines[i].strip()
         i += 1
+        pieces = tuple(lines[start:i]) if i - start > 1 else ()
         line = joined.strip().lstrip("$> ").strip()
         if line.startswith("- "):  # a YAML list item in a workflow: `- run: accelerate launch ...`
             line = line[2:]
@@ -215,7 +241,7 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             env.append((assign.group(1), assign.group(2).strip("\"'")))
             continue
         if LAUNCH_WORDS.search(line):
-            out.append(Command(path, start, line, rank, tuple(env[-64:])))
+            out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces))
     return out
 
 
@@ -310,7 +336,7 @@ TORCHRUN_FLAGS = {"--standalone": None, "-m": "module", "--module": "module", "-
 DEEPSPEED_OPTS = {"--num_gpus": "num_gpus", "--num-gpus": "num_gpus", "--num_nodes": "num_machines",
                   "--num-nodes": "num_machines", "--hostfile": None, "-H": None, "--include": "include", "-i": "include",
                   "--exclude": None, "-e": None, "--master_port": None, "--master_addr": None, "--launcher": None,
-                  "--launcher_args": None, "--module": None, "--node_rank": None}
+                  "--launcher_args": None, "--module": None, "--node_rank": None, "--autotuning": "autotuning"}
 
 
 @dataclass
@@ -417,6 +443,9 @@ def parse_command(text: str, env: dict | None = None) -> Parsed | None:
             return p
         if base == "llamafactory-cli" and nxt == "train":
             return Parsed("llamafactory", script="llamafactory-cli train", args=tokens[pos + 2:], env=env)
+        if base == "megatron" and nxt in ("sft", "pt", "rlhf", "export"):
+            # ms-swift's Megatron entry point (swift/cli/_megatron/main.py): the same argv handling as `swift`
+            return Parsed("swift", script=f"megatron {nxt}", args=tokens[pos + 2:], env=env)
         if base in ("trl", "swift") and nxt and not nxt.startswith("-"):
             p = Parsed(base, script=f"{base} {nxt}", env=env)
             p.args = tokens[pos + 2:]
@@ -499,8 +528,9 @@ def _resolve_path(value: str, bases: list[Path]) -> Path | None:
     return None
 
 
-def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "") -> Launch:
-    """What a launch command decides, with its accelerate config (when it names one) read."""
+def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", command: Command | None = None) -> Launch:
+    """What a launch command decides, with its accelerate config (when it names one) read, and the arguments it
+    passes to the script (`command`, when given, says on which line each one is)."""
     values = dict(p.values)
     notes = []
     acc_path = ""
@@ -583,6 +613,7 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "") ->
         machines = machines or 1
     note = p.launcher + " command" + ("; " + "; ".join(notes) if notes else "")
     o = Origin("launch", origin.path, span=origin.span, note=note)
+    arguments, script_config, reads = _arguments(p, origin, command)
     so = acc_origin if acc_path else o
     return Launch(
         launcher=p.launcher, command=(text or _short(p))[:400], origin=o,
@@ -594,7 +625,159 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "") ->
         mixed_precision=Setting(mixed, so if acc_path and not values.get("mixed_precision") else o),
         accelerate_config=acc_path, deepspeed_config=str(extra.get("deepspeed_config", "")),
         extra=tuple(sorted((k, v) for k, v in extra.items() if k != "deepspeed_config")),
+        arguments=arguments, parser_reads=reads, script_config=script_config,
+        autotuning=str(values.get("autotuning") or "") if p.launcher == "deepspeed" else "",
     )
+
+
+# --- the script's own arguments ----------------------------------------------------------------------------------
+# Options of the trl CLI that belong to accelerate launch (trl/cli.py hands them on), not to the script.
+_TRL_LAUNCH_OPTS = {"num_processes", "config_file", "num_machines", "machine_rank", "main_process_ip",
+                    "main_process_port", "mixed_precision", "deepspeed_config_file", "zero_stage"}
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _flag_tokens(args: list[str], dashes: bool = True) -> list[tuple[str, str, str, str]]:
+    """`--key value`, `--key=value` and bare `--flag` (= "true") tokens: (key, value, the option as written, the
+    whole argument as shown).
+    `dashes`: the parser also accepts `--per-device-train-batch-size` for `per_device_train_batch_size`
+    (HfArgumentParser adds that alias; click options are written with dashes)."""
+    out = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if not tok.startswith("--") or tok == "--":
+            i += 1
+            continue
+        name, eq, value = tok[2:].partition("=")
+        if eq:
+            i += 1
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            value, i = args[i + 1], i + 2
+        else:
+            value, i = "true", i + 1
+            eq = None  # a bare flag: shown as written
+        key = name.replace("-", "_") if dashes else name
+        if key:
+            shown = "--" + name if eq is None else (tok if eq else f"--{name} {value}")
+            out.append((key, value, "--" + name, shown))
+    return out
+
+
+def _dotlist_tokens(args: list[str]) -> list[tuple[str, str | None, str, str]]:
+    """OmegaConf dotlist overrides (`key=value`, `a.b=value`; torchtune's `~key` removes one): (key, value,
+    the token's `key=` part as written, the token)."""
+    out = []
+    for tok in args:
+        if tok.startswith("~") and "=" not in tok and len(tok) > 1:
+            out.append((tok[1:], None, tok, tok))
+            continue
+        name, eq, value = tok.lstrip("+").partition("=")
+        if eq and name and not name.startswith("-") and re.fullmatch(r"[A-Za-z_][\w.\-]*", name):
+            out.append((name, value, name + "=", tok))
+    return out
+
+
+def script_arguments(p: Parsed) -> tuple[list[tuple[str, str | None, str, str]], str, str]:
+    """What the launch hands the script's parser: its arguments as (key, value, the option as written, the
+    argument as shown), the
+    config file the script reads (as written, "" when none) and how the parser combines the two (see
+    `Launch.parser_reads`). Per launcher, from the frameworks' parsers:
+
+    - `llamafactory-cli train cfg.yaml key=value`: llamafactory/hparams/parser.py `read_args` merges
+      `OmegaConf.from_cli(sys.argv[2:])` over the file; without a file, `--key value` for HfArgumentParser.
+    - `tune run recipe --config cfg key=value`: torchtune's TuneRecipeArgumentParser, dotlist overrides over the
+      config (`~key` removes one).
+    - `litgpt <command> --config cfg --train.micro_batch_size 4`: jsonargparse, the command line over the file.
+    - `axolotl train cfg.yml --learning-rate=1e-4`: axolotl/cli/utils/args.py (click options named after the
+      config fields, dashes for underscores, `--no-flag`), over the file.
+    - `swift sft|pt|rlhf cfg.yaml --key value` / `megatron sft cfg.yaml ...`: ms-swift's parse_yaml_args writes
+      the file's keys as `--key value` in front of the rest, so the command line wins (argparse keeps the last).
+    - a Python script (accelerate launch / torchrun / deepspeed / python / trl): `--config cfg` is TrlParser's
+      `parse_args_and_config` (the file, then the command line); a lone `cfg.yaml` argument is HfArgumentParser's
+      `parse_yaml_file` (the file alone); only options is `parse_args_into_dataclasses` over the command line.
+    """
+    args = [a for a in p.args if a]
+    if p.launcher == "llamafactory":
+        if args and args[0].endswith(CONFIG_SUFFIXES):
+            return _dotlist_tokens(args[1:]), args[0], "override"
+        return _flag_tokens(args), "", "command-line"
+    if p.launcher == "tune":
+        flags = _flag_tokens(args, dashes=False)
+        config = next((v for k, v, _, _ in flags if k == "config"), "")
+        return _dotlist_tokens(args), config, "override"
+    if p.launcher == "litgpt":
+        flags = _flag_tokens(args, dashes=False)
+        config = next((v for k, v, _, _ in flags if k == "config"), "")
+        return [f for f in flags if f[0] != "config"], config, "override"
+    if p.launcher == "axolotl":
+        config = next((a for a in args if not a.startswith("-") and a.endswith(CONFIG_SUFFIXES)), "")
+        flags = []
+        for key, value, written, shown in _flag_tokens(args):
+            if key.startswith("no_") and value == "true":
+                key, value = key[3:], "false"  # click's --flag/--no-flag pair
+            flags.append((key, value, written, shown))
+        return [f for f in flags if f[0] not in ("launcher", "num_processes")], config, "override"
+    if p.launcher == "swift":
+        config = args[0] if args and args[0].endswith(CONFIG_SUFFIXES) else ""
+        return _flag_tokens(args[1:] if config else args), config, "override" if config else "command-line"
+    flags = _flag_tokens(args)
+    if p.launcher == "trl":
+        flags = [f for f in flags if f[0] not in _TRL_LAUNCH_OPTS]
+    config = next((v for k, v, _, _ in flags if k == "config"), "")
+    if config:
+        return [f for f in flags if f[0] != "config"], config, "override"
+    positional = [a for a in args if not a.startswith("-")]
+    if args and not args[0].startswith("-") and args[0].endswith(CONFIG_SUFFIXES):
+        # parse_yaml_file / parse_json_file(sys.argv[1]): the file alone; anything after it depends on the script
+        return flags, args[0], "file" if len(args) == 1 else ""
+    if positional and any(a.endswith(CONFIG_SUFFIXES) for a in positional if a not in {f[1] for f in flags}):
+        return flags, "", ""  # a config file the parser may read some other way
+    return flags, "", "command-line"
+
+
+def _line_of(written: str, command: Command | None) -> int | None:
+    """The 0-based line of the command that holds `written` (an option as written), None when unknown."""
+    if command is None:
+        return None
+    if not command.lines:
+        return command.line
+    for offset, text in enumerate(command.lines):
+        if re.search(r"(?<![\w-])" + re.escape(written) + r"(?![\w-])", text):
+            return command.line + offset
+    return command.line
+
+
+def _arguments(p: Parsed, origin: Origin, command: Command | None) -> tuple[tuple, str, str]:
+    tokens, config, reads = script_arguments(p)
+    script = p.script or p.launcher
+    out: dict[str, Setting] = {}
+    for key, value, written, shown in tokens:
+        if value is not None and "\0" in value:
+            value, how = None, "a shell variable this file does not set"
+            shown = shown.replace("\0", "$?")
+        else:
+            how = ""
+        line = _line_of(written, command)
+        note = f"`{shown}` passed to {script}" + (f" ({how})" if how else "")
+        span = _span_of(line) if line is not None else origin.span
+        out[key] = Setting(value, Origin("launch", origin.path, span=span, note=note))  # the last one wins
+    return tuple(out.items()), config, reads
+
+
+def _role(p: Parsed, config: Path, bases: list[Path], root: Path, script_config: str) -> str:
+    """How the command names the file: "config", "hf-deepspeed", "deepspeed" or "accelerate"."""
+    flags = _flag_tokens([a for a in p.args if a])
+    for key, value, _written, _shown in flags:
+        if key in ("deepspeed", "deepspeed_config") and value.endswith(CONFIG_SUFFIXES) and \
+                names_config(value, config, bases, root):
+            return "hf-deepspeed" if key == "deepspeed" else "deepspeed"
+    for field_name, role in (("config_file", "accelerate"), ("deepspeed_config", "deepspeed")):
+        value = p.values.get(field_name)
+        if value and names_config(value, config, bases, root) and not (script_config and
+                                                                      names_config(script_config, config, bases, root)):
+            return role
+    return "config"
 
 
 def _short(p: Parsed) -> str:
@@ -613,7 +796,9 @@ def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
         if tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok:
             if names_config(tok, config, bases, root):
                 return True
-    return False
+    # the launcher's own options: accelerate launch --config_file X / --deepspeed_config_file X
+    return any(names_config(p.values[name], config, bases, root) for name in ("config_file", "deepspeed_config")
+               if p.launcher in ("accelerate", "trl") and p.values.get(name))
 
 
 def _span_of(line: int) -> Span:
@@ -696,10 +881,11 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         matches.sort(key=lambda m: m[0])
         _, command, parsed = matches[0]
         origin = Origin("launch", command.path, span=_span_of(command.line))
-        launch = from_parsed(parsed, origin, [repo, Path(command.path).parent], command.text)
+        bases = [repo, Path(command.path).parent]
+        launch = from_parsed(parsed, origin, bases, command.text, command)
         from dataclasses import replace as _replace
 
-        return _replace(launch, others=len(matches) - 1)
+        return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config))
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 
@@ -723,7 +909,7 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
         launch = from_parsed(parsed, origin, bases, body)
         from dataclasses import replace as _replace
 
-        return _replace(launch, origin=origin)
+        return _replace(launch, origin=origin, role="config")
     return Launch()
 
 

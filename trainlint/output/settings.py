@@ -32,6 +32,12 @@ def entries(result) -> list[tuple[str, str, str]]:
     launch = result.launch
     if launch is not None:
         out.append(("launch", launch.describe(), launch.origin.describe() if launch.found else "default"))
+        if launch.found and launch.arguments:  # what the launch passes the script, as its parser reads it
+            reads = {"override": "over the script's config", "command-line": "the command line alone",
+                     "file": "ignored: the script reads its config file alone"}.get(launch.parser_reads, "")
+            for key, setting in launch.arguments:
+                value = "(unknown)" if setting.value is None else str(setting.value)
+                out.append((f"  --{key}", value + (f" [{reads}]" if reads else ""), setting.origin.describe()))
     dialect = result.dialect
     if dialect is not None:
         out.append(("parser", dialect.label, dialect.origin.describe()))

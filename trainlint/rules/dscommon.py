@@ -72,8 +72,15 @@ class DSConfig:
 
     doc: Document  # the DeepSpeed file, or the host file seen from an inline mapping
     host: str | None  # None: DeepSpeed reads it itself; else the integration flavor
-    host_doc: Document | None = None
+    host_doc: Document | None = None  # None with a host: the launch passes the file on the command line
     link: Node | None = None  # the host's key naming it
+    launch: Any = None  # the Launch whose script arguments reach the host's parser (context.launch.Launch)
+    autotuned: bool = False  # `deepspeed --autotuning` runs over it: the autotuner writes AUTOTUNED per experiment
+    dialect: str = ""  # the host script's parser, when the launch passes the file on the command line
+
+    def autotuner_writes(self, path) -> bool:
+        """Whether the DeepSpeed autotuner replaces this key (path) in every experiment's config."""
+        return self.autotuned and tuple(path)[:1] in AUTOTUNED
 
     @property
     def root(self) -> Node | None:
@@ -100,16 +107,62 @@ class DSConfig:
         return FILLED_BY.get(self.host, set())
 
 
+# What `deepspeed --autotuning run|tune` writes into each experiment's config before the script (HF Trainer,
+# Accelerate) sees it (deepspeed/autotuning/autotuner.py: Autotuner._generate_experiments and
+# run_tuning_micro_batch_sizes: zero_optimization from the tuning space's template, train_micro_batch_size_per_gpu
+# from the tuning list, gradient_accumulation_steps = max_train_batch_size_per_gpu // micro, train_batch_size =
+# micro x gas x GPUs; the rest of the user's config is kept), and scheduler.py run_experiment passes it in place of
+# the file (`--deepspeed` / `--deepspeed_config` gets the experiment's config) and sets the script arguments
+# autotuning.arg_mappings names (`--per_device_train_batch_size`, `--gradient_accumulation_steps`) to the same
+# values.
+AUTOTUNED = {("zero_optimization",), ("train_micro_batch_size_per_gpu",), ("gradient_accumulation_steps",),
+             ("train_batch_size",)}
+
+
+def _launch_host(ctx) -> tuple[str | None, Any]:
+    """(host, launch) for a DeepSpeed file the launch itself passes to the script: HF Trainer when it is the
+    `--deepspeed X` TrainingArguments field of a script whose parser is an HF Trainer one."""
+    launch = getattr(ctx, "launch", None)
+    if launch is None or not launch.found or launch.role != "hf-deepspeed":
+        return None, None
+    from trainlint.context.dialect import HF_TRAINER
+
+    dialect = getattr(ctx, "dialect", None)
+    if dialect is None or dialect.name not in HF_TRAINER:
+        return None, None
+    return "huggingface", launch
+
+
+def _autotuning_block(doc: Document) -> bool:
+    root = doc.root
+    node = root.find(("autotuning", "enabled")) if root is not None and root.kind == "mapping" else None
+    return node is not None and node.kind == "scalar" and as_bool(node.value) is True
+
+
+def _dialect_name(ctx) -> str:
+    dialect = getattr(ctx, "dialect", None)
+    return dialect.name if dialect is not None else ""
+
+
 def ds_configs(ctx) -> list[DSConfig]:
-    """The DeepSpeed configs this lint sees: the file itself when it is one, else those its host links."""
+    """The DeepSpeed configs this lint sees: the file itself when it is one, else those its host links. A
+    DeepSpeed file a launch passes to an HF Trainer script as `--deepspeed X` has that host, with the launch's
+    arguments as its TrainingArguments."""
     doc = ctx.document
+    launch = getattr(ctx, "launch", None)
     if ctx.flavor == "deepspeed":
         if is_megatron(doc):
             return []  # GPT-NeoX / Megatron: DeepSpeed sections inside another launcher's config
-        cfg = DSConfig(doc, None)
+        host, via = _launch_host(ctx)
+        if launch is not None and launch.found and launch.role in ("hf-deepspeed", "deepspeed"):
+            autotuned = bool(launch.autotuning)
+        else:  # no launch names it: an enabled `autotuning` block says it is the autotuner's template
+            autotuned = _autotuning_block(doc)
+        cfg = DSConfig(doc, host, launch=via, autotuned=autotuned, dialect=_dialect_name(ctx) if host else "")
         return [cfg] if cfg.root is not None else []
     if ctx.flavor not in LINK_KEYS or doc.root is None:
         return []
+    via = launch if launch is not None and launch.found and launch.role == "config" else None
     out: list[DSConfig] = []
     link = None
     for path in LINK_KEYS[ctx.flavor]:
@@ -118,9 +171,9 @@ def ds_configs(ctx) -> list[DSConfig]:
             continue
         link = node
         if node.kind == "mapping":
-            out.append(DSConfig(doc.subdocument(node), ctx.flavor, doc, node))
+            out.append(DSConfig(doc.subdocument(node), ctx.flavor, doc, node, launch=via))
     for linked in ctx.linked:
-        cfg = DSConfig(linked, ctx.flavor, doc, link)
+        cfg = DSConfig(linked, ctx.flavor, doc, link, launch=via)
         if cfg.root is not None and linked.path != doc.path:
             out.append(cfg)
     return out
@@ -210,11 +263,15 @@ def number_text(doc: Document, value: Any) -> str:
 @dataclass
 class HostValue:
     value: Any
-    node: Node | None  # None: a default
+    node: Node | None  # None: a default, or a launch argument (origin)
     label: str  # how HF's mismatch line names it, e.g. "per_device_train_batch_size"
     note: str = ""  # "(the TrainingArguments default)" etc.
+    origin: Any = None  # the launch argument that set it (a plan.Origin), when the command line did
+    known: bool = False  # the launch decides it: it passes the value, or the launch passes nothing that overrides it
 
-    def describe(self, host_doc: Document) -> str:
+    def describe(self, host_doc: Document | None) -> str:
+        if self.origin is not None:
+            return f"{self.label} is {fmt(self.value)} ({where_launched(self.origin)})"
         if self.node is None:
             return f"{self.label} is {fmt(self.value)} ({self.note or 'the default'})"
         key = self.label if isinstance(self.value, list) else ".".join(str(k) for k in self.node.key_path) or self.label
@@ -237,14 +294,102 @@ def hf_dialect(doc: Document) -> str:
     return dialect(doc)
 
 
+def where_launched(origin) -> str:
+    """`--gradient_accumulation_steps 16` passed to x.py, scripts/train.sh:12 (the path relative to the working
+    directory when it is under it)."""
+    import os
+
+    path = origin.path
+    try:
+        rel = os.path.relpath(path)
+        path = rel if not rel.startswith("..") else path
+    except ValueError:
+        pass
+    line = f":{origin.span.start.line + 1}" if origin.span is not None else ""
+    return f"{origin.note}, {path}{line}" if origin.note else f"{path}{line}"
+
+
+def _arg_value(raw, what: str):
+    """A script argument's text as HfArgumentParser types it (string_to_bool for the flags)."""
+    if raw is None:
+        return None
+    if what in ("fp16", "bf16"):
+        text = str(raw).strip().lower()
+        return True if text in ("yes", "true", "t", "y", "1") else False if text in ("no", "false", "f", "n", "0") \
+            else None
+    value = as_float(raw) if what in ("clip", "lr", "beta1", "beta2", "eps", "wd", "warmup") else as_int(raw)
+    if what == "warmup" and value is not None:
+        if 0 < value < 1:
+            return None  # a ratio of the training steps
+        value = int(value)
+    return value
+
+
 def host_value(cfg: DSConfig, what: str) -> HostValue | None:
-    """The TrainingArguments value HF compares with a DeepSpeed key (explicit, or the default HF uses).
+    """The TrainingArguments value HF compares with a DeepSpeed key: the launch's command-line argument where
+    the script's parser lets it override the file, else the host file's value, else the default HF uses.
 
     what: micro | gas | clip | lr | beta1 | beta2 | eps | wd | warmup | fp16 | bf16.
     Axolotl hosts count only what the file sets (plus its documented batch defaults)."""
     doc = cfg.host_doc
-    if doc is None or doc.root is None or doc.root.kind != "mapping":
+    launch = cfg.launch
+    if doc is None:
+        if cfg.host is None or launch is None:
+            return None
+        return _command_line_value(cfg, what, launch)
+    if doc.root is None or doc.root.kind != "mapping":
         return None
+    found = _host_file_value(cfg, what)
+    if launch is None or what not in ARG_KEYS.get(cfg.host, ARG_KEYS["huggingface"]):
+        return found
+    key = ARG_KEYS.get(cfg.host, ARG_KEYS["huggingface"])[what]
+    arg = launch.argument(key)
+    if launch.parser_reads not in ("override", "command-line", "file"):
+        return None if arg is not None else found  # which of the two wins depends on the script
+    if arg is not None and launch.parser_reads != "file":
+        value = _arg_value(arg.value, what)
+        if value is None:
+            return None  # a shell variable, or text HF would not take: unknown
+        return HostValue(value, None, found.label if found is not None else key, origin=arg.origin, known=True)
+    if found is not None:
+        found.known = True  # the launch passes nothing that overrides it
+    return found
+
+
+# The script argument (TrainingArguments field / axolotl option) for each compared value.
+ARG_KEYS = {
+    "huggingface": {"micro": "per_device_train_batch_size", "gas": "gradient_accumulation_steps",
+                    "clip": "max_grad_norm", "lr": "learning_rate", "beta1": "adam_beta1", "beta2": "adam_beta2",
+                    "eps": "adam_epsilon", "wd": "weight_decay", "warmup": "warmup_steps", "fp16": "fp16",
+                    "bf16": "bf16"},
+    "axolotl": {"micro": "micro_batch_size", "gas": "gradient_accumulation_steps", "clip": "max_grad_norm",
+                "lr": "learning_rate", "beta1": "adam_beta1", "beta2": "adam_beta2", "eps": "adam_epsilon",
+                "wd": "weight_decay", "warmup": "warmup_steps", "fp16": "fp16", "bf16": "bf16"},
+}
+# transformers TrainingArguments defaults (training_args.py, 5.0-5.24) for a script that reads the command line alone.
+HF_DEFAULTS = {"micro": 8, "gas": 1, "clip": 1.0, "lr": 5e-5, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 0.0,
+               "warmup": 0, "fp16": False, "bf16": False}
+
+
+def _command_line_value(cfg: DSConfig, what: str, launch) -> HostValue | None:
+    """The value for a DeepSpeed file the launch passes as `--deepspeed X`: the argument the command line gives,
+    else, when the script reads the command line alone (no config file of its own), HF's default."""
+    key = ARG_KEYS["huggingface"][what]
+    arg = launch.argument(key)
+    if arg is not None and launch.parser_reads in ("override", "command-line"):
+        value = _arg_value(arg.value, what)
+        return HostValue(value, None, key, origin=arg.origin, known=True) if value is not None else None
+    if launch.parser_reads != "command-line" or arg is not None or cfg.dialect != "hf":
+        return None  # a config file of the script's own decides it, a parser with defaults of its own, or unknown
+    if what == "warmup" and launch.argument("warmup_ratio") is not None:
+        return None
+    where = where_launched(launch.origin).split(", ")[-1] if launch.origin.path else "the launch"
+    return HostValue(HF_DEFAULTS[what], None, key,
+                     f"the TrainingArguments default: the launch at {where} does not pass --{key}", known=True)
+
+
+def _host_file_value(cfg: DSConfig, what: str) -> HostValue | None:
+    doc = cfg.host_doc
     if cfg.host == "axolotl":
         table = {
             "micro": (("micro_batch_size",), 1, "per_device_train_batch_size", "Axolotl's micro_batch_size default"),

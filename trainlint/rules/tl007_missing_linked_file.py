@@ -9,6 +9,11 @@ deepspeed config" / "You passed in a path to a DeepSpeed config but the path doe
 path is relative to a directory you launch from, run trainlint from there; otherwise the memory
 estimate cannot include its ZeRO settings.
 
+A name the parser that reads the file resolves itself is no path: ms-swift turns `deepspeed: zero2` (`zero0`,
+`zero1`, `zero3`, `zero2_offload`, `zero3_offload`; 2.x `default-zero2`, `zero3-offload`, ...) into its bundled
+JSON (`swift/arguments/sft_args.py: SftArguments._init_deepspeed`, `schemas/dialects.json` deepspeed_names), so
+such a value is not reported when the file is read by ms-swift.
+
 **Fix**: none; correct the path.
 """
 
@@ -37,8 +42,24 @@ def check(ctx: LintContext):
         target = as_str(node.value)
         if target is None or target.lstrip().startswith("{") or "${" in target:
             continue
+        if _builtin(ctx, target):
+            continue  # ms-swift's `zero2`: the parser's own bundled config, not a path
         if resolve_link(doc.path, target) is None:
             yield RULE.at(doc, node,
                           f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
                           "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
                           "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")
+
+
+def _builtin(ctx: LintContext, target: str) -> bool:
+    """Whether the parser reading this file resolves `target` to a DeepSpeed config of its own."""
+    if not ctx.dialect.known:
+        return False
+    try:
+        from trainlint.catalog import dialects
+
+        found = ctx.version_of("ms-swift")
+        version = found.version if found is not None and not found.assumed else None
+        return target.strip() in dialects.builtin_deepspeed(ctx.dialect.name, version)
+    except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
+        return False

@@ -15,6 +15,14 @@ config["gradient_accumulation_steps"] = 1`, accelerate `utils/dataclasses.py`), 
 gradient_acc_step * world_size 256 != 8 * 1 * 8" (sahil280114/codealpaca#14, already inside
 `from_pretrained` under ZeRO-3). Lightning sets the accumulation itself and is not flagged.
 
+The accumulation is the launch's where a launch command names the file: the `--gradient_accumulation_steps`
+it passes the script (or the training config's value when the script's parser lets the command line override
+it, TrlParser / ms-swift / LLaMA-Factory style), else the TrainingArguments default of a script that reads the
+command line alone (`deepspeed run_glue.py --deepspeed ds.json ...`). A launch that runs with accumulation 1 is
+not reported: Accelerate's inserted 1 is then the run's own value. Under `deepspeed --autotuning run|tune` the
+autotuner writes `gradient_accumulation_steps` into every experiment's config
+(`deepspeed/autotuning/autotuner.py`), so the file is a template and is not reported either.
+
 **Example**: `{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", ...}` with
 `--gradient_accumulation_steps 4`.
 
@@ -51,13 +59,15 @@ def check(ctx: LintContext):
         if root is None or root.get("gradient_accumulation_steps") is not None:
             continue
         autos = [k for k in ("train_batch_size", "train_micro_batch_size_per_gpu") if ds.is_auto(root.get(k))]
-        if not autos:
-            continue
+        if not autos or cfg.autotuner_writes(("gradient_accumulation_steps",)):
+            continue  # `deepspeed --autotuning`: every experiment's config sets the accumulation itself
         anchor = root.entry(autos[-1] if "train_micro_batch_size_per_gpu" not in autos else "train_micro_batch_size_per_gpu")
         target = root.get(autos[0])
         fixes = [fix('add "gradient_accumulation_steps": "auto"',
                      insert_entry(cfg.doc, root, "gradient_accumulation_steps", ds.auto_text(cfg.doc), after=anchor))]
         gas = ds.host_value(cfg, "gas") if cfg.host in ds.HF_HOSTS else None
+        if gas is not None and gas.known and gas.value == 1:
+            continue  # the launch runs without accumulation: Accelerate's inserted 1 is the run's own value
         if gas is not None and gas.value > 1 and "train_batch_size" in autos:
             where = gas.describe(cfg.host_doc)
             yield RULE.at(cfg.doc, target,

@@ -19,6 +19,11 @@ Either way the number is set in two places that must agree.
 First message: "Please correct the following DeepSpeed config values that mismatch TrainingArguments
 values:".
 
+Where a launch command runs the file (`accelerate launch --config_file this.yaml script.py --gradient_accumulation_steps 16 ...`),
+the script's own argument decides: the same value is not reported (the two cannot differ), a different one is an
+error when the script's parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...)
+and a warning otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line.
+
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
 **Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
@@ -29,6 +34,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
+from trainlint.context.dialect import HF_TRAINER
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
@@ -57,6 +63,27 @@ def check(ctx: LintContext):
         if value is None:
             continue
         hf_key, hf_default = KEYS[entry.key]
+        launched = _launched(ctx, hf_key)
+        if launched is not None:
+            arg_value, arg = launched
+            if arg_value == value:
+                continue  # the script is launched with the same value: the two cannot differ
+            trainer = ctx.dialect.name in HF_TRAINER
+            from trainlint.rules.dscommon import where_launched
+
+            stop = ("HF Trainer stops with \"Please correct the following DeepSpeed config values that mismatch "
+                    f"TrainingArguments values: - ds {entry.key}={entry.value.raw} vs hf {hf_key}={arg.value}\"" if trainer
+                    else "when the script runs HF Trainer it stops (\"Please correct the following DeepSpeed config "
+                         "values that mismatch TrainingArguments values\"); under plain Accelerate the DeepSpeed value "
+                         "silently wins")
+            yield RULE.at(doc, entry.key_span,
+                          f"`deepspeed_config.{entry.key}: {entry.value.raw}` differs from the script's {hf_key} "
+                          f"{arg.value} ({where_launched(arg.origin)}): {stop}. Remove it here and set `{hf_key}` "
+                          "once, in the training arguments.",
+                          [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
+                               delete_entry(doc, section, entry), safe=False)],
+                          severity=Severity.ERROR if trainer else None)
+            continue
         yield RULE.at(doc, entry.key_span,
                       f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by an HF Trainer script "
                       f"(`--{hf_key}`, default {hf_default}); when the two differ the Trainer stops with \"Please "
@@ -64,3 +91,16 @@ def check(ctx: LintContext):
                       f"(LlamaFactory#201). Remove it here and set `{hf_key}` in the training arguments.",
                       [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
                            delete_entry(doc, section, entry), safe=False)])
+
+
+def _launched(ctx: LintContext, hf_key: str):
+    """(value, Setting) of the script argument a launch that runs this accelerate config passes for `hf_key`,
+    where the script's parser lets the command line decide it; None when no launch sets it."""
+    launch = ctx.launch
+    if not launch.found or launch.role != "accelerate" or launch.parser_reads not in ("override", "command-line"):
+        return None
+    arg = launch.argument(hf_key)
+    if arg is None or arg.value is None:
+        return None
+    value = as_float(arg.value)
+    return (value, arg) if value is not None else None

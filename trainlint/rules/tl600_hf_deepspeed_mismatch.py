@@ -18,6 +18,12 @@ The easiest method is to set these DeepSpeed config values to 'auto'." (trlx#376
 
 **Example**: `"train_micro_batch_size_per_gpu": 4` with `per_device_train_batch_size` unset (8).
 
+The training arguments are the run's: a launch's command-line argument where the script's parser lets it
+override the config (`--gradient_accumulation_steps 8` after TrlParser's `--config`), named with its script line;
+a DeepSpeed file a launch passes as `--deepspeed X` to an HF Trainer script that reads the command line alone
+(`deepspeed run_glue.py --deepspeed ds.json --per_device_train_batch_size 64`) is compared with those arguments and
+the TrainingArguments defaults. Keys the DeepSpeed autotuner writes (`deepspeed --autotuning`) are not compared.
+
 **Fix** (safe): set the DeepSpeed value to `"auto"` so HF fills it from the training arguments.
 
 **Evidence**: `transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.fill_match`,
@@ -39,7 +45,7 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL600", "hf-deepspeed-mismatch", Severity.ERROR,
             "A DeepSpeed value that differs from the HF TrainingArguments value it must match",
-            flavors=("huggingface", "axolotl"),
+            flavors=("huggingface", "axolotl", "deepspeed"),
             framework="transformers", versions="",
             evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.fill_match, trainer_config_finalize",
             raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8")
@@ -67,11 +73,17 @@ def check(ctx: LintContext):
     for cfg in ds.ds_configs(ctx):
         if cfg.host not in ds.HF_HOSTS or cfg.root is None:
             continue
-        auto_find = cfg.host_doc.find(("auto_find_batch_size",))
-        skip_micro = auto_find is not None and as_bool(auto_find.value)
+        if cfg.host_doc is not None:
+            auto_find = cfg.host_doc.find(("auto_find_batch_size",))
+            skip_micro = auto_find is not None and as_bool(auto_find.value)
+        else:  # a DeepSpeed file the launch passes as `--deepspeed X`: the command line is the TrainingArguments
+            arg = cfg.launch.argument("auto_find_batch_size") if cfg.launch is not None else None
+            skip_micro = arg is not None and (arg.value is None or as_bool(arg.value) is not False)
         for path, what in COMPARED:
             if what == "micro" and skip_micro:
                 continue
+            if cfg.autotuner_writes(path):
+                continue  # `deepspeed --autotuning`: each experiment sets it, and the matching script argument
             node = cfg.find(*path)
             if node is None or ds.is_auto(node):
                 continue
@@ -137,6 +149,8 @@ def _py(value, node):
 
 
 def _train_batch(cfg, ctx):
+    if cfg.autotuner_writes(("train_batch_size",)):
+        return
     node = cfg.find("train_batch_size")
     tb = ds.ds_int(node)
     world = ds.known_world(ctx.plan)

@@ -9,6 +9,11 @@ Lightning accept such a file (ZeRO off), e.g. DeepSpeedExamples' pipeline-parall
 
 **Example**: `{"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}}`.
 
+A file that a launch passes to an HF Trainer script as `--deepspeed X` is read by HF Trainer (an error). Under
+`deepspeed --autotuning run|tune` it is not reported: the autotuner writes `zero_optimization` (the tuning
+space's stage) into every experiment's config before HF or Accelerate read it (`deepspeed/autotuning/autotuner.py:
+Autotuner._generate_experiments`, `run_tuning_micro_batch_sizes`).
+
 **Fix** (unsafe): add `"zero_optimization": {"stage": 0}` (ZeRO off, as the file meant).
 
 **Evidence**: `accelerate/utils/dataclasses.py` `DeepSpeedPlugin.__post_init__` (Accelerate 1.12 to 1.15), built
@@ -37,6 +42,8 @@ def check(ctx: LintContext):
         root = cfg.root
         if root is None or root.get("zero_optimization") is not None or cfg.host == "lightning":
             continue
+        if cfg.autotuner_writes(("zero_optimization",)):
+            continue  # `deepspeed --autotuning`: each experiment's config gets its tuning space's zero_optimization
         if cfg.host is None and not ds.looks_integrated(cfg):
             continue
         value = '{"stage": 0}' if cfg.doc.kind == "json" else "{stage: 0}"

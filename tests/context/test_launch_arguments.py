@@ -1,0 +1,205 @@
+"""The arguments a launch passes to the script, per parser, and the rules that take the run's values from them."""
+
+from __future__ import annotations
+
+import json
+
+from trainlint import engine
+from trainlint.context import launch as L
+
+from ctxrepo import make_repo
+
+
+def args(text: str) -> tuple[dict, str, str]:
+    launch = L.from_command_line(text, L.Origin("launch", "t.sh"), [])
+    return {k: s.value for k, s in launch.arguments}, launch.script_config, launch.parser_reads
+
+
+# ---- parsing, per parser ----------------------------------------------------------------------------------------
+
+def test_hf_command_line_only():
+    found, config, reads = args("deepspeed --num_nodes=1 run_glue.py --deepspeed ds.json --do_train "
+                                "--per_device_train_batch_size 64 --learning-rate=2e-5")
+    assert reads == "command-line" and config == ""
+    assert found == {"deepspeed": "ds.json", "do_train": "true", "per_device_train_batch_size": "64",
+                     "learning_rate": "2e-5"}
+
+
+def test_trl_parser_config_then_overrides():
+    found, config, reads = args("accelerate launch --num_processes 8 sft.py --config recipes/sft.yaml "
+                                "--gradient_accumulation_steps 4")
+    assert (config, reads) == ("recipes/sft.yaml", "override") and found == {"gradient_accumulation_steps": "4"}
+    found, config, reads = args("trl sft --config sft.yaml --num_processes 2 --learning_rate 1e-5")
+    assert (config, reads) == ("sft.yaml", "override") and found == {"learning_rate": "1e-5"}  # --num_processes: accelerate's
+
+
+def test_hf_yaml_file_alone():
+    assert args("python train.py cfg.yaml") == ({}, "cfg.yaml", "file")
+    assert args("python train.py cfg.yaml --bf16 true")[2] == ""  # what the script does with the rest: unknown
+
+
+def test_ms_swift_and_megatron():
+    found, config, reads = args("NPROC_PER_NODE=2 swift sft examples/sft.yaml --gradient_accumulation_steps 16")
+    assert (config, reads) == ("examples/sft.yaml", "override") and found == {"gradient_accumulation_steps": "16"}
+    launch = L.from_command_line("megatron sft examples/megatron/sft.yaml --micro_batch_size 2", L.Origin("launch", "t.sh"), [])
+    assert launch.launcher == "swift" and launch.script == "megatron sft"
+    assert launch.argument("micro_batch_size").value == "2" and launch.parser_reads == "override"
+
+
+def test_llamafactory_dotlist_overrides():
+    found, config, reads = args("llamafactory-cli train examples/lora.yaml gradient_accumulation_steps=8 "
+                                "learning_rate=1e-5")
+    assert (config, reads) == ("examples/lora.yaml", "override")
+    assert found == {"gradient_accumulation_steps": "8", "learning_rate": "1e-5"}
+    assert args("llamafactory-cli train --stage sft --gradient_accumulation_steps 2")[2] == "command-line"
+
+
+def test_axolotl_click_options():
+    found, config, reads = args("axolotl train cfg.yml --learning-rate=1e-4 --micro-batch-size 2 --no-bf16")
+    assert (config, reads) == ("cfg.yml", "override")
+    assert found == {"learning_rate": "1e-4", "micro_batch_size": "2", "bf16": "false"}
+
+
+def test_torchtune_and_litgpt():
+    found, config, reads = args("tune run --nproc_per_node 2 full_finetune_distributed --config llama3/8B_full.yaml "
+                                "batch_size=4 gradient_accumulation_steps=2 ~compile")
+    assert (config, reads) == ("llama3/8B_full.yaml", "override")
+    assert found == {"batch_size": "4", "gradient_accumulation_steps": "2", "compile": None}
+    found, config, reads = args("litgpt finetune_lora --config cfg.yaml --train.micro_batch_size 4 "
+                                "--train.global_batch_size=16")
+    assert (config, reads) == ("cfg.yaml", "override")
+    assert found == {"train.micro_batch_size": "4", "train.global_batch_size": "16"}
+
+
+def test_unresolved_variable_is_unknown_and_autotuning():
+    found, _, _ = args("deepspeed t.py --deepspeed ds.json --gradient_accumulation_steps $GAS")
+    assert "gradient_accumulation_steps" in found and found["gradient_accumulation_steps"] is None
+    launch = L.from_command_line("deepspeed --autotuning run --num_nodes=1 t.py --deepspeed ds.json",
+                                 L.Origin("launch", "t.sh"), [])
+    assert launch.autotuning == "run" and launch.script == "t.py"
+
+
+def test_each_argument_names_its_line(tmp_path):
+    repo = make_repo(tmp_path, {
+        "acc/multi.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  gradient_accumulation_steps: 16\n"
+                          "  zero_stage: 3\nnum_processes: 8\n",
+        "run.sh": "#!/bin/bash\nGAS=16\naccelerate launch --config_file acc/multi.yaml \\\n    swift/cli/sft.py \\\n"
+                  "    --model Qwen/Qwen2.5-7B \\\n    --gradient_accumulation_steps $GAS\n"})
+    launch = L.find(str(repo / "acc/multi.yaml"), root=str(repo))
+    assert launch.found and launch.role == "accelerate" and launch.parser_reads == "command-line"
+    arg = launch.argument("gradient_accumulation_steps")
+    assert arg.value == "16" and arg.origin.span.start.line == 5 and arg.origin.path.endswith("run.sh")
+    assert "`--gradient_accumulation_steps 16` passed to swift/cli/sft.py" in arg.origin.note
+
+
+# ---- rules that compare values across files ----------------------------------------------------------------------
+
+ACC = "distributed_type: DEEPSPEED\ndeepspeed_config:\n  gradient_accumulation_steps: 16\n  zero_stage: 3\nnum_processes: 8\n"
+
+
+def _codes(result, code):
+    return [d for d in result.diagnostics if d.code == code]
+
+
+def test_tl224_uses_the_script_argument(tmp_path):
+    run = "accelerate launch --config_file multi.yaml swift/cli/sft.py --model m --gradient_accumulation_steps {}\n"
+    repo = make_repo(tmp_path, {"multi.yaml": ACC, "run.sh": run.format(16)})
+    assert not _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # the same 16: they cannot differ
+    L.clear_cache()
+    (repo / "run.sh").write_text(run.format(8))
+    found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")
+    assert len(found) == 1 and found[0].severity.value == "error"
+    assert "gradient_accumulation_steps 8" in found[0].message and "run.sh:1" in found[0].message
+    L.clear_cache()
+    (repo / "run.sh").unlink()
+    found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # no launch: the two may differ
+    assert len(found) == 1 and found[0].severity.value == "warning"
+
+
+DS_AUTO = json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}})
+GLUE = "$HF/transformers/examples/pytorch/text-classification/run_glue.py"
+
+
+def test_tl202_accumulation_from_the_launch(tmp_path):
+    repo = make_repo(tmp_path, {"ds/z2.json": DS_AUTO,
+                                "run.sh": f"deepspeed --num_gpus 8 {GLUE} --deepspeed ds/z2.json --do_train\n"})
+    result = engine.check_path(repo / "ds/z2.json")
+    assert result.dialect.name == "hf" and not _codes(result, "TL202")  # HF's default accumulation 1 is the run's
+    L.clear_cache()
+    (repo / "run.sh").write_text(f"deepspeed --num_gpus 8 {GLUE} --deepspeed ds/z2.json \\\n"
+                                 "  --gradient_accumulation_steps 4\n")
+    found = _codes(engine.check_path(repo / "ds/z2.json"), "TL202")
+    assert len(found) == 1 and "gradient_accumulation_steps is 4" in found[0].message
+    assert "run.sh:2" in found[0].message
+
+
+def test_trl_override_decides_the_host_value(tmp_path):
+    ds = json.dumps({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": 4,
+                     "zero_optimization": {"stage": 2}})
+    cfg = "model_name_or_path: m\ndeepspeed: ds.json\ngradient_accumulation_steps: 2\nper_device_train_batch_size: 1\n"
+    run = "accelerate launch sft.py --config cfg.yaml --gradient_accumulation_steps {}\n"
+    repo = make_repo(tmp_path, {"ds.json": ds, "cfg.yaml": cfg, "run.sh": run.format(4)})
+    assert not _codes(engine.check_path(repo / "cfg.yaml"), "TL600")  # the command line's 4 wins over the file's 2
+    L.clear_cache()
+    (repo / "run.sh").write_text(run.format(8))
+    found = _codes(engine.check_path(repo / "cfg.yaml"), "TL600")
+    assert len(found) == 1 and "`--gradient_accumulation_steps 8` passed to sft.py" in found[0].message
+
+
+def test_autotuning_templates(tmp_path):
+    tune = json.dumps({"train_micro_batch_size_per_gpu": "auto", "autotuning": {"enabled": True}})
+    repo = make_repo(tmp_path, {"tune.json": tune,
+                                "run.sh": f"deepspeed --autotuning run --num_nodes=1 {GLUE} --deepspeed tune.json\n"})
+    result = engine.check_path(repo / "tune.json")
+    assert not _codes(result, "TL603") and not _codes(result, "TL202")  # the autotuner writes both per experiment
+    L.clear_cache()
+    (repo / "run.sh").write_text(f"deepspeed --num_nodes=1 {GLUE} --deepspeed tune.json\n")
+    result = engine.check_path(repo / "tune.json")
+    assert [d.severity.value for d in _codes(result, "TL603")] == ["error"]  # HF Trainer reads it as it is
+    L.clear_cache()
+    (repo / "run.sh").unlink()
+    assert not _codes(engine.check_path(repo / "tune.json"), "TL603")  # no launch: its autotuning block says it
+
+
+SWIFT = ("model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: lora\nmodel_author: swift\nmodel_name: bot\n"
+         "per_device_train_batch_size: 1\nlearning_rate: 1e-4\nnum_train_epochs: 1\noutput_dir: output\ndeepspeed: {}\n")
+
+
+def test_ms_swift_builtin_deepspeed_names(tmp_path):
+    repo = make_repo(tmp_path, {"sft.yaml": SWIFT.format("zero3_offload"), "run.sh": "swift sft sft.yaml\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.dialect.name == "ms-swift" and not _codes(result, "TL007")
+    (repo / "sft.yaml").write_text(SWIFT.format("zero9"))
+    assert _codes(engine.check_path(repo / "sft.yaml"), "TL007")
+    hf = make_repo(tmp_path / "hf", {"c.yaml": "model_name_or_path: m\ndeepspeed: zero2\n",
+                                     "run.sh": f"python {GLUE} c.yaml\n"})
+    assert _codes(engine.check_path(hf / "c.yaml"), "TL007")  # HF reads `zero2` as a path
+
+
+def test_megatron_sft_dialect(tmp_path):
+    cfg = ("model: Qwen/Qwen3-8B\ntuner_type: lora\ntarget_modules: all-linear\ndataset:\n  - 'swift/self-cognition#500'\n"
+           "split_dataset_ratio: 0.01\nmax_length: 2048\nmodel_author: swift\nmodel_name: bot\nsave_safetensors: true\n"
+           "micro_batch_size: 1\nglobal_batch_size: 16\nlr: 1e-4\nrecompute_granularity: full\noutput_dir: out\n")
+    repo = make_repo(tmp_path, {"sft.yaml": cfg, "sft.sh": "NPROC_PER_NODE=4 \\\nmegatron sft \\\n    sft.yaml\n",
+                                "requirements.txt": "transformers==5.2.0\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.dialect.name == "ms-swift-megatron" and result.launch.num_processes.value == 4
+    assert result.dialect.accepts("micro_batch_size") and result.dialect.accepts("save_safetensors")
+    assert not _codes(result, "TL524") and not _codes(result, "TL523")
+
+
+def test_tl600_deepspeed_file_against_the_command_line(tmp_path):
+    ds = json.dumps({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "auto",
+                     "zero_optimization": {"stage": 2}})
+    run = f"deepspeed --num_gpus 2 {GLUE} --deepspeed ds.json{{}}\n"
+    repo = make_repo(tmp_path, {"ds.json": ds, "run.sh": run.format(" --per_device_train_batch_size 4")})
+    assert not _codes(engine.check_path(repo / "ds.json"), "TL600")
+    L.clear_cache()
+    (repo / "run.sh").write_text(run.format(" --per_device_train_batch_size 64"))
+    found = _codes(engine.check_path(repo / "ds.json"), "TL600")
+    assert len(found) == 1 and found[0].severity.value == "error"
+    assert "per_device_train_batch_size is 64 (`--per_device_train_batch_size 64` passed to" in found[0].message
+    L.clear_cache()
+    (repo / "run.sh").write_text(run.format(""))
+    found = _codes(engine.check_path(repo / "ds.json"), "TL600")  # HF's default 8: the launch passes none
+    assert len(found) == 1 and "does not pass --per_device_train_batch_size" in found[0].message
