@@ -248,7 +248,7 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         for needle, name in BY_SCRIPT:
             if needle in script.replace("\\", "/"):
                 return made(name, Origin("launch", launch.origin.path, span=launch.origin.span,
-                                         note=f"the launch runs {script}"), script)
+                                         note=f"the launch runs {script}".replace("\0", "$…")), script)
         bases = [Path(p) for p in (repo_root, str(Path(launch.origin.path).parent)) if p]
         path, text = _script_text(script, bases)
         if text:

@@ -750,7 +750,7 @@ def _line_of(written: str, command: Command | None) -> int | None:
 
 def _arguments(p: Parsed, origin: Origin, command: Command | None) -> tuple[tuple, str, str]:
     tokens, config, reads = script_arguments(p)
-    script = p.script or p.launcher
+    script = (p.script or p.launcher).replace("\0", "$…")  # a path through a shell variable this file does not set
     out: dict[str, Setting] = {}
     for key, value, written, shown in tokens:
         if value is not None and "\0" in value:
