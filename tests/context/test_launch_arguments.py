@@ -203,3 +203,19 @@ def test_tl600_deepspeed_file_against_the_command_line(tmp_path):
     (repo / "run.sh").write_text(run.format(""))
     found = _codes(engine.check_path(repo / "ds.json"), "TL600")  # HF's default 8: the launch passes none
     assert len(found) == 1 and "does not pass --per_device_train_batch_size" in found[0].message
+
+
+def test_training_arguments_on_the_command_line_name_the_parser(tmp_path):
+    ds = json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}})
+    run = ("deepspeed --num_gpus=4 main.py --deepspeed deepspeed.json --do_train --per_device_train_batch_size 4 "
+           "--gradient_accumulation_steps {}\n")
+    repo = make_repo(tmp_path, {"deepspeed.json": ds, "run.sh": run.format(1)})
+    result = engine.check_path(repo / "deepspeed.json")  # main.py is not there: its arguments say HfArgumentParser
+    assert result.dialect.name == "hf" and result.dialect.origin.kind == "inferred"
+    assert not _codes(result, "TL202")
+    L.clear_cache()
+    (repo / "run.sh").write_text(run.format(2))
+    assert _codes(engine.check_path(repo / "deepspeed.json"), "TL202")
+    L.clear_cache()
+    (repo / "run.sh").write_text("deepspeed main.py --deepspeed --deepspeed_config deepspeed.json\n")
+    assert engine.check_path(repo / "deepspeed.json").dialect.name == "unknown"  # raw DeepSpeed's own flags

@@ -199,6 +199,23 @@ def _fields(name: str, versions) -> frozenset | None:
         return None
 
 
+# TrainingArguments fields that no DeepSpeed-launcher or plain argparse convention shares. With `--deepspeed
+# <file>.json` (the TrainingArguments field; raw DeepSpeed scripts take `--deepspeed` as a bare flag and
+# `--deepspeed_config X`) they say the script parses its command line with HfArgumentParser.
+TRAINING_ARGUMENT_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "do_train",
+                            "overwrite_output_dir", "per_device_eval_batch_size", "save_strategy", "eval_strategy",
+                            "evaluation_strategy", "logging_steps", "save_total_limit", "lr_scheduler_type")
+
+
+def _training_arguments_passed(launch) -> list[str]:
+    """The TrainingArguments-only fields a launch passes beside `--deepspeed X.json` (two or more), else []."""
+    deepspeed = launch.argument("deepspeed") if hasattr(launch, "argument") else None
+    if deepspeed is None or not str(deepspeed.value or "").endswith(".json"):
+        return []
+    found = [f for f in TRAINING_ARGUMENT_FIELDS if launch.argument(f) is not None]
+    return found if len(found) >= 2 else []
+
+
 def _by_keys(doc) -> str | None:
     try:
         from trainlint.catalog import dialects as catalog
@@ -257,6 +274,13 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
                     return made(name, Origin("inferred", path, note=f"{Path(path).name} (run by {where}) uses "
                                                                     f"{pattern.pattern.split(chr(92))[0] or name}"),
                                 path)
+        elif script.endswith(".py"):
+            fields = _training_arguments_passed(launch)
+            if fields:
+                return made("hf", Origin("inferred", launch.origin.path, span=launch.origin.span,
+                                         note=f"the launch passes {Path(script).name} (not in the repository) "
+                                              f"TrainingArguments fields: --deepspeed X.json with "
+                                              + ", ".join("--" + f for f in fields)), script)
     for name in project_names:
         if name in BY_PACKAGE:
             return made(BY_PACKAGE[name], Origin("inferred", note=f"the repository is the {name} project"))
