@@ -185,7 +185,7 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
 
     versions = result.versions = implied_versions(result.dialect, versions)
     if settings.use_project_config and doc.path:
-        versions = result.versions = _imports_narrow(doc, launch, result.dialect, versions)
+        versions = result.versions = _imports_narrow(doc, flavor, launch, result.dialect, versions)
     if foreign is not None:
         from trainlint.context.dialect import Dialect
 
@@ -284,13 +284,14 @@ def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfi
                                   root)
 
 
-def _imports_narrow(doc: Document, launch, dialect, versions):
+def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
     """Versions cut by what the launched script imports (trainlint.context.imports): a name a release removed
-    means the run cannot use that release or later. The script the launch runs when it can be read; else, when the
-    parser was inferred from the repository's own scripts, the cut that holds whichever of them runs (the weakest).
+    means the run cannot use that release or later. The script the launch runs when it is a file; else, with no
+    launch (or one naming a script that is not there), the cut that holds whichever of the repository's own scripts
+    that parse with the file's parser runs (the weakest), as an assumption said so.
     The requirement narrowing then runs again with the cuts."""
     from trainlint.context import dialect as dialect_context
-    from trainlint.context import imports, pins
+    from trainlint.context import pins
 
     try:
         root = str(pins.repo_root(Path(doc.path).resolve().parent))
@@ -299,14 +300,21 @@ def _imports_narrow(doc: Document, launch, dialect, versions):
         if launch is not None and launch.found and launch.script:
             bases = [Path(p) for p in (root, str(Path(launch.origin.path).parent)) if p]
             script = dialect_context.script_path(launch.script, bases)
+        stale = launch is not None and launch.found and launch.script.endswith(".py") and not script
         if script:
+            from trainlint.context import imports
+
             cuts = imports.cuts_for(script, root)
-        elif dialect is not None and dialect.known and dialect.script:
-            scripts = dialect_context.repository_scripts(root, dialect.name) or (dialect.script,)
-            cuts = imports.weakest([imports.cuts_for(s, root) for s in scripts])
-            cuts = tuple(replace(c, reason=f"no launch names this file; each of the repository's {len(scripts)} "
-                                           f"{dialect.label} scripts stops at import from there, e.g. {c.reason}")
-                         for c in cuts)
+        elif flavor == "huggingface" and dialect is not None and dialect.known and \
+                (stale or launch is None or not launch.found):
+            scripts = dialect_context.repository_scripts(root, dialect.name)
+            if scripts:
+                from trainlint.context import imports
+
+                cuts = imports.weakest([imports.cuts_for(s, root) for s in scripts])
+            why = f"the launch's {launch.script} is not in the repository" if stale else "no launch names this file"
+            cuts = tuple(c.with_reason(f"{why}; each of the repository's {len(scripts)} {dialect.label} scripts "
+                                       f"stops at import from there, e.g. {c.reason}") for c in cuts)
         if not cuts:
             return versions
         return version_context.narrow(versions, doc.path, cuts=cuts)

@@ -87,18 +87,14 @@ HF_TRAINER = ("hf", "trl", "open-r1", "open-instruct", "llamafactory", "ms-swift
 
 def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
     """The text of the script a launch runs (a .py path, or a module under one of the bases), bounded."""
-    if not script:
+    path = script_path(script, bases) if script else ""
+    if not path:
         return "", ""
-    candidates = [script] if script.endswith(".py") else [script.replace(".", "/") + ".py",
-                                                         script.replace(".", "/") + "/__main__.py"]
-    for base in bases:
-        for rel in candidates:
-            path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
-            try:
-                if path.is_file() and path.stat().st_size <= MAX_SCRIPT_BYTES:
-                    return str(path), path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
+    try:
+        if Path(path).stat().st_size <= MAX_SCRIPT_BYTES:
+            return path, Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
     return "", ""
 
 

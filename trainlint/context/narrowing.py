@@ -19,7 +19,7 @@ known release, nothing is narrowed (the pins contradict each other: not trainlin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -48,25 +48,43 @@ def canonical(name: str) -> str:
 MAX_PASSES = 6
 
 
-@dataclass(frozen=True)
 class Cut:
     """An upper bound on a distribution's version (exclusive), and why."""
 
-    name: str  # canonical distribution name
-    below: str  # the first release the run cannot use
-    reason: str  # "scripts/sft.py imports setup_chat_format, removed in TRL 0.26.0 (de343cdae)"
+    __slots__ = ("name", "below", "reason")
+
+    def __init__(self, name: str, below: str, reason: str):
+        self.name = name  # canonical distribution name
+        self.below = below  # the first release the run cannot use
+        self.reason = reason  # "scripts/sft.py imports setup_chat_format, removed in TRL 0.26.0 (de343cdae)"
+
+    def with_reason(self, reason: str) -> "Cut":
+        return Cut(self.name, self.below, reason)
+
+    def __repr__(self) -> str:
+        return f"Cut({self.name!r}, {self.below!r}, {self.reason!r})"
 
 
 # --- intervals --------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class Interval:
     """The hull of a PEP 440 specifier set: lo/hi None = unbounded (`!=` exclusions are not part of it)."""
 
-    lo: Version | None = None
-    lo_inc: bool = True
-    hi: Version | None = None
-    hi_inc: bool = False
+    __slots__ = ("lo", "lo_inc", "hi", "hi_inc")
+
+    def __init__(self, lo: Version | None = None, lo_inc: bool = True, hi: Version | None = None,
+                 hi_inc: bool = False):
+        self.lo, self.lo_inc, self.hi, self.hi_inc = lo, lo_inc, hi, hi_inc
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Interval) and (self.lo, self.lo_inc, self.hi, self.hi_inc) == \
+            (other.lo, other.lo_inc, other.hi, other.hi_inc)
+
+    def __hash__(self) -> int:
+        return hash((self.lo, self.lo_inc, self.hi, self.hi_inc))
+
+    def __repr__(self) -> str:
+        return f"Interval({self.lo}, {self.lo_inc}, {self.hi}, {self.hi_inc})"
 
     @property
     def empty(self) -> bool:

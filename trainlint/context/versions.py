@@ -221,8 +221,6 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
 def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: tuple = ()) -> Versions:
     """`versions` narrowed by what the known releases require of each other, the repository's other pins (those
     of `path`, unless given) and `cuts` (trainlint.context.narrowing); the reasons go into each narrowed entry."""
-    from trainlint.context import narrowing
-
     root = ""
     if path:
         from pathlib import Path
@@ -235,6 +233,11 @@ def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: t
             root = str(pin_files.repo_root(Path(path).resolve().parent))
         except (OSError, RuntimeError, ValueError):
             root = ""
+    if not cuts and not any(p.spec for p in (pins or {}).values()) and \
+            all(v.origin == "known" for v in versions.items.values()):
+        return versions  # nothing pinned, declared or installed: nothing to narrow by
+    from trainlint.context import narrowing
+
     try:
         return narrowing.apply(versions, pins or {}, tuple(cuts), root)
     except Exception:  # noqa: BLE001 - narrowing is a refinement: never a crash

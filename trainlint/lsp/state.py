@@ -540,11 +540,12 @@ class TrainlintServer(LanguageServer):
         if not (launch.is_launch_file(path) or pins.is_pin_file(path) or launch.is_cached_config(path)
                 or path.endswith(".py")):
             return False
-        from trainlint.context import dialect
+        from trainlint.context import dialect, imports
 
         launch.clear_cache()
         pins.clear_cache()
         dialect.clear_cache()
+        imports.clear_cache()  # the launched scripts' imports (version cuts)
         self.settings_gen += 1
         return True
 
