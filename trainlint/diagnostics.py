@@ -6,8 +6,10 @@ document text); output formats add 1 where people read them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
+
+from trainlint._dataclass import dataclass
 
 
 class Severity(str, Enum):

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint import flavors
 from trainlint.diagnostics import Diagnostic, Severity
 from trainlint.document.tree import Document

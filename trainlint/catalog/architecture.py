@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from trainlint._dataclass import dataclass
 
 __all__ = [
     "PEFT_DEFAULT_LORA_TARGETS",

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+
+from trainlint._dataclass import dataclass
 
 __all__ = ["CheckpointCount", "count_checkpoint"]
 

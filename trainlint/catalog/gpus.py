@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
+from trainlint._dataclass import dataclass
 from trainlint.catalog.naming import closest, normalize
 
 __all__ = [

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from trainlint._dataclass import dataclass
 
 ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "modernbert", "electra",
                 "albert", "vit"}

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from trainlint._dataclass import dataclass
 
 # Validation keywords implemented here.
 IMPLEMENTED = frozenset({

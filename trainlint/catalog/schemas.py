@@ -18,9 +18,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from trainlint._dataclass import dataclass
 
 __all__ = [
     "SCHEMA_NAMES",

@@ -8,8 +8,8 @@ it; rules judge unknown keys against it, and an unknown parser means no unknown-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from trainlint._dataclass import dataclass
 from trainlint.plan import Origin
 
 DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "ms-swift-megatron", "axolotl",

@@ -10,8 +10,9 @@ relative to the folder of the settings file that gives them (or the working dire
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from trainlint._dataclass import dataclass
 
 CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"})
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "env", "__pycache__", ".tox",

@@ -9,8 +9,8 @@ was found: everything in it is unknown, and a verdict that depends on it says wh
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from trainlint._dataclass import dataclass
 from trainlint.plan import Origin, Setting
 
 NO_LAUNCH = Origin("default", note="no launch command names this file")

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from trainlint._dataclass import dataclass
 
 
 try:  # Python 3.11+

@@ -8,11 +8,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint.plan import Origin, Setting, TrainingPlan
 
 

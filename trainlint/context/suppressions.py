@@ -8,8 +8,9 @@ the whole file. A code may be a prefix (`TL1` = the memory family) or `all`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from trainlint._dataclass import dataclass
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document
 

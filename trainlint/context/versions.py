@@ -11,10 +11,12 @@ Versions and specifiers are PEP 440 (`packaging`). Nothing here imports a framew
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from trainlint._dataclass import dataclass
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",

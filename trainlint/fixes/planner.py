@@ -46,9 +46,9 @@ FSDP full shard, then with tensor parallelism, then QLoRA.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint.diagnostics import Edit, Fix
 from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB

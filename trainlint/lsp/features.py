@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint.document.tree import Document
 from trainlint.lsp.convert import GIB, breakdown_markdown, signed_gib
 

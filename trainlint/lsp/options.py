@@ -18,9 +18,10 @@ trainlint.toml, then to what the config itself says.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint.plan import Origin
 from trainlint.context.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
 

@@ -42,7 +42,7 @@ import logging
 import os
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
+from trainlint._dataclass import dataclass
 from trainlint import __version__, engine
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document, SyntaxProblem

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 
+from trainlint._dataclass import dataclass
 from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 

@@ -7,9 +7,9 @@ Not a rule: it has no RULE and is not registered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from trainlint._dataclass import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto, uses_auto

@@ -1,0 +1,150 @@
+"""trainlint._dataclass.dataclass behaves as the standard library's `dataclasses.dataclass` for the options trainlint
+uses: the same fields, signature, docstring, repr, equality, hash, ordering, frozen errors, replace/asdict, params;
+and every class trainlint makes with it looks the same as the standard library would make it."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import pickle
+import subprocess
+import sys
+import types
+from dataclasses import FrozenInstanceError, field
+from typing import Generic, TypeVar
+
+import pytest
+
+from trainlint._dataclass import dataclass as fast
+
+T = TypeVar("T")
+OPTIONS = [{}, {"eq": False}, {"frozen": True}, {"frozen": True, "order": True}, {"order": True}]
+
+
+def _namespace(kind: str) -> dict:
+    ns: dict = {"__module__": __name__, "__qualname__": f"Made_{kind}",
+                "__annotations__": {"a": "int", "b": "str", "c": "list", "d": "float", "e": "int", "f": "dict"},
+                "b": "x", "c": field(default_factory=list), "d": field(default=1.5, repr=False),
+                "e": field(default=3, compare=False), "f": field(default_factory=dict, init=False, hash=False)}
+    if kind == "doc":
+        ns["__doc__"] = "Documented."
+    if kind == "post_init":
+        def __post_init__(self):
+            object.__setattr__(self, "f", {"seen": self.a})
+        ns["__post_init__"] = __post_init__
+    if kind == "explicit":
+        ns["__repr__"] = lambda self: "custom"
+        ns["__eq__"] = lambda self, other: True
+    if kind == "explicit_hash":
+        ns["__hash__"] = lambda self: 7
+    return ns
+
+
+def _pair(kind: str, options: dict, bases: tuple = ()):
+    made = []
+    for decorator in (dataclasses.dataclass, fast):
+        ns = _namespace(kind)
+        cls = types.new_class(f"Made_{kind}", bases, exec_body=lambda body: body.update(ns))
+        made.append(decorator(**options)(cls))
+    return made
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome compared
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=[str(o) for o in OPTIONS])
+@pytest.mark.parametrize("kind", ["plain", "doc", "post_init", "explicit", "explicit_hash", "generic"])
+def test_same_behaviour_as_the_standard_library(kind, options):
+    bases = (Generic[T],) if kind == "generic" else ()
+    std, ours = _pair(kind, options, bases)
+    assert str(inspect.signature(ours)) == str(inspect.signature(std))
+    assert ours.__doc__ == std.__doc__
+    assert ours.__match_args__ == std.__match_args__
+    assert [(f.name, f.type, f.init, f.repr, f.compare, f.hash) for f in dataclasses.fields(ours)] == \
+        [(f.name, f.type, f.init, f.repr, f.compare, f.hash) for f in dataclasses.fields(std)]
+    assert repr(ours.__dataclass_params__) == repr(std.__dataclass_params__)
+    assert dataclasses.is_dataclass(ours)
+    assert ours.__init__.__qualname__ == std.__init__.__qualname__
+    assert ("__hash__" in ours.__dict__) == ("__hash__" in std.__dict__)
+    assert (ours.__hash__ is None) == (std.__hash__ is None)
+
+    def behaviour(cls):
+        one, same, other = cls(1, "y", [2]), cls(1, "y", [2], e=9), cls(2)
+        results = [repr(one), repr(cls(1, d=2.0)), one == same, one == other, one != same, one == "text",
+                   dataclasses.asdict(one), repr(dataclasses.replace(one, a=5)), one.f, dataclasses.astuple(other)]
+        results.append(_outcome(lambda: hash(one) == hash(same)))
+        results.append(_outcome(lambda: hash(cls(1, "y", (2,))) == hash(cls(1, "y", (2,)))))
+        results.append(_outcome(lambda: one < other))
+        results.append(_outcome(lambda: one >= same))
+        results.append(_outcome(lambda: setattr(one, "a", 3)))
+        results.append(_outcome(lambda: delattr(one, "b")))
+        results.append(_outcome(lambda: setattr(one, "extra", 3)))
+        results.append(_outcome(lambda: cls()))
+        results.append(_outcome(lambda: cls(1, 2, 3, 4, 5, 6)))
+        results.append(_outcome(lambda: cls(1, f={})))
+        results.append(_outcome(lambda: pickle.loads(pickle.dumps(cls(4))) == cls(4)))
+        return results
+
+    globals()[std.__name__] = std  # pickling finds the class by name: each in turn
+    std_results = behaviour(std)
+    globals()[ours.__name__] = ours
+    assert behaviour(ours) == std_results
+
+
+def test_recursive_repr_and_subclass_of_a_frozen_class():
+    std, ours = _pair("plain", {})
+    for cls in (std, ours):
+        obj = cls(1)
+        obj.c.append(obj)
+        assert repr(obj) == f"{cls.__qualname__}(a=1, b='x', c=[...], e=3, f={{}})"
+    std, ours = _pair("plain", {"frozen": True})
+    for cls in (std, ours):
+        sub = type("Sub", (cls,), {})  # a plain subclass may set new attributes, not the fields
+        obj = sub(1)
+        obj.extra = 1
+        with pytest.raises(FrozenInstanceError, match="cannot assign to field 'a'"):
+            obj.a = 2
+
+
+def test_options_it_does_not_handle_go_to_the_standard_library():
+    base = fast(type("Base", (), {"__annotations__": {"a": "int"}, "__module__": __name__}))
+    child = fast(frozen=False)(type("Child", (base,), {"__annotations__": {"b": "int"}, "__module__": __name__}))
+    assert [f.name for f in dataclasses.fields(child)] == ["a", "b"]
+    assert repr(child(1, 2)) == "Child(a=1, b=2)"
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        fast(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1, "__module__": __name__}))
+    with pytest.raises(TypeError):
+        fast(frozen=True)(type("Own", (), {"__annotations__": {"a": "int"}, "__module__": __name__,
+                                           "__setattr__": lambda self, k, v: None}))
+
+
+_DUMP = """
+import dataclasses, importlib, inspect, json, pkgutil, sys
+import trainlint, trainlint._dataclass as fast
+if sys.argv[1] == "stdlib":
+    fast._process = lambda cls, frozen, eq, order: dataclasses.dataclass(cls, frozen=frozen, eq=eq, order=order)
+out = {}
+for info in pkgutil.walk_packages(trainlint.__path__, "trainlint."):
+    if info.name == "trainlint.__main__":
+        continue
+    module = importlib.import_module(info.name)
+    for name, cls in vars(module).items():
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == info.name:
+            out[f"{info.name}.{name}"] = [str(inspect.signature(cls)), cls.__doc__, cls.__match_args__,
+                                          repr(cls.__dataclass_params__), cls.__hash__ is None,
+                                          [(f.name, str(f.type), f.init, f.repr, f.compare, f.hash)
+                                           for f in dataclasses.fields(cls)]]
+print(json.dumps(out))
+"""
+
+
+def test_every_trainlint_dataclass_is_made_as_the_standard_library_makes_it():
+    dumps = [json.loads(subprocess.run([sys.executable, "-c", _DUMP, how], capture_output=True, text=True,
+                                       check=True, timeout=120).stdout) for how in ("stdlib", "fast")]
+    assert len(dumps[0]) > 50
+    assert dumps[1] == dumps[0]
