@@ -8,7 +8,6 @@ it; rules judge unknown keys against it, and an unknown parser means no unknown-
 
 from __future__ import annotations
 
-
 from trainlint._dataclass import dataclass
 from trainlint.plan import Origin
 
@@ -72,6 +71,10 @@ BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\
              (re.compile(r"\bHfArgumentParser\b"), "hf"))
 # One scan of a script for any of them: most scripts name none, and seven scans of every file cost more than a lint.
 _ANY_IMPORT = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _dialect in BY_IMPORT))
+# A word each of them contains (a script without any of these matches none of them). Held to BY_IMPORT by
+# tests/test_startup.py.
+_IMPORT_WORDS = (b"open_instruct", b"ArgumentParserPlus", b"open_r1", b"llamafactory", b"llmtuner", b"swift",
+                 b"axolotl", b"TrlParser", b"HfArgumentParser")
 # A repository that *is* one of these projects (its package name) or pins it.
 BY_PACKAGE = {"llamafactory": "llamafactory", "llmtuner": "llamafactory", "open-r1": "open-r1",
               "open-instruct": "open-instruct", "ms-swift": "ms-swift", "axolotl": "axolotl",
@@ -149,10 +152,14 @@ def repository_parser(root: str) -> tuple[str, str] | None:
             try:
                 if path.stat().st_size > MAX_SCRIPT_BYTES:
                     continue
-                text = path.read_text(encoding="utf-8", errors="replace")
+                data = path.read_bytes()
             except OSError:
                 continue
-            if "parse" not in text or not _ANY_IMPORT.search(text):
+            # Byte searches first: a script that names no parser is not decoded, nor scanned with the patterns.
+            if b"parse" not in data or not any(word in data for word in _IMPORT_WORDS):
+                continue
+            text = data.decode("utf-8", errors="replace")
+            if not _ANY_IMPORT.search(text):
                 continue
             for rank, (pattern, dialect) in enumerate(BY_IMPORT):
                 if pattern.search(text):

@@ -9,7 +9,6 @@ was found: everything in it is unknown, and a verdict that depends on it says wh
 
 from __future__ import annotations
 
-
 from trainlint._dataclass import dataclass
 from trainlint.plan import Origin, Setting
 
@@ -124,10 +123,32 @@ class Command:
 
 @dataclass
 class LaunchIndex:
+    """The files of a repository that may hold launch commands, read once; each file's commands are parsed when a
+    lookup first needs them (most files name none of the configs looked up)."""
+
     root: str
-    commands: list
+    scripts: list  # [path, rank, bytes or the parsed commands] per file read, in walk order
     files: int = 0
     truncated: bool = False
+
+    def _commands_of(self, entry: list) -> list:
+        if isinstance(entry[2], bytes):
+            text = entry[2].decode("utf-8", errors="replace")
+            # one scan of the file before the line-by-line reading
+            entry[2] = commands_in(text, entry[0], entry[1]) if LAUNCH_WORDS.search(text) else []
+        return entry[2]
+
+    def commands_naming(self, name: str, variables: bool = True) -> list:
+        """The commands of the files that contain `name` (and, with `variables`, of those with a `$`: a command may
+        name a file through a variable), in walk order: a superset of the commands whose text contains it."""
+        needle = name.encode("utf-8", errors="surrogateescape")
+        return [command for entry in self.scripts
+                if not isinstance(entry[2], bytes) or needle in entry[2] or (variables and b"$" in entry[2])
+                for command in self._commands_of(entry)]
+
+    @property
+    def commands(self) -> list:
+        return [command for entry in self.scripts for command in self._commands_of(entry)]
 
 
 _INDEX: dict[str, LaunchIndex] = {}
@@ -175,7 +196,7 @@ def index_for(root: str) -> LaunchIndex:
 
 
 def _build_index(root: Path) -> LaunchIndex:
-    commands: list[Command] = []
+    scripts: list[list] = []
     files = total = 0
     truncated = False
     base = str(root)
@@ -197,13 +218,11 @@ def _build_index(root: Path) -> LaunchIndex:
             data, _why = read_regular_file(path, MAX_FILE_BYTES)
             if data is None:
                 continue
-            text = data.decode("utf-8", errors="replace")
             total += len(data)
-            if LAUNCH_WORDS.search(text):  # one scan of the file before the line-by-line reading
-                commands.extend(commands_in(text, path, rank))
+            scripts.append([path, rank, data])
         if truncated:
             break
-    return LaunchIndex(str(root), commands, files, truncated)
+    return LaunchIndex(str(root), scripts, files, truncated)
 
 
 def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = None) -> list[Command]:
@@ -866,7 +885,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
     repo = Path(root) if root else pins.repo_root(config.parent)
     index = index_for(str(repo))
     matches: list[tuple[tuple, Command, Parsed]] = []
-    for command in index.commands:
+    for command in index.commands_naming(config.name):
         if config.name not in command.text and "$" not in command.text:
             continue
         parsed = parse_command(command.text, dict(command.env))

@@ -143,7 +143,7 @@ def launched_with(path: str | Path) -> list[str]:
         if _regular(target) is None:
             return []
         repo = pins.repo_root(target.parent)
-        commands = launch.index_for(str(repo)).commands
+        commands = launch.index_for(str(repo)).commands_naming(target.name, variables=False)
     except (OSError, ValueError, RuntimeError):
         return []
     out: list[str] = []

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from trainlint._dataclass import dataclass
 
-
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
