@@ -25,7 +25,8 @@ def detect(doc: Document) -> str:
 # Display names of the formats trainlint recognises but does not read (schemas/dialects.json not_training_configs).
 FOREIGN_LABELS = {"gpt-neox": "GPT-NeoX", "megatron-lm": "Megatron-LM", "nemo": "NeMo", "hydra": "a Hydra app config",
                   "app-config": "an application / CI / infrastructure config",
-                  "model-or-data-json": "a model, tokenizer, adapter or trainer-state file"}
+                  "model-or-data-json": "a model, tokenizer, adapter or trainer-state file",
+                  "trlx": "a trlx (CarperAI) TRLConfig"}
 
 
 def foreign(doc: Document, flavor: str) -> str | None:

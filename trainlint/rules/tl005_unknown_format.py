@@ -11,7 +11,7 @@ A JSON template whose values are bare placeholders a launch script substitutes (
 not a syntax error (TL001) but a template: named as such when checked by name, skipped when a folder is walked.
 
 Files of formats trainlint recognises but does not read (GPT-NeoX with its DeepSpeed sections, Megatron-LM,
-NeMo, Hydra apps, CI / compose / Kubernetes files, a model's config.json; `schemas/dialects.json`) are
+NeMo, Hydra apps, trlx TRLConfigs, CI / compose / Kubernetes files, a model's config.json; `schemas/dialects.json`) are
 named as such and not linted as the format they resemble.
 
 **Fix**: none.
