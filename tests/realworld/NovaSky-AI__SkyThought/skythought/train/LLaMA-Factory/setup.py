@@ -1,0 +1,23 @@
+# excerpt of NovaSky-AI/SkyThought skythought/train/LLaMA-Factory/setup.py @0d190f1 (a LLaMA-Factory 0.9.2.dev0 fork): the extras and the setup() name line, verbatim
+extra_require = {
+    "torch": ["torch>=1.13.1"],
+    "torch-npu": ["torch==2.1.0", "torch-npu==2.1.0.post3", "decorator"],
+    "metrics": ["nltk", "jieba", "rouge-chinese"],
+    "deepspeed": ["deepspeed>=0.10.0,<=0.14.4"],
+    "liger-kernel": ["liger-kernel"],
+    "bitsandbytes": ["bitsandbytes>=0.39.0"],
+    "hqq": ["hqq"],
+    "eetq": ["eetq"],
+    "gptq": ["optimum>=1.17.0", "auto-gptq>=0.5.0"],
+    "awq": ["autoawq"],
+    "aqlm": ["aqlm[gpu]>=1.1.0"],
+    "vllm": ["vllm>=0.4.3,<0.6.5"],
+    "galore": ["galore-torch"],
+    "badam": ["badam>=1.2.1"],
+    "adam-mini": ["adam-mini"],
+    "qwen": ["transformers_stream_generator"],
+    "modelscope": ["modelscope"],
+    "openmind": ["openmind"],
+    "dev": ["pre-commit", "ruff", "pytest"],
+}
+        name="llamafactory",
