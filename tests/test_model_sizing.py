@@ -176,6 +176,11 @@ def test_unreadable_or_quantized_checkpoints_are_ignored(tmp_path, bad):
     ("NousResearch/Meta-Llama-3-8B-Instruct", "Llama-3-8B"),
     ("unsloth/gemma-3-4b-it", "Gemma-3-4B"),
     ("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL-7B"),
+    ("NovaSky-AI/Sky-T1-32B-Preview", "Qwen2.5-32B"),
+    ("NovaSky-AI/Sky-T1-32B-Flash", "Qwen2.5-32B"),
+    ("simplescaling/s1.1-32B", "Qwen2.5-32B"),
+    ("open-thoughts/OpenThinker-7B", "Qwen2.5-7B"),
+    ("open-thoughts/OpenThinker2-32B", "Qwen2.5-32B"),
 ])
 def test_derivatives_and_reuploads_resolve(name, entry):
     from trainlint.catalog.models import find_model
