@@ -8,10 +8,15 @@ estimator counts ~18 bytes per parameter for full offload plus a 1.5x pinned-buf
 (`estimate_zero3_model_states_mem_needs`); fine-tuning LLaMA-33B with full offload on a 600 GB
 node ran out of host RAM (DeepSpeed#3448).
 
+The finding sits on the offload key, or, when a linked DeepSpeed file sets it, on the key that
+names that file (`deepspeed: ds_z3_offload_config.json`).
+
 **Fix**: none; check the node's RAM, offload less, or use more nodes.
 """
 
 from __future__ import annotations
+
+import os
 
 from trainlint.diagnostics import Severity
 from trainlint.rules.base import LintContext, Rule
@@ -20,9 +25,36 @@ RULE = Rule("TL103", "offload-host-memory", Severity.INFO, "How much host RAM CP
 
 
 def _offload_origin(ctx):
-    for setting in (ctx.plan.offload_params, ctx.plan.offload_optimizer):
+    """Where the offload is set: its key in this file, else the key that links the file setting it
+    (`deepspeed: examples/deepspeed/ds_z3_offload_config.json`), else None (the whole file)."""
+    settings = (ctx.plan.offload_params, ctx.plan.offload_optimizer)
+    for setting in settings:
         if setting.value == "cpu" and setting.origin.span is not None and setting.origin.path == ctx.document.path:
             return setting.origin.span
+    for setting in settings:
+        if setting.value == "cpu" and setting.origin.kind == "linked" and setting.origin.path:
+            span = _link_span(ctx.document, setting.origin.path)
+            if span is not None:
+                return span
+    return None
+
+
+def _link_span(doc, linked: str):
+    """The key of a top-level (or once nested) string value naming the linked file."""
+    name = os.path.basename(linked)
+    root = doc.root
+    if not name or root is None or root.kind != "mapping":
+        return None
+    pending = [(root, 0)]
+    while pending:
+        node, depth = pending.pop(0)
+        for entry in node.entries:
+            value = entry.value
+            if value.kind == "scalar" and isinstance(value.value, str) and \
+                    os.path.basename(value.value.strip()) == name:
+                return entry.key_span
+            if value.kind == "mapping" and depth < 1:
+                pending.append((value, depth + 1))
     return None
 
 
