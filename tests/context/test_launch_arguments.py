@@ -219,3 +219,15 @@ def test_training_arguments_on_the_command_line_name_the_parser(tmp_path):
     L.clear_cache()
     (repo / "run.sh").write_text("deepspeed main.py --deepspeed --deepspeed_config deepspeed.json\n")
     assert engine.check_path(repo / "deepspeed.json").dialect.name == "unknown"  # raw DeepSpeed's own flags
+
+
+def test_plan_takes_the_launch_batch_over_the_config(tmp_path):
+    cfg = "model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 2\n"
+    repo = make_repo(tmp_path, {"c.yaml": cfg, "run.sh": "accelerate launch sft.py --config c.yaml \\\n"
+                                                           "  --per_device_train_batch_size 8\n"})
+    plan = engine.check_path(repo / "c.yaml").plan
+    assert plan.micro_batch.value == 8 and plan.micro_batch.origin.kind == "launch"
+    assert plan.micro_batch.origin.span.start.line == 1 and plan.grad_accum.value == 2
+    L.clear_cache()
+    (repo / "run.sh").write_text("python train.py c.yaml\n")  # parse_yaml_file: the file alone
+    assert engine.check_path(repo / "c.yaml").plan.micro_batch.value == 2

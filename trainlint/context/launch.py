@@ -961,7 +961,41 @@ def apply(plan, launch: Launch):
     elif sharding == "fsdp" and unsharded:
         mode = FSDP_MODES.get(str(launch.get("fsdp_strategy") or "FULL_SHARD").lower(), "full_shard")
         changes["fsdp"] = Setting(mode, launch.sharding.origin)
+    changes.update(_argument_changes(plan, launch, weak))
     return plan.with_(**changes) if changes else plan
+
+
+# The script arguments that set a plan field, per flavor of the file the script reads (its parser's field names).
+PLAN_ARGUMENTS = {
+    "huggingface": (("micro_batch", "per_device_train_batch_size"), ("grad_accum", "gradient_accumulation_steps")),
+    "axolotl": (("micro_batch", "micro_batch_size"), ("grad_accum", "gradient_accumulation_steps")),
+    "torchtune": (("micro_batch", "batch_size"), ("grad_accum", "gradient_accumulation_steps")),
+    "litgpt": (("micro_batch", "train.micro_batch_size"),),
+    # a DeepSpeed file passed as `--deepspeed X`: HF fills its "auto" (or absent) batch keys from the arguments
+    "deepspeed": (("micro_batch", "per_device_train_batch_size"), ("grad_accum", "gradient_accumulation_steps")),
+}
+
+
+def _argument_changes(plan, launch: Launch, weak) -> dict:
+    """Plan fields the script's command-line arguments set: over the config's own value where the parser lets
+    the command line win (`parser_reads` "override" / "command-line"); for a DeepSpeed file the launch passes as
+    `--deepspeed X`, only where the file leaves the value to HF ("auto" or absent)."""
+    if launch.parser_reads not in ("override", "command-line"):
+        return {}
+    flavor = getattr(plan, "flavor", "")
+    if flavor == "deepspeed" and launch.role != "hf-deepspeed":
+        return {}
+    if flavor != "deepspeed" and launch.role != "config":
+        return {}
+    out = {}
+    for field_name, key in PLAN_ARGUMENTS.get(flavor, ()):
+        arg = launch.argument(key)
+        value = _int(arg.value) if arg is not None and arg.value is not None else None
+        current = getattr(plan, field_name, None)
+        if value is None or current is None or (flavor == "deepspeed" and not weak(current)):
+            continue
+        out[field_name] = Setting(value, arg.origin)
+    return out
 
 
 # Launchers that never add sharding: with them the config alone decides it.
