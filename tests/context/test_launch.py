@@ -110,3 +110,18 @@ def test_show_settings_cli(tmp_path, capsys):
                      "torchrun --nproc_per_node 2 t.py", str(repo / "recipes/m/sft/c.yaml")])
     out = capsys.readouterr().out
     assert "0.20.0  (cli" in out and "torchrun, 2 processes" in out
+
+
+def test_brace_expansion_names_each_config(tmp_path):
+    repo = make_repo(tmp_path, {"recipes/zero3.yaml": ZERO3, "recipes/sft/config_grok.yaml": SFT,
+                                "recipes/sft/config_anthropic.yaml": SFT, "recipes/sft/config_other.yaml": SFT,
+                                "README.md": "```shell\naccelerate launch --config_file recipes/zero3.yaml scripts/sft.py "
+                                             "--config recipes/sft/config_{grok,anthropic}.yaml\n```\n"})
+    assert L.brace_words("c_{a,b}_{x,y}.yaml") == ["c_a_x.yaml", "c_a_y.yaml", "c_b_x.yaml", "c_b_y.yaml"]
+    assert L.brace_words("run_{task}.py") == ["run_{task}.py"]
+    assert len(L.brace_words("{" + ",".join("abcdefgh") + "}" * 1 + "{" + ",".join("abcdefgh") + "}")) == \
+        L.MAX_BRACE_WORDS
+    for name in ("config_grok.yaml", "config_anthropic.yaml"):
+        launch = L.find(str(repo / "recipes/sft" / name))
+        assert launch.launcher == "accelerate" and launch.script == "scripts/sft.py", name
+    assert not L.find(str(repo / "recipes/sft/config_other.yaml")).found

@@ -108,6 +108,7 @@ SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job"
 LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                           r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                           r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
+_BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
@@ -139,11 +140,13 @@ class LaunchIndex:
         return entry[2]
 
     def commands_naming(self, name: str, variables: bool = True) -> list:
-        """The commands of the files that contain `name` (and, with `variables`, of those with a `$`: a command may
-        name a file through a variable), in walk order: a superset of the commands whose text contains it."""
+        """The commands of the files that contain `name` (and, with `variables`, of those with a `$` or a brace
+        expansion: a command may name a file through a variable or `config_{a,b}.yaml`), in walk order: a superset
+        of the commands whose text contains it."""
         needle = name.encode("utf-8", errors="surrogateescape")
         return [command for entry in self.scripts
-                if not isinstance(entry[2], bytes) or needle in entry[2] or (variables and b"$" in entry[2])
+                if not isinstance(entry[2], bytes) or needle in entry[2]
+                or (variables and (b"$" in entry[2] or _BRACE_BYTES.search(entry[2]) is not None))
                 for command in self._commands_of(entry)]
 
     @property
@@ -299,10 +302,38 @@ class _Match:
         return self._m.group(0)
 
 
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_BRACE_WORDS = 32
+
+
+def brace_words(token: str) -> list[str]:
+    """The words a shell brace expansion makes of a token (`config_{grok,anthropic}.yaml` -> two), at most
+    MAX_BRACE_WORDS; the token itself when it has none."""
+    words = [token]
+    while len(words) <= MAX_BRACE_WORDS:
+        expanded, grew = [], False
+        for word in words:
+            match = _BRACES.search(word)
+            if match is None:
+                expanded.append(word)
+                continue
+            grew = True
+            expanded.extend(word[:match.start()] + part + word[match.end():] for part in match.group(1).split(","))
+        words = expanded
+        if not grew:
+            break
+    return words[:MAX_BRACE_WORDS]
+
+
 def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
-    """Whether a command-line token (a path, maybe with `$VAR` parts) names this config file."""
+    """Whether a command-line token (a path, maybe with `$VAR` parts or a brace expansion) names this config
+    file."""
     token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
     token = token.strip("\"'")
+    if "{" in token and "," in token:
+        words = brace_words(token)
+        if words != [token]:
+            return any(names_config(word, config, base_dirs, root) for word in words)
     if not token or "\0" not in token and Path(token).name != config.name:
         if "\0" not in token:
             return False
@@ -886,7 +917,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
     index = index_for(str(repo))
     matches: list[tuple[tuple, Command, Parsed]] = []
     for command in index.commands_naming(config.name):
-        if config.name not in command.text and "$" not in command.text:
+        if config.name not in command.text and "$" not in command.text and "{" not in command.text:
             continue
         parsed = parse_command(command.text, dict(command.env))
         if parsed is None:
