@@ -225,3 +225,24 @@ def test_optimizer_swap_keeps_32bit_bnb_algorithms(tmp_path):
                           ("paged_adamw_8bit", True)):
         cfg = _write(tmp_path, f"{name}.yaml", base + f"optim: {name}\n")
         assert bool(_found(engine.check_path(cfg, PLAIN), "TL601")) is flagged, name
+
+
+def test_accelerate_deepspeed_file_launched_with_an_hf_trainer_script_counts_hf_fills(tmp_path):
+    # BELLE's reward model: accelerate launch --config_file acc.yaml rm_train.py (TRL RewardTrainer); HF Trainer's
+    # propagate_args_to_deepspeed fills optimizer betas/eps, which plain Accelerate leaves as "auto"
+    (tmp_path / ".git").mkdir()
+    ds_file = _write(tmp_path, "ds.json", {"optimizer": {"type": "AdamW", "params": {
+        "lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}},
+        "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+        "zero_optimization": {"stage": 2}})
+    acc = _write(tmp_path, "acc.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
+                                       "num_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
+    assert len(_found(engine.check_path(acc, Settings()), "TL503", ds_file)) == 2  # no launch: plain Accelerate
+    _write(tmp_path, "train.py", "from transformers import HfArgumentParser, Trainer, TrainingArguments\n"
+                                 "parser = HfArgumentParser(TrainingArguments)\nargs = parser.parse_args_into_dataclasses()\n")
+    _write(tmp_path, "run.sh", "accelerate launch --config_file acc.yaml train.py --output_dir out "
+                               "--per_device_train_batch_size 2\n")
+    from trainlint.context import launch
+
+    launch.clear_cache()
+    assert _found(engine.check_path(acc, Settings()), "TL503", ds_file) == []

@@ -62,6 +62,21 @@ FILLED_BY = {
     None: HF_FILLED | ACCELERATE_FILLED,  # a DeepSpeed file on its own: whichever integration it is meant for
 }
 
+# Parsers whose scripts train with HF Trainer (or a subclass: TRL, LLaMA-Factory, ms-swift, Axolotl): run through
+# an accelerate config's deepspeed_config_file, Trainer.propagate_args_to_deepspeed fills the file as well.
+HF_TRAINER_DIALECTS = {"hf", "trl", "llamafactory", "open-r1", "firefly", "ms-swift", "axolotl"}
+
+
+def filled_for(ctx, cfg: "DSConfig") -> set:
+    """The keys whose "auto" something fills for this run: an accelerate config's DeepSpeed file launched with an
+    HF Trainer script (the launched script's parser, `ctx.dialect`) is filled by HF Trainer too
+    (transformers `Trainer.propagate_args_to_deepspeed` -> `HfTrainerDeepSpeedConfig.trainer_config_process`)."""
+    if cfg.host == "accelerate" and getattr(ctx, "dialect", None) is not None and \
+            ctx.dialect.name in HF_TRAINER_DIALECTS:
+        return FILLED_BY["huggingface"]
+    return cfg.filled
+
+
 HOST_NAMES = {"huggingface": "HF Trainer", "axolotl": "Axolotl (HF Trainer)", "accelerate": "Accelerate",
               "lightning": "Lightning's DeepSpeedStrategy", None: "DeepSpeed"}
 

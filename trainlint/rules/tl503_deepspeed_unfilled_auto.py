@@ -4,7 +4,10 @@
 lists: batch keys, `gradient_clipping`, optimizer `lr`/`betas`/`eps`/`weight_decay`, scheduler warmup
 and step counts, `fp16`/`bf16` `enabled`, the three ZeRO bucket sizes, Accelerate's ZeRO stage and
 offload devices), and under Lightning any `"auto"` (Lightning fills missing keys, never `"auto"`).
-A DeepSpeed file on its own may hold `"auto"` in the filled keys: it is written for an integration.
+A DeepSpeed file on its own may hold `"auto"` in the filled keys: it is written for an integration. A file named
+by an accelerate config's `deepspeed_config_file` counts as filled by HF Trainer too when the launch runs an HF
+Trainer script (its parser is HfArgumentParser, TRL, LLaMA-Factory, ...: `Trainer.propagate_args_to_deepspeed`
+fills `optimizer.params.betas` / `eps` there, which plain Accelerate does not; BELLE's reward-model run).
 
 **Why**: inside pydantic sections DeepSpeed drops `"auto"` (`DeepSpeedConfigModel.__init__`: `data =
 {k: v for k, v in data.items() if (v != "auto" or k == "replace_method")}`), so the value silently
@@ -51,7 +54,8 @@ def check(ctx: LintContext):
         root = cfg.root
         if root is None:
             continue
-        filled = cfg.filled
+        filled = ds.filled_for(ctx, cfg)
+        hf_run = filled is not cfg.filled
         stage = ds.stage(cfg)
         for node in root.walk():
             if not ds.is_auto(node) or not node.key_path or not isinstance(node.key_path[-1], str) or \
@@ -64,7 +68,8 @@ def check(ctx: LintContext):
             if norm in ZERO3_ONLY_FILLS and stage is not None and stage < 3:
                 continue  # TL402 reports stage-3 keys below stage 3
             key = ds.key_name(path)
-            who = f"{ds.HOST_NAMES[cfg.host]} does not fill it" if cfg.host else "neither HF Trainer nor Accelerate fills it"
+            who = (f"{ds.HOST_NAMES[cfg.host]} does not fill it" if cfg.host and not hf_run
+                   else "neither HF Trainer nor Accelerate fills it")
             if ds.in_pydantic_section(path):
                 info = describe("deepspeed", path)
                 default = info.default if info is not None and info.has_default else None
