@@ -185,6 +185,9 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     from trainlint.context.dialect import implied_versions
 
     versions = result.versions = implied_versions(result.dialect, versions)
+    from trainlint.context.dialect import apply_builtin_deepspeed
+
+    plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
     if settings.use_project_config and doc.path:
         versions = result.versions = _imports_narrow(doc, flavor, launch, result.dialect, versions)
     if foreign is not None:

@@ -231,3 +231,30 @@ def test_plan_takes_the_launch_batch_over_the_config(tmp_path):
     L.clear_cache()
     (repo / "run.sh").write_text("python train.py c.yaml\n")  # parse_yaml_file: the file alone
     assert engine.check_path(repo / "c.yaml").plan.micro_batch.value == 2
+
+
+def test_autotuned_batch_keys_are_not_checked(tmp_path):
+    tune = json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 3, "zero_optimization": {"stage": 1},
+                       "autotuning": {"enabled": True}})
+    repo = make_repo(tmp_path, {"tune.json": tune, "run.sh": "deepspeed --autotuning tune --num_gpus 8 train.py "
+                                                             "--deepspeed_config tune.json\n"})
+    result = engine.check_path(repo / "tune.json")
+    assert result.launch.autotuning == "tune" and result.launch.role == "deepspeed"
+    assert not [d for d in result.diagnostics if d.code in ("TL200", "TL201")]
+    L.clear_cache()
+    (repo / "run.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config tune.json\n")
+    assert [d for d in engine.check_path(repo / "tune.json").diagnostics if d.code == "TL200"]  # 64 != 3 x 1 x 8
+
+
+def test_ms_swift_bundled_deepspeed_sets_the_plan(tmp_path):
+    repo = make_repo(tmp_path, {"sft.yaml": SWIFT.format("zero3_offload"), "run.sh": "swift sft sft.yaml\n"})
+    plan = engine.check_path(repo / "sft.yaml").plan
+    assert plan.zero_stage.value == 3 and "bundled zero3_offload.json" in plan.zero_stage.origin.note
+    assert plan.offload_params.value == "cpu"
+    assert plan.offload_optimizer.origin.kind == "default"  # 3.0.1-3.0.2 offloaded the parameters only
+    from trainlint.catalog import dialects
+
+    assert dialects.builtin_deepspeed("ms-swift", "4.1.0")["zero3_offload"]["offload_optimizer"] == "cpu"
+    assert "offload_optimizer" not in dialects.builtin_deepspeed("ms-swift", "3.0.2")["zero3_offload"]
+    assert set(dialects.builtin_deepspeed("ms-swift", "2.6.1")) == {"default-zero2", "default-zero3", "zero2-offload",
+                                                                   "zero3-offload"}

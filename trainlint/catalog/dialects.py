@@ -139,12 +139,13 @@ def unknown_keys_action(name: str) -> str | None:
     return entry["unknown_keys"]["action"] if entry else None
 
 
-def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, str]:
+def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:
     """The `deepspeed` values a dialect resolves to a DeepSpeed JSON of its own (ms-swift's `zero2`, ...): name ->
-    bundled file name, for `version` (every version's names when it is None). Empty for a dialect without any."""
+    {"file", "stage", "offload_optimizer", "offload_param"} (what the bundled file sets), for `version` (without
+    one, every version's names; the newest row wins). Empty for a dialect without any."""
     entry = dialect(name) or {}
     table = (entry.get("deepspeed_names") or {}).get("by_version") or []
-    out: dict[str, str] = {}
+    out: dict[str, dict] = {}
     for row in table:
         spec = row.get(PACKAGE.get(name, name), "")
         if version is not None and spec:

@@ -336,3 +336,65 @@ def implied_versions(dialect: Dialect, versions):
 
             items[name] = replace(found, assumed=True)  # the parser's range, not this repository's pin
     return Versions(items)
+
+
+def apply_builtin_deepspeed(plan, doc, dialect: Dialect, versions=None):
+    """A `deepspeed:` value the parser resolves to its own bundled JSON (ms-swift's `zero2`, `zero3_offload`, ...):
+    the ZeRO stage and offload that file sets, laid over the plan where it left them at their defaults. Without
+    a known version only what every version's file agrees on (zero3_offload offloads the optimizer since 3.0.3)."""
+    if plan is None or not dialect.known or getattr(plan, "flavor", "") != "huggingface":
+        return plan
+    root = getattr(doc, "root", None)
+    node = root.get("deepspeed") if root is not None and root.kind == "mapping" else None
+    if node is None or node.kind != "scalar" or not isinstance(node.value, str):
+        return plan
+    name = node.value.strip()
+    try:
+        from trainlint.catalog import dialects as catalog
+
+        package = PACKAGE_OF.get(dialect.name)
+        found = versions.get(package) if versions is not None and package else None
+        version = found.version if found is not None and not found.assumed else None
+        if not catalog.builtin_deepspeed(dialect.name, version).get(name):
+            return plan
+        rows = [catalog.builtin_deepspeed(dialect.name, v) for v in ([version] if version else
+                                                                    _row_versions(catalog, dialect.name))]
+    except Exception:  # noqa: BLE001 - no dialect data: the plan as it is
+        return plan
+    infos = [r[name] for r in rows if name in r]
+    agreed = {k: infos[0].get(k) for k in ("stage", "offload_optimizer", "offload_param", "file")
+              if all(i.get(k) == infos[0].get(k) for i in infos)}
+    from trainlint.plan import Setting
+
+    origin = Origin("inferred", getattr(doc, "path", ""), key_path=("deepspeed",), span=node.span,
+                    note=f"{dialect.label}'s bundled {agreed.get('file') or name + '.json'} (deepspeed: {name})")
+    changes = {}
+
+    def weak(setting) -> bool:
+        return setting.origin.kind in ("default", "inferred")
+
+    missing = f"the DeepSpeed config {name!r} was not found"
+    notes = tuple(n for n in getattr(plan, "notes", ()) if not n.startswith(missing))
+    if notes != getattr(plan, "notes", ()):
+        changes["notes"] = notes + (f"deepspeed: {name} is {dialect.label}'s bundled "
+                                    f"{agreed.get('file') or name + '.json'}: its ZeRO stage and offload are in the "
+                                    "estimate",)
+    if isinstance(agreed.get("stage"), int) and weak(plan.zero_stage) and plan.fsdp.value is None:
+        changes["zero_stage"] = Setting(agreed["stage"], origin)
+        for key, field_name in (("offload_optimizer", "offload_optimizer"), ("offload_param", "offload_params")):
+            if key in agreed and weak(getattr(plan, field_name)):
+                changes[field_name] = Setting(agreed[key], origin)
+    return plan.with_(**changes) if changes else plan
+
+
+def _row_versions(catalog, name: str) -> list[str | None]:
+    """One version inside each `deepspeed_names` row's range (the row's lower bound), or [None]."""
+    entry = catalog.dialect(name) or {}
+    rows = (entry.get("deepspeed_names") or {}).get("by_version") or []
+    out = []
+    for row in rows:
+        spec = row.get("ms-swift", "")
+        lower = re.search(r">=\s*([0-9][0-9.]*)", spec)
+        upper = re.search(r"<\s*([0-9][0-9.]*)", spec)
+        out.append(lower.group(1) if lower else ("0" if upper else None))
+    return out or [None]

@@ -12,7 +12,8 @@ estimate cannot include its ZeRO settings.
 A name the parser that reads the file resolves itself is no path: ms-swift turns `deepspeed: zero2` (`zero0`,
 `zero1`, `zero3`, `zero2_offload`, `zero3_offload`; 2.x `default-zero2`, `zero3-offload`, ...) into its bundled
 JSON (`swift/arguments/sft_args.py: SftArguments._init_deepspeed`, `schemas/dialects.json` deepspeed_names), so
-such a value is not reported when the file is read by ms-swift.
+such a value is not reported when the file is read by ms-swift (the estimate takes the ZeRO stage and offload of
+the bundled file, per ms-swift version).
 
 **Fix**: none; correct the path.
 """

@@ -53,8 +53,8 @@ def check(ctx: LintContext):
     for cfg in ds.ds_configs(ctx):
         tb_node = cfg.find("train_batch_size")
         tb = ds.ds_int(tb_node)
-        if tb is None or tb <= 0:
-            continue
+        if tb is None or tb <= 0 or cfg.autotuner_writes(("train_batch_size",)):
+            continue  # `deepspeed --autotuning`: each experiment's train_batch_size = micro x gas x its GPUs
         if cfg.host in ds.HF_HOSTS:
             yield from _hf(cfg, tb_node, tb)
             continue
