@@ -114,6 +114,12 @@ def test_the_other_direction_and_a_distribution_in_the_run_narrows_what_it_requi
     assert t.spec == ">=4.50.0" and t.assumed and "trl 0.18.2 requires transformers>=4.50.0" in t.narrowed[0]
     assert v.admits("transformers", "<4.50") is False
     assert v.admits("transformers", ">=5") is None
+    # nothing pinned transformers: the cut rules releases out but makes no claim certain (no error from it)
+    assert v.admits("transformers", ">=4.46") is None
+    # an unpinned framework that only loses a release in between is left as it was
+    mid = make_repo(tmp_path / "mid", {"requirements.txt": "transformers>=4.51,<4.57\n", "a.yaml": RECIPE})
+    trl = resolve(str(mid / "a.yaml")).get("trl")
+    assert trl.version == frameworks.newest("trl") and not trl.narrowed  # only trl 0.12.2 (transformers<4.47) is out
 
 
 def test_contradicting_pins_narrow_nothing(tmp_path):

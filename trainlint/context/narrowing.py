@@ -266,7 +266,7 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
                 for dep, gone in dropped.items():
                     specs = list(dict.fromkeys(spec for _t, spec, _s in gone))
                     reasons.setdefault(name, []).append(
-                        f"{label.get(dep, dep)} rules out {name} {_span([t for t, _p, _s in gone])}, which "
+                        f"{label.get(dep, dep)} rules out {name} {_runs([t for t, _p, _s in gone], releases_in)}, which "
                         f"require{'s' if len(gone) == 1 else ''} {dep}{specs[0]}{' or newer' if len(specs) > 1 else ''}"
                         f" ({gone[0][2] or 'requirements.json'})")
         # a distribution in the run narrows what it requires
@@ -307,9 +307,9 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
         kept = candidates.get(name) or []
         if not kept:
             continue  # nothing known is left: the pins contradict each other, keep what they said
-        tokens = [t for t in (found.spec.split(",") if found.spec else []) if t.strip()]
-        original = hull(found.spec) if found.spec else EVERYTHING
-        tokens += [t for t in bounds[name].tokens_beyond(original or EVERYTHING) if t not in tokens]
+        # the narrowed range: its bounds, the pin's own exclusions, then what the known releases left out
+        tokens = bounds[name].tokens_beyond(EVERYTHING)
+        tokens += [t.strip() for t in (found.spec.split(",") if found.spec else []) if t.strip().startswith("!=")]
         everything = start.get(name) or []
         top, bottom = kept[-1][0], kept[0][0]
         allowed = parse_specifier(",".join(tokens)) if tokens else None
@@ -323,10 +323,29 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
         below = [(v, t) for v, t in everything if v < bottom]
         if below and open_(below[-1][0]):
             tokens.append(f">={kept[0][1]}")
-        tokens += [f"!={t}" for v, t in everything if bottom < v < top and (v, t) not in kept and open_(v)]
+        middle = [f"!={t}" for v, t in everything if bottom < v < top and (v, t) not in kept and open_(v)]
+        if found.origin == "known" and kept[-1][1] == found.version and not bounds[name].bounded and \
+                not above and not below:
+            continue  # an unpinned framework that only lost releases in between: nothing worth saying
+        tokens += middle
         out[name] = replace(found, version=kept[-1][1], spec=",".join(tokens),
                             narrowed=found.narrowed + tuple(r for r in reasons[name] if r not in found.narrowed))
     return type(versions)(out)
+
+
+def _runs(gone: list[str], among: list) -> str:
+    """The releases in `gone` as runs of consecutive candidates: "0.11.4, 0.13.0-1.16.0"."""
+    order = [t for _v, t in among]
+    runs: list[list[str]] = []
+    previous = -2
+    for text in gone:
+        index = order.index(text) if text in order else -2
+        if runs and index == previous + 1:
+            runs[-1].append(text)
+        else:
+            runs.append([text])
+        previous = index
+    return ", ".join(_span(run) for run in runs)
 
 
 def _disjoint(spec: str, bound: Interval) -> bool:

@@ -89,9 +89,10 @@ class Versions:
     def admits(self, name: str, spec: str) -> bool | None:
         """Whether `spec` holds for the version `name` runs under, as far as it is known: an exact version
         (a setting, an exact pin, the installed distribution) decides; a pin range decides when every release
-        trainlint knows inside it agrees (True: all satisfy `spec`, False: none does), and so does a range that
-        requirements or imports narrowed (`FrameworkVersion.narrowed`); else None (unknown, the newest known release
-        assumed, or a range where it depends on the release)."""
+        trainlint knows inside it agrees (True: all satisfy `spec`, False: none does); a range that requirements or
+        imports narrowed (`FrameworkVersion.narrowed`) with nothing pinned decides only False (no release left
+        satisfies `spec`); else None (unknown, the newest known release assumed, or a range where it depends on the
+        release)."""
         found = self.get(name)
         specifier = parse_specifier(spec)
         if found is None or specifier is None:
@@ -108,6 +109,8 @@ class Versions:
         if not inside:
             return None
         hits = [specifier.contains(v, prereleases=True) for v in inside]
+        if found.origin == "known":  # nothing pinned it: the cuts rule releases out, they never make one certain
+            return False if not any(hits) else None
         return True if all(hits) else (False if not any(hits) else None)
 
     def __iter__(self):
