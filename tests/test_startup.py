@@ -11,11 +11,53 @@ from trainlint.context import dialect, launch
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_parser_pattern_needs_one_of_the_prefilter_words():
-    for pattern, _name in dialect.BY_IMPORT:
-        for alternative in pattern.pattern.split("|"):
-            assert any(word.decode() in alternative for word in dialect._IMPORT_WORDS), alternative
-    assert dialect._ANY_IMPORT.pattern.count("|") == sum(p.pattern.count("|") + 1 for p, _ in dialect.BY_IMPORT) - 1
+def test_every_parser_pattern_needs_one_of_its_prefilter_words():
+    assert len(dialect._IMPORT_WORDS) == len(dialect.BY_IMPORT)
+    for (pattern, _name), words in zip(dialect.BY_IMPORT, dialect._IMPORT_WORDS):
+        for alternative in pattern.pattern.split("|"):  # plain alternatives: no groups, no quantified letters
+            assert not re.search(r"[()?*{]", alternative.replace(r"\s+", "")), alternative
+            assert any(re.escape(word.decode()) in alternative for word in words), alternative
+
+
+def test_repository_parser_finds_what_the_patterns_find(tmp_path):
+    (tmp_path / "a.py").write_text("from swift.llm import x\nparse = 1\n")
+    (tmp_path / "b.py").write_text("import open_r1\nparser = 2\n")
+    (tmp_path / "c.py").write_text("HfArgumentParser  # no parse call\n")
+    (tmp_path / "d.py").write_text("swiftly parse\n")
+    dialect.clear_cache()
+    assert dialect.repository_parser(str(tmp_path)) == ("open-r1", str(tmp_path / "b.py"))
+
+
+def _top_level_alternatives(pattern: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(pattern):
+        if ch == "\\":
+            continue
+        if ch == "(" and (i == 0 or pattern[i - 1] != "\\"):
+            depth += 1
+        elif ch == ")" and pattern[i - 1] != "\\":
+            depth -= 1
+        elif ch == "|" and depth == 0 and pattern[i - 1] != "\\":
+            out.append(pattern[start:i])
+            start = i + 1
+    return out + [pattern[start:]]
+
+
+def test_every_launch_word_alternative_needs_one_of_the_literals():
+    literals = launch._LAUNCH_LITERALS.pattern.replace("\\", "").split("|")
+    assert not launch.LAUNCH_WORDS.flags & re.IGNORECASE
+    for alternative in _top_level_alternatives(launch.LAUNCH_WORDS.pattern):
+        plain = alternative.replace("\\", "")
+        hits = [word for word in literals if word in plain]
+        assert hits, alternative
+        # the literal is not made optional by a quantifier right after it
+        assert any(not re.match(r"[?*{]", plain[plain.index(word) + len(word):][:1] or "x") for word in hits), alternative
+
+
+def test_has_launch_words_is_launch_words():
+    for text in ("accelerate launch x", "accelerate  \tlaunch", "torchrun --nproc 2", "python3.11 -m x", "pythonic",
+                 "trl sft", "trl", "srun -n 2", "megatron sft", "megatron", "tune run lora", "no launch here", ""):
+        assert launch.has_launch_words(text) == (launch.LAUNCH_WORDS.search(text) is not None), text
 
 
 def test_launch_index_lookup_is_the_full_scan_filtered(tmp_path):

@@ -98,8 +98,28 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
     cls.__dataclass_params__ = _params(frozen, eq, order)
     if not documented:
         cls.__doc__ = None
-        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        cls.__doc__ = _doc(cls, fields) if "__init__" not in body else None
+        if cls.__doc__ is None:
+            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
     return cls
+
+
+def _doc(cls, fields) -> str | None:
+    """The docstring the standard library gives a class without one (its name and `inspect.signature`), written
+    directly for string annotations (`from __future__ import annotations`); None for other annotations."""
+    parts = []
+    for f in fields:
+        if not f.init:
+            continue
+        if not isinstance(f.type, str):
+            return None
+        text = f"{f.name}: {f.type!r}"
+        if f.default is not MISSING:
+            text += f" = {f.default!r}"
+        elif f.default_factory is not MISSING:
+            text += f" = {_HAS_DEFAULT_FACTORY!r}"
+        parts.append(text)
+    return f"{cls.__name__}({', '.join(parts)})"
 
 
 def _named(cls, fn, name: str):

@@ -40,14 +40,14 @@ def requirements(name: str) -> dict[str, tuple[dict, str]]:
         except InvalidVersion:
             return None
 
-    rows = _requirements().get(name) or []
+    rows = [(parse_version(row.get("from", "")), parse_version(row.get("through", "")), row)
+            for row in _requirements().get(name) or []]  # each bound parsed once, not once per release
     out: dict[str, tuple[dict, str]] = {}
     for release in frameworks.known(name):
         version = parse_version(release)
         if version is None:
             continue
-        for row in rows:
-            low, high = parse_version(row.get("from", "")), parse_version(row.get("through", ""))
+        for low, high, row in rows:
             if low is not None and high is not None and low <= version <= high:
                 requires = row.get("requires") if isinstance(row.get("requires"), dict) else {}
                 out[release] = ({str(k): str(v) for k, v in requires.items()}, str(row.get("source", "")))

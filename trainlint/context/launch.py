@@ -109,6 +109,18 @@ LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(ru
                           r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                           r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
 _BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
+# A word every match of LAUNCH_WORDS contains (held to it by tests/test_startup.py): this plain alternation scans
+# text an order of magnitude faster than LAUNCH_WORDS (whose \b-led alternatives have no literal prefix), so a line
+# or file without any of them is not scanned with it.
+_LAUNCH_LITERALS = re.compile(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
+                              r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
+
+
+def has_launch_words(text: str) -> bool:
+    """LAUNCH_WORDS.search(text) is not None, faster."""
+    return _LAUNCH_LITERALS.search(text) is not None and LAUNCH_WORDS.search(text) is not None
+
+
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
@@ -136,7 +148,7 @@ class LaunchIndex:
         if isinstance(entry[2], bytes):
             text = entry[2].decode("utf-8", errors="replace")
             # one scan of the file before the line-by-line reading
-            entry[2] = commands_in(text, entry[0], entry[1]) if LAUNCH_WORDS.search(text) else []
+            entry[2] = commands_in(text, entry[0], entry[1]) if has_launch_words(text) else []
         return entry[2]
 
     def commands_naming(self, name: str, variables: bool = True) -> list:
@@ -259,10 +271,10 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
         if line.startswith("#") and "trainlint" not in line:
             line = line.lstrip("#").strip()  # commented examples (`# tune run ... --config X`) still tell
         assign = _ASSIGN.match(line)
-        if assign and not LAUNCH_WORDS.search(line[assign.end():]):
+        if assign and not has_launch_words(line[assign.end():]):
             env.append((assign.group(1), assign.group(2).strip("\"'")))
             continue
-        if LAUNCH_WORDS.search(line):
+        if has_launch_words(line):
             out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces))
     return out
 
@@ -949,7 +961,7 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
             bases = []
     for line, _column, text in comments:
         body = text.lstrip("#").strip()
-        if "trainlint" in body or not LAUNCH_WORDS.search(body):
+        if "trainlint" in body or not has_launch_words(body):
             continue
         parsed = parse_command(body)
         if parsed is None or parsed.launcher not in ("tune", "litgpt", "accelerate", "torchrun", "deepspeed",
