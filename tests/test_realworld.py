@@ -25,10 +25,13 @@ Codes in `ignored_codes` (the memory-not-checked notice, which depends on the fl
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,8 +46,13 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 @lru_cache(maxsize=None)
 def findings(repo: str) -> frozenset[tuple[str, str, int, str]]:
-    """(path relative to the slice, code, 1-based line, severity) of every finding, linked files included."""
-    base = HERE / repo
+    """(path relative to the slice, code, 1-based line, severity) of every finding, linked files included.
+
+    Each slice is linted as the repository it stands for: a copy with a `.git` folder of its own, so that the
+    repository-wide look-ups (the configs that link a file, the scripts and pins around it) stay inside the slice
+    instead of reaching the other slices of trainlint's own checkout (fw-ai/cookbook's config names
+    deepspeed_configs/zero1_torch_compile.json, which the axolotl slice holds)."""
+    base = _as_repository(repo)
     proc = subprocess.run([sys.executable, "-m", "trainlint", "check", "--output-format", "json", "."],
                           cwd=base, capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
@@ -59,6 +67,18 @@ def findings(repo: str) -> frozenset[tuple[str, str, int, str]]:
             rel = os.path.relpath(os.path.normpath(path), base).replace(os.sep, "/")
             found.add((rel, diag["code"], diag["range"]["start"]["line"], diag["severity"]))
     return frozenset(found)
+
+
+_COPIES = Path(tempfile.mkdtemp(prefix="trainlint-realworld-"))
+atexit.register(shutil.rmtree, _COPIES, True)
+
+
+def _as_repository(repo: str) -> Path:
+    base = _COPIES / repo
+    if not base.exists():
+        shutil.copytree(HERE / repo, base, symlinks=True)
+        (base / ".git").mkdir()
+    return base
 
 
 def _located(repo: str) -> set[tuple[str, str, int]]:
