@@ -160,4 +160,18 @@ def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:
     return out
 
 
+def fetched_deepspeed(name: str, target: str) -> str | None:
+    """The command that downloads `target` when it is one of the DeepSpeed configs a framework ships for its users
+    to fetch into the launch directory (axolotl's `deepspeed_configs/zero2.json`: `axolotl fetch
+    deepspeed_configs`), else None."""
+    entry = (dialect(name) or {}).get("fetched_deepspeed") or {}
+    folder, names = entry.get("folder"), entry.get("names") or ()
+    parts = target.strip().replace("\\", "/").split("/")
+    while parts and parts[0] in (".", ""):
+        parts = parts[1:]
+    if folder and len(parts) == 2 and parts[0] == folder and parts[1] in names:
+        return entry.get("command")
+    return None
+
+
 PACKAGE = {"ms-swift": "ms-swift", "ms-swift-megatron": "ms-swift"}

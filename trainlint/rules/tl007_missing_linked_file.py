@@ -15,7 +15,11 @@ JSON (`swift/arguments/sft_args.py: SftArguments._init_deepspeed`, `schemas/dial
 such a value is not reported when the file is read by ms-swift (the estimate takes the ZeRO stage and offload of
 the bundled file, per ms-swift version).
 
-**Fix**: none; correct the path.
+Axolotl configs name its shipped files as `deepspeed: deepspeed_configs/zero2.json`; axolotl opens the path as
+given (`utils/config/__init__.py: normalize_config`), and `axolotl fetch deepspeed_configs` downloads them into
+the launch directory (`cli/utils/fetch.py`). For such a path the message says to fetch it rather than to fix it.
+
+**Fix**: none; correct the path (or fetch axolotl's shipped file).
 """
 
 from __future__ import annotations
@@ -46,10 +50,30 @@ def check(ctx: LintContext):
         if _builtin(ctx, target):
             continue  # ms-swift's `zero2`: the parser's own bundled config, not a path
         if resolve_link(doc.path, target) is None:
+            command = _fetched(ctx, target)
+            if command:
+                yield RULE.at(doc, node,
+                              f"{target!r} is one of the DeepSpeed configs axolotl ships for its users to download: "
+                              f"`{command}` puts it under the launch directory, and axolotl opens the path as given, "
+                              "so run it there before training (or commit the file) and the launch and the memory "
+                              "estimate both see its ZeRO settings.")
+                continue
             yield RULE.at(doc, node,
                           f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
                           "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
                           "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")
+
+
+def _fetched(ctx: LintContext, target: str) -> str | None:
+    """The command that downloads `target` when it names a DeepSpeed config axolotl ships (`deepspeed_configs/...`)."""
+    if ctx.flavor != "axolotl":
+        return None
+    try:
+        from trainlint.catalog import dialects
+
+        return dialects.fetched_deepspeed("axolotl", target)
+    except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
+        return None
 
 
 def _builtin(ctx: LintContext, target: str) -> bool:
