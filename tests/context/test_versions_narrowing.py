@@ -146,13 +146,29 @@ def test_the_launched_script_and_its_local_package_cut_the_range(tmp_path):
     imports.clear_cache()
     repo = make_repo(tmp_path, {"scripts/sft.py": SFT_SCRIPT, "scripts/dpo.py": DPO_SCRIPT, **PACKAGE})
     sft = imports.cuts_for(str(repo / "scripts/sft.py"), str(repo))
-    assert [(c.name, c.below) for c in sft] == [("trl", "0.26.0")]
+    assert [(c.name, c.below) for c in sft if c.below] == [("trl", "0.26.0")]
     assert sft[0].reason.startswith("scripts/sft.py imports setup_chat_format, removed in TRL 0.26.0")
     dpo = imports.cuts_for(str(repo / "scripts/dpo.py"), str(repo))
-    assert [(c.name, c.below) for c in dpo] == [("trl", "0.29.0")]
+    assert [(c.name, c.below) for c in dpo if c.below] == [("trl", "0.29.0")]
     assert dpo[0].reason.startswith("src/alignment/configs.py (imported by scripts/dpo.py) uses trl.ORPOConfig")
     assert imports.weakest([sft, dpo])[0].below == "0.29.0"
     assert imports.weakest([sft, ()]) == ()
+    # names added to trl raise the lower bound: trl.SFTConfig (configs.py) is in no release up to 0.8.6
+    assert [(c.after, c.reason) for c in sft if c.after] == [
+        ("0.8.6", "src/alignment/configs.py (imported by scripts/sft.py) uses trl.SFTConfig, which TRL 0.8.6 and older lack "
+                  "(first in 0.9.3)")]
+
+
+def test_a_name_added_in_a_release_raises_the_lower_bound(tmp_path):
+    imports.clear_cache()
+    repo = make_repo(tmp_path, {"grpo.py": "from trl import GRPOConfig, GRPOTrainer, TrlParser\n"})
+    cuts = imports.cuts_for(str(repo / "grpo.py"), str(repo))
+    assert [(c.name, c.below, c.after) for c in cuts] == [("trl", "", "0.13.0")]
+    base = Versions({"trl": FrameworkVersion("trl", "1.16.0", "pin", "setup.py", True, "<0.20")})
+    out = narrowing.apply(base, {}, cuts)
+    assert out.get("trl").spec == ">0.13.0,<0.20" and out.get("trl").version == "0.19.1"
+    assert out.admits("trl", ">=0.14") is True and out.admits("trl", "<0.14") is False
+    assert imports.weakest([cuts, cuts])[0].after == "0.13.0"
 
 
 def test_guarded_and_deferred_imports_do_not_cut(tmp_path):
@@ -163,7 +179,7 @@ def test_guarded_and_deferred_imports_do_not_cut(tmp_path):
             "import transformers\nx = transformers.TextDataset\n")
     repo = make_repo(tmp_path, {"train.py": text, "broken.py": "from trl import (\n"})
     cuts = imports.cuts_for(str(repo / "train.py"), str(repo))
-    assert [(c.name, c.below) for c in cuts] == [("transformers", "5.0.0")]
+    assert [(c.name, c.below) for c in cuts if c.below] == [("transformers", "5.0.0")]
     assert "uses transformers.TextDataset" in cuts[0].reason
     assert imports.cuts_for(str(repo / "broken.py"), str(repo)) == ()
     assert imports.cuts_for(str(repo / "missing.py"), str(repo)) == ()

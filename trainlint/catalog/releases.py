@@ -6,6 +6,8 @@
   huggingface-hub). `requirements(name)` -> {release: (requires, source)} for the known releases the rows cover.
 - `data/removed_names.json`: names removed from frameworks' public modules (`trl`, `trl.models`, `transformers`,
   `accelerate.utils`, `peft`) with the first release without them. `removed(module, name)` -> (release, source).
+- `data/added_names.json`: names added to trl's top level, with the last release without them and the first with
+  them. `added(module, name)` -> (last without, first with).
 
 Both are read once, on first use.
 """
@@ -82,3 +84,22 @@ def removed(module: str, name: str) -> tuple[str, str] | None:
 def removal_modules() -> frozenset[str]:
     """The modules the removal data covers (`trl`, `trl.models`, `transformers`, ...)."""
     return frozenset(_removed())
+
+
+@lru_cache(maxsize=1)
+def _added() -> dict:
+    from trainlint.catalog.files import read_data
+
+    try:
+        data = json.loads(read_data("added_names.json"))
+    except (OSError, ValueError):  # pragma: no cover
+        return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+
+
+def added(module: str, name: str) -> tuple[str, str] | None:
+    """(the last release without `module.name`, the first with it) when the data lists it, else None."""
+    entry = (_added().get(module) or {}).get(name)
+    if isinstance(entry, list) and len(entry) == 2:
+        return str(entry[0]), str(entry[1])
+    return None

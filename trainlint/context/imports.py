@@ -6,7 +6,8 @@ modules it imports (`from alignment import ...` -> src/alignment/__init__.py -> 
 X`, `import trl` + `trl.X` in a class base or any statement outside a function body), and looks each up in
 `catalog/data/removed_names.json`. A name removed in release R means the script fails at import on R and later, so
 the range the run can use ends below R: a `narrowing.Cut`, with the reason ("scripts/sft.py imports
-setup_chat_format, removed in TRL 0.26.0 (de343cdae ...)"). Imports inside `try:` blocks that catch an import
+setup_chat_format, removed in TRL 0.26.0 (de343cdae ...)"). Likewise a name added to trl's top level
+(`catalog/data/added_names.json`) raises the lower bound above the last release without it. Imports inside `try:` blocks that catch an import
 failure, function bodies and `if` blocks other than `if __name__ == "__main__":` are not counted (they may never
 run or may be guarded). Results are cached per file (`clear_cache()`).
 """
@@ -171,6 +172,7 @@ def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
     top = Path(root) if root else start.parent
     roots = [start.parent, top, top / "src"]
     best: dict[str, tuple] = {}
+    floor: dict[str, tuple] = {}
     seen: set[Path] = set()
     queue: list[tuple[Path, int, str]] = [(start, 0, "")]
     while queue and len(seen) < MAX_MODULES:
@@ -185,12 +187,18 @@ def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
         uses, local = _scan(path)
         rel = _rel(path, top)
         for module, name, how, _line in uses:
+            package = FRAMEWORK_PACKAGES[module.split(".")[0]]
+            shown = name if how == "imports" else f"{module}.{name}"
+            new = releases.added(module, name)
+            if new is not None:
+                old = floor.get(package)
+                if old is None or _key(new[0]) > _key(old[0]):
+                    floor[package] = (new[0], f"{rel}{via} {how} {shown}, which {LABELS[package]} {new[0]} and older "
+                                                 f"lack (first in {new[1]})")
             found = releases.removed(module, name)
             if found is None:
                 continue
             release, source = found
-            package = FRAMEWORK_PACKAGES[module.split(".")[0]]
-            shown = name if how == "imports" else f"{module}.{name}"
             reason = (f"{rel}{via} {how} {shown}, removed in {LABELS[package]} {release}"
                       + (f" ({source})" if source else ""))
             old = best.get(package)
@@ -206,7 +214,8 @@ def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
                         sub = target.parent / f"{name}.py"
                         if sub.is_file():
                             queue.append((sub, depth + 1, f" (imported by {rel})" if not via else via))
-    return tuple(Cut(package, release, reason) for package, (release, reason) in sorted(best.items()))
+    return (tuple(Cut(package, release, reason) for package, (release, reason) in sorted(best.items()))
+            + tuple(Cut(package, "", reason, after) for package, (after, reason) in sorted(floor.items())))
 
 
 def _key(release: str):
@@ -223,13 +232,15 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def weakest(per_script: list[tuple[Cut, ...]]) -> tuple[Cut, ...]:
-    """The cuts that hold whichever of these scripts runs: per framework, the highest bound, and only where every
-    script has one."""
+    """The cuts that hold whichever of these scripts runs: per framework and side, the loosest bound (the highest
+    upper one, the lowest lower one), and only where every script has one."""
     if not per_script:
         return ()
-    names = set.intersection(*[{c.name for c in cuts} for cuts in per_script])
     out = []
-    for name in sorted(names):
-        mine = [next(c for c in cuts if c.name == name) for cuts in per_script]
-        out.append(max(mine, key=lambda c: _key(c.below)))
+    for side in ("below", "after"):
+        have = [{c.name: c for c in cuts if getattr(c, side)} for cuts in per_script]
+        for name in sorted(set.intersection(*[set(h) for h in have])):
+            mine = [h[name] for h in have]
+            pick = max if side == "below" else min
+            out.append(pick(mine, key=lambda c: _key(getattr(c, side))))
     return tuple(out)

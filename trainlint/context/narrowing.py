@@ -49,20 +49,22 @@ MAX_PASSES = 6
 
 
 class Cut:
-    """An upper bound on a distribution's version (exclusive), and why."""
+    """A bound on a distribution's version from outside the pins, and why: `below` (exclusive upper bound) or
+    `after` (exclusive lower bound)."""
 
-    __slots__ = ("name", "below", "reason")
+    __slots__ = ("name", "below", "reason", "after")
 
-    def __init__(self, name: str, below: str, reason: str):
+    def __init__(self, name: str, below: str, reason: str, after: str = ""):
         self.name = name  # canonical distribution name
-        self.below = below  # the first release the run cannot use
+        self.below = below  # the first release the run cannot use ("" = no upper bound)
         self.reason = reason  # "scripts/sft.py imports setup_chat_format, removed in TRL 0.26.0 (de343cdae)"
+        self.after = after  # the last release the run cannot use, from below ("" = no lower bound)
 
     def with_reason(self, reason: str) -> "Cut":
-        return Cut(self.name, self.below, reason)
+        return Cut(self.name, self.below, reason, self.after)
 
     def __repr__(self) -> str:
-        return f"Cut({self.name!r}, {self.below!r}, {self.reason!r})"
+        return f"Cut({self.name!r}, {self.below!r}, {self.reason!r}, after={self.after!r})"
 
 
 # --- intervals --------------------------------------------------------------------------------------------------
@@ -230,10 +232,10 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
     reasons: dict[str, list[str]] = {}
     for cut in cuts:
         name = canonical(cut.name)
-        found, below = items.get(name), parse_version(cut.below)
-        if found is None or not found.assumed or below is None:
+        found, below, after = items.get(name), parse_version(cut.below), parse_version(cut.after)
+        if found is None or not found.assumed or (below is None and after is None):
             continue
-        tighter = bounds.get(name, EVERYTHING) & Interval(None, True, below, False)
+        tighter = bounds.get(name, EVERYTHING) & Interval(after, False, below, False)
         if tighter != bounds.get(name, EVERYTHING):
             bounds[name] = tighter
             reasons.setdefault(name, []).append(cut.reason)
