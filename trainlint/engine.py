@@ -188,6 +188,10 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     from trainlint.context.dialect import apply_builtin_deepspeed
 
     plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
+    reread = launch_context.for_dialect(launch, result.dialect.name)  # the script's arguments, as its parser reads them
+    if reread is not launch:
+        launch = result.launch = reread
+        plan = result.plan = launch_context.apply_arguments(plan, launch)
     if settings.use_project_config and doc.path:
         versions = result.versions = _imports_narrow(doc, flavor, launch, result.dialect, versions)
     if foreign is not None:

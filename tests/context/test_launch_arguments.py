@@ -258,3 +258,18 @@ def test_ms_swift_bundled_deepspeed_sets_the_plan(tmp_path):
     assert "offload_optimizer" not in dialects.builtin_deepspeed("ms-swift", "3.0.2")["zero3_offload"]
     assert set(dialects.builtin_deepspeed("ms-swift", "2.6.1")) == {"default-zero2", "default-zero3", "zero2-offload",
                                                                    "zero3-offload"}
+
+
+def test_generic_launcher_reads_arguments_as_the_scripts_parser(tmp_path):
+    found, config, reads = args("accelerate launch -m axolotl.cli.train cfg.yml --micro-batch-size=2")
+    assert (config, reads) == ("cfg.yml", "override") and found == {"micro_batch_size": "2"}
+    cfg = ("model_name_or_path: meta-llama/Llama-3.1-8B\nstage: sft\nfinetuning_type: lora\ntemplate: llama3\n"
+           "cutoff_len: 2048\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 8\noutput_dir: out\n")
+    repo = make_repo(tmp_path, {"examples/lora.yaml": cfg,
+                                "src/train.py": "from llamafactory.train.tuner import run_exp\nrun_exp()\n",
+                                "run.sh": "torchrun --nproc_per_node 2 src/train.py examples/lora.yaml \\\n"
+                                          "    per_device_train_batch_size=4\n"})
+    result = engine.check_path(repo / "examples/lora.yaml")
+    assert result.dialect.name == "llamafactory" and result.launch.parser_reads == "override"
+    assert result.plan.micro_batch.value == 4 and result.plan.micro_batch.origin.span.start.line == 1
+    assert result.plan.grad_accum.value == 8

@@ -48,6 +48,8 @@ class Launch:
     # (`--config_file X` of accelerate launch / trl).
     role: str = ""
     autotuning: str = ""  # "run" | "tune": `deepspeed --autotuning ...` (the autotuner writes each experiment's config)
+    script_args: tuple = ()  # the tokens after the script, as the command has them (to read them again per parser)
+    command_lines: tuple = ()  # the physical lines of the command (to say on which line an argument is)
 
     def get(self, name: str):
         return dict(self.extra).get(name)
@@ -689,6 +691,7 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", co
         extra=tuple(sorted((k, v) for k, v in extra.items() if k != "deepspeed_config")),
         arguments=arguments, parser_reads=reads, script_config=script_config,
         autotuning=str(values.get("autotuning") or "") if p.launcher == "deepspeed" else "",
+        script_args=tuple(p.args), command_lines=tuple(command.lines) if command is not None else (),
     )
 
 
@@ -740,7 +743,23 @@ def _dotlist_tokens(args: list[str]) -> list[tuple[str, str | None, str, str]]:
     return out
 
 
-def script_arguments(p: Parsed) -> tuple[list[tuple[str, str | None, str, str]], str, str]:
+# The argument syntax of a script a generic launcher (accelerate launch, torchrun, deepspeed, python) runs, by the
+# module or path: axolotl's CLI modules, LLaMA-Factory's entry points (read_args), ms-swift's CLI scripts.
+_SCRIPT_SYNTAX = (("axolotl.cli", "axolotl"), ("axolotl/cli", "axolotl"), ("llamafactory", "llamafactory"),
+                  ("swift/cli/", "swift"), ("swift.cli.", "swift"))
+# The syntax of each dialect's own parser (for a script whose dialect is known from its imports).
+SYNTAX_OF_DIALECT = {"llamafactory": "llamafactory", "axolotl": "axolotl", "ms-swift": "swift",
+                     "ms-swift-megatron": "swift", "torchtune": "tune", "litgpt": "litgpt"}
+
+
+def SYNTAX_OF_SCRIPT(p: Parsed) -> str:  # noqa: N802 - a table lookup
+    if p.launcher in ("llamafactory", "tune", "litgpt", "axolotl", "swift", "trl"):
+        return p.launcher
+    script = (p.script or "").replace("\\", "/")
+    return next((syntax for needle, syntax in _SCRIPT_SYNTAX if needle in script), p.launcher)
+
+
+def script_arguments(p: Parsed, syntax: str = "") -> tuple[list[tuple[str, str | None, str, str]], str, str]:
     """What the launch hands the script's parser: its arguments as (key, value, the option as written, the
     argument as shown), the
     config file the script reads (as written, "" when none) and how the parser combines the two (see
@@ -760,19 +779,20 @@ def script_arguments(p: Parsed) -> tuple[list[tuple[str, str | None, str, str]],
       `parse_yaml_file` (the file alone); only options is `parse_args_into_dataclasses` over the command line.
     """
     args = [a for a in p.args if a]
-    if p.launcher == "llamafactory":
+    syntax = syntax or SYNTAX_OF_SCRIPT(p)
+    if syntax == "llamafactory":
         if args and args[0].endswith(CONFIG_SUFFIXES):
             return _dotlist_tokens(args[1:]), args[0], "override"
         return _flag_tokens(args), "", "command-line"
-    if p.launcher == "tune":
+    if syntax == "tune":
         flags = _flag_tokens(args, dashes=False)
         config = next((v for k, v, _, _ in flags if k == "config"), "")
         return _dotlist_tokens(args), config, "override"
-    if p.launcher == "litgpt":
+    if syntax == "litgpt":
         flags = _flag_tokens(args, dashes=False)
         config = next((v for k, v, _, _ in flags if k == "config"), "")
         return [f for f in flags if f[0] != "config"], config, "override"
-    if p.launcher == "axolotl":
+    if syntax == "axolotl":
         config = next((a for a in args if not a.startswith("-") and a.endswith(CONFIG_SUFFIXES)), "")
         flags = []
         for key, value, written, shown in _flag_tokens(args):
@@ -780,7 +800,7 @@ def script_arguments(p: Parsed) -> tuple[list[tuple[str, str | None, str, str]],
                 key, value = key[3:], "false"  # click's --flag/--no-flag pair
             flags.append((key, value, written, shown))
         return [f for f in flags if f[0] not in ("launcher", "num_processes")], config, "override"
-    if p.launcher == "swift":
+    if syntax == "swift":
         config = args[0] if args and args[0].endswith(CONFIG_SUFFIXES) else ""
         return _flag_tokens(args[1:] if config else args), config, "override" if config else "command-line"
     flags = _flag_tokens(args)
@@ -804,14 +824,15 @@ def _line_of(written: str, command: Command | None) -> int | None:
         return None
     if not command.lines:
         return command.line
+    pattern = r"(?<![\w-])" + re.escape(written) + ("" if written.endswith("=") else r"(?![\w-])")
     for offset, text in enumerate(command.lines):
-        if re.search(r"(?<![\w-])" + re.escape(written) + r"(?![\w-])", text):
+        if re.search(pattern, text):
             return command.line + offset
     return command.line
 
 
-def _arguments(p: Parsed, origin: Origin, command: Command | None) -> tuple[tuple, str, str]:
-    tokens, config, reads = script_arguments(p)
+def _arguments(p: Parsed, origin: Origin, command: Command | None, syntax: str = "") -> tuple[tuple, str, str]:
+    tokens, config, reads = script_arguments(p, syntax)
     script = (p.script or p.launcher).replace("\0", "$…")  # a path through a shell variable this file does not set
     out: dict[str, Setting] = {}
     for key, value, written, shown in tokens:
@@ -825,6 +846,24 @@ def _arguments(p: Parsed, origin: Origin, command: Command | None) -> tuple[tupl
         span = _span_of(line) if line is not None else origin.span
         out[key] = Setting(value, Origin("launch", origin.path, span=span, note=note))  # the last one wins
     return tuple(out.items()), config, reads
+
+
+def for_dialect(launch: Launch, dialect: str) -> Launch:
+    """The launch with its script arguments read the way `dialect`'s parser reads them, where a generic launcher
+    (accelerate launch, torchrun, deepspeed, python) runs a script whose parser is known only from its imports
+    (`torchrun src/train.py cfg.yaml key=value` is LLaMA-Factory's read_args). Unchanged otherwise."""
+    syntax = SYNTAX_OF_DIALECT.get(dialect)
+    if not launch.found or not syntax or launch.launcher not in ("accelerate", "torchrun", "deepspeed", "python"):
+        return launch
+    p = Parsed(launch.launcher, script=launch.script, args=list(launch.script_args))
+    if SYNTAX_OF_SCRIPT(p) == syntax:
+        return launch  # already read that way
+    command = Command(launch.origin.path, launch.origin.span.start.line if launch.origin.span else 0, "", 0, (),
+                      launch.command_lines)
+    arguments, script_config, reads = _arguments(p, launch.origin, command if launch.origin.span else None, syntax)
+    from dataclasses import replace as _replace
+
+    return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads)
 
 
 def _role(p: Parsed, config: Path, bases: list[Path], root: Path, script_config: str) -> str:
@@ -1008,6 +1047,14 @@ def apply(plan, launch: Launch):
     return plan.with_(**changes) if changes else plan
 
 
+def apply_arguments(plan, launch: Launch):
+    """Only the script arguments' part of `apply` (after the dialect re-read them; settings still win)."""
+    if plan is None or not launch.found:
+        return plan
+    changes = _argument_changes(plan, launch, lambda s: s.origin.kind in ("default", "inferred"))
+    return plan.with_(**changes) if changes else plan
+
+
 # The script arguments that set a plan field, per flavor of the file the script reads (its parser's field names).
 PLAN_ARGUMENTS = {
     "huggingface": (("micro_batch", "per_device_train_batch_size"), ("grad_accum", "gradient_accumulation_steps")),
@@ -1035,8 +1082,9 @@ def _argument_changes(plan, launch: Launch, weak) -> dict:
         arg = launch.argument(key)
         value = _int(arg.value) if arg is not None and arg.value is not None else None
         current = getattr(plan, field_name, None)
-        if value is None or current is None or (flavor == "deepspeed" and not weak(current)):
-            continue
+        if value is None or current is None or (flavor == "deepspeed" and not weak(current)) or \
+                current.origin.kind in ("cli", "directive", "project"):
+            continue  # settings still win
         out[field_name] = Setting(value, arg.origin)
     return out
 
