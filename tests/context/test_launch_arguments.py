@@ -273,3 +273,21 @@ def test_generic_launcher_reads_arguments_as_the_scripts_parser(tmp_path):
     assert result.dialect.name == "llamafactory" and result.launch.parser_reads == "override"
     assert result.plan.micro_batch.value == 4 and result.plan.micro_batch.origin.span.start.line == 1
     assert result.plan.grad_accum.value == 8
+
+
+def test_tl224_reads_the_config_the_launch_passes_the_script(tmp_path):
+    acc = ACC.replace("gradient_accumulation_steps: 16", "gradient_accumulation_steps: 4")
+    run = "accelerate launch --config_file acc.yaml scripts/run_sft.py recipes/sft.yaml\n"
+    sft = "model_name_or_path: m\nper_device_train_batch_size: 2\n"
+    repo = make_repo(tmp_path, {"acc.yaml": acc, "run.sh": run, "recipes/sft.yaml": sft + "gradient_accumulation_steps: 4\n"})
+    assert not _codes(engine.check_path(repo / "acc.yaml"), "TL224")  # the recipe's 4 = the accelerate config's 4
+    L.clear_cache()
+    (repo / "recipes/sft.yaml").write_text(sft + "gradient_accumulation_steps: 8\n")
+    found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
+    assert len(found) == 1 and "gradient_accumulation_steps 8 (gradient_accumulation_steps in" in found[0].message
+    L.clear_cache()
+    (repo / "scripts").mkdir()
+    (repo / "scripts/run_sft.py").write_text("from transformers import HfArgumentParser\nparser.parse_yaml_file(p)\n")
+    (repo / "recipes/sft.yaml").write_text(sft)  # HfArgumentParser: the default 1 differs from 4
+    found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
+    assert len(found) == 1 and found[0].severity.value == "error" and "TrainingArguments default" in found[0].message

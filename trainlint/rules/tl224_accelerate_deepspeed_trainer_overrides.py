@@ -20,9 +20,12 @@ First message: "Please correct the following DeepSpeed config values that mismat
 values:".
 
 Where a launch command runs the file (`accelerate launch --config_file this.yaml script.py --gradient_accumulation_steps 16 ...`),
-the script's own argument decides: the same value is not reported (the two cannot differ), a different one is an
-error when the script's parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...)
-and a warning otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line.
+the script's own argument decides, else the config file the launch passes the script (`... run_sft.py
+recipes/sft.yaml`, `--config recipes/sft.yaml`), else, for a parser with TrainingArguments' defaults (plain
+HfArgumentParser, TrlParser, LLaMA-Factory; not ms-swift, which derives its accumulation from the world size), the
+default: the same value is not reported (the two cannot differ), a different one is an error when the script's
+parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...) and a warning
+otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line or the file.
 
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
@@ -63,23 +66,21 @@ def check(ctx: LintContext):
         if value is None:
             continue
         hf_key, hf_default = KEYS[entry.key]
-        launched = _launched(ctx, hf_key)
+        launched = _launched(ctx, hf_key, hf_default)
         if launched is not None:
-            arg_value, arg = launched
+            arg_value, shown, where = launched
             if arg_value == value:
                 continue  # the script is launched with the same value: the two cannot differ
             trainer = ctx.dialect.name in HF_TRAINER
-            from trainlint.rules.dscommon import where_launched
-
             stop = ("HF Trainer stops with \"Please correct the following DeepSpeed config values that mismatch "
-                    f"TrainingArguments values: - ds {entry.key}={entry.value.raw} vs hf {hf_key}={arg.value}\"" if trainer
+                    f"TrainingArguments values: - ds {entry.key}={entry.value.raw} vs hf {hf_key}={shown}\"" if trainer
                     else "when the script runs HF Trainer it stops (\"Please correct the following DeepSpeed config "
                          "values that mismatch TrainingArguments values\"); under plain Accelerate the DeepSpeed value "
                          "silently wins")
             yield RULE.at(doc, entry.key_span,
                           f"`deepspeed_config.{entry.key}: {entry.value.raw}` differs from the script's {hf_key} "
-                          f"{arg.value} ({where_launched(arg.origin)}): {stop}. Remove it here and set `{hf_key}` "
-                          "once, in the training arguments.",
+                          f"{shown} ({where}): {stop}. Remove it here and set `{hf_key}` once, in the training "
+                          "arguments.",
                           [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
                                delete_entry(doc, section, entry), safe=False)],
                           severity=Severity.ERROR if trainer else None)
@@ -93,14 +94,58 @@ def check(ctx: LintContext):
                            delete_entry(doc, section, entry), safe=False)])
 
 
-def _launched(ctx: LintContext, hf_key: str):
-    """(value, Setting) of the script argument a launch that runs this accelerate config passes for `hf_key`,
-    where the script's parser lets the command line decide it; None when no launch sets it."""
+# Parsers whose gradient_accumulation_steps / max_grad_norm default is TrainingArguments' own (1, 1.0); ms-swift
+# computes its accumulation from the world size when it is not set.
+TRAINING_ARGUMENT_DEFAULTS = ("hf", "trl", "open-r1", "llamafactory")
+
+
+def _launched(ctx: LintContext, hf_key: str, hf_default: str):
+    """(value, as shown, where) of the training argument `hf_key` the script that a launch runs with this accelerate
+    config will use: the command-line argument where its parser lets the command line decide, else the value in
+    the config file the launch passes the script (or, for a parser with TrainingArguments' defaults, the default
+    that file leaves); None when the launch does not decide it."""
     launch = ctx.launch
-    if not launch.found or launch.role != "accelerate" or launch.parser_reads not in ("override", "command-line"):
+    if not launch.found or launch.role != "accelerate":
         return None
+    from trainlint.rules.dscommon import where_launched
+
     arg = launch.argument(hf_key)
-    if arg is None or arg.value is None:
+    if launch.parser_reads in ("override", "command-line") and arg is not None:
+        value = as_float(arg.value) if arg.value is not None else None
+        return (value, arg.value, where_launched(arg.origin)) if value is not None else None
+    if arg is not None or launch.parser_reads not in ("override", "file") or not launch.script_config:
         return None
-    value = as_float(arg.value)
-    return (value, arg) if value is not None else None
+    data, path = _script_config(launch)
+    if data is None:
+        return None
+    if hf_key in data:
+        value = as_float(data[hf_key]) if not isinstance(data[hf_key], bool) else None
+        return (value, str(data[hf_key]), f"{hf_key} in {_shown(path)}, the config {where_launched(launch.origin)} "
+                                          "passes the script") if value is not None else None
+    if ctx.dialect.name not in TRAINING_ARGUMENT_DEFAULTS:
+        return None
+    return (float(hf_default), hf_default, f"the TrainingArguments default: {_shown(path)}, the config "
+                                           f"{where_launched(launch.origin)} passes the script, does not set it")
+
+
+def _script_config(launch):
+    """The config file the launch passes the script, read (a mapping), and its path; (None, "") when unreadable."""
+    from pathlib import Path
+
+    from trainlint.context import launch as launch_context
+    from trainlint.context import pins
+
+    here = Path(launch.origin.path).parent
+    found = launch_context._resolve_path(launch.script_config, [pins.repo_root(here), here])
+    data = launch_context.read_accelerate_config(found) if found is not None else None
+    return (data, str(found)) if isinstance(data, dict) else (None, "")
+
+
+def _shown(path: str) -> str:
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
