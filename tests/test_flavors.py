@@ -179,6 +179,18 @@ def test_unknown_format():
     assert flavors.detect(doc) == "unknown"
 
 
+def test_hydra_objects_are_not_deepspeed():
+    # lightning-hydra-template configs/model/mnist.yaml: Hydra `_target_` objects, not DeepSpeed's {type, params}
+    text = ("_target_: src.models.mnist_module.MNISTLitModule\noptimizer:\n  _target_: torch.optim.Adam\n  _partial_: true\n"
+            "  lr: 0.001\nscheduler:\n  _target_: torch.optim.lr_scheduler.ReduceLROnPlateau\n  _partial_: true\n"
+            "net:\n  _target_: src.models.components.simple_dense_net.SimpleDenseNet\ncompile: false\n")
+    assert flavors.detect(parse_document(text, "configs/model/mnist.yaml")) != "deepspeed"
+    group = text.split("\n", 1)[1]  # the same sections without the root `_target_`
+    assert flavors.detect(parse_document(group, "model.yaml")) != "deepspeed"
+    real = '{"optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}, "scheduler": {"type": "WarmupLR"}, "fp16": {"enabled": true}}'
+    assert flavors.detect(parse_document(real, "ds.json")) == "deepspeed"
+
+
 @pytest.mark.parametrize("fsdp, ckpt", [("full_shard auto_wrap", "full"), ("no_shard", "none"), (None, "none")])
 def test_hf_fsdp_activation_checkpointing_is_checkpointing(fsdp, ckpt):
     text = "model_name_or_path: gpt2\noutput_dir: o\nfsdp_config:\n  activation_checkpointing: true\n"

@@ -60,7 +60,7 @@ def is_megatron(doc: Document) -> bool:
 
 def detect(doc: Document) -> float:
     keys = top_keys(doc)
-    if not keys or keys & FOREIGN_KEYS or is_megatron(doc):
+    if not keys or keys & FOREIGN_KEYS or is_megatron(doc) or _hydra_objects(doc):
         return 0.0
     strong = len(keys & STRONG_KEYS)
     companions = len(keys & COMPANION_KEYS)
@@ -71,6 +71,19 @@ def detect(doc: Document) -> float:
     if strong:
         return min(1.0, 0.6 + 0.1 * (strong + companions))
     return 0.4 if companions >= 2 else 0.0
+
+
+def _hydra_objects(doc: Document) -> bool:
+    """A Hydra/instantiate file: `_target_` at the top, or an `optimizer`/`scheduler` section that is a
+    `_target_` object (lightning-hydra-template's configs/model/*.yaml) rather than DeepSpeed's {type, params}."""
+    root = doc.root
+    if root.get("_target_") is not None:
+        return True
+    for name in ("optimizer", "scheduler"):
+        node = root.get(name)
+        if node is not None and node.kind == "mapping" and node.get("_target_") is not None and node.get("type") is None:
+            return True
+    return False
 
 
 def read(doc: Document) -> ReadResult:
