@@ -10,7 +10,10 @@ framework then receives `False` where it expects the string "no": `TrainingArgum
 ['no', 'steps', 'epoch', 'best']"; `accelerate launch` stops in `prepare_simple_launcher_cmd_env`
 (`utils/launch.py`: `args.mixed_precision.lower()`, AttributeError on a bool). Holds for transformers
 4.40 - 5.24 and accelerate 1.13 - 1.15. Accelerate's `downcast_bf16` is a boolean field
-(`ClusterConfig.downcast_bf16: bool`), so `downcast_bf16: no` is right and is not reported.
+(`ClusterConfig.downcast_bf16: bool`), so `downcast_bf16: no` is right and is not reported. Accelerate's
+`distributed_type: no` is info, not an error: DistributedType's values are upper-case, so the False it becomes
+matches no type and `accelerate launch` runs the plain launcher as for `NO` (a quoted "no" would be refused, and a
+bare `NO` is the same YAML boolean); the fix writes `"NO"`, as `accelerate config` does.
 
 **Evidence**: `transformers/training_args.py: TrainingArguments.__post_init__` (stops); verified against
 transformers 4.40 - 5.24, accelerate 1.13 - 1.15. First message: "False is not a valid SaveStrategy,
@@ -82,7 +85,30 @@ def check(ctx: LintContext):
             continue
         key = ".".join(str(k) for k in node.key_path)
         word = node.raw.lower()
+        if node.key_path == ("distributed_type",) and ctx.flavor == "accelerate":
+            yield from _distributed_type(doc, node, key)
+            continue
         yield RULE.at(doc, node,
                       f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean {node.value}, but this setting takes "
                       f"the word \"{word}\"; the framework will reject or misread it. Quote it: \"{word}\".",
                       [fix(f'quote it: "{word}"', replace_value(doc, node, text=f'"{word}"'))])
+
+
+def _distributed_type(doc, node, key: str):
+    """Accelerate's DistributedType values are upper-case ("NO", "MULTI_GPU", ...): a quoted "no" is refused
+    ("'no' is not a valid DistributedType"), while the boolean False that a bare `no` becomes matches no distributed
+    type in `accelerate launch` (commands/launch.py: every `defaults.distributed_type == DistributedType.X` is
+    false), which then runs the plain single-node launcher exactly as for NO."""
+    if node.value is False:
+        yield RULE.at(doc, node,
+                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean False; `accelerate launch` matches it "
+                      "to no distributed type and runs the plain launcher, as for NO, so it works, but the value "
+                      "is not a DistributedType: a quoted \"no\" would stop (\"'no' is not a valid "
+                      "DistributedType\"), and a bare NO is the same boolean. Write \"NO\" (quoted, as `accelerate "
+                      "config` writes it).",
+                      [fix('write "NO"', replace_value(doc, node, text='"NO"'))], severity=Severity.INFO)
+        return
+    yield RULE.at(doc, node,
+                  f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean True, which is no DistributedType "
+                  "(NO, MULTI_GPU, DEEPSPEED, FSDP, ...): `accelerate launch` matches it to none of them and runs "
+                  "a single plain process. Write the type you mean.")
