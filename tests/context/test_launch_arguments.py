@@ -291,3 +291,20 @@ def test_tl224_reads_the_config_the_launch_passes_the_script(tmp_path):
     (repo / "recipes/sft.yaml").write_text(sft)  # HfArgumentParser: the default 1 differs from 4
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
     assert len(found) == 1 and found[0].severity.value == "error" and "TrainingArguments default" in found[0].message
+
+
+def test_tl224_not_for_a_script_with_its_own_accelerator_loop(tmp_path):
+    acc = ACC.replace("gradient_accumulation_steps: 16", "gradient_accumulation_steps: 1")
+    loop = "from accelerate import Accelerator\naccelerator = Accelerator()\nfor b in dl:\n    accelerator.backward(loss)\n"
+    repo = make_repo(tmp_path, {"acc.yaml": acc, "train.py": loop,
+                                "run.sh": "accelerate launch --config_file acc.yaml train.py --lr 1e-4\n"})
+    assert not _codes(engine.check_path(repo / "acc.yaml"), "TL224")  # no TrainingArguments compare it
+    L.clear_cache()
+    (repo / "train.py").write_text("from transformers import Trainer, TrainingArguments\n" + loop)
+    assert _codes(engine.check_path(repo / "acc.yaml"), "TL224")
+    other = make_repo(tmp_path / "trlx", {"configs/zero3.yaml": acc,
+                                          "setup.cfg": "[metadata]\nname = trlx\nversion = 0.7.0\n"})
+    from trainlint.context import pins
+
+    assert pins.pins_for(str(other / "configs/zero3.yaml"))[1] == ("trlx",)
+    assert not _codes(engine.check_path(other / "configs/zero3.yaml"), "TL224")  # trlx trains with its own loops

@@ -400,3 +400,30 @@ def _row_versions(catalog, name: str) -> list[str | None]:
         upper = re.search(r"<\s*([0-9][0-9.]*)", spec)
         out.append(lower.group(1) if lower else ("0" if upper else None))
     return out or [None]
+
+
+# A launched script that trains by hand or through a library with its own Accelerator loop (no transformers
+# Trainer, so no HfTrainerDeepSpeedConfig comparing a DeepSpeed config with TrainingArguments): an
+# `accelerator.backward(...)` loop of its own, or trlx (trlx/trainer/accelerate_base_trainer.py:
+# AccelerateRLTrainer builds `Accelerator(log_with=..., project_dir=...)` and steps it itself).
+_OWN_LOOP = re.compile(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
+# Any sign of an HF Trainer or a parser whose framework runs one.
+_HF_TRAINER_SIGNS = re.compile(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
+                               r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct)\b",
+                               re.M)
+
+
+def own_training_loop(launch, repo_root: str = "") -> str:
+    """The launched script's path when it is in the repository and trains without an HF Trainer (its own
+    `accelerator.backward` loop, or trlx) and names no Trainer, TrainingArguments or HF-style parser; "" otherwise."""
+    if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
+        return ""
+    bases = [Path(p) for p in (repo_root, str(Path(launch.origin.path).parent)) if p]
+    path, text = _script_text(launch.script, bases)
+    if not text or not _OWN_LOOP.search(text) or _HF_TRAINER_SIGNS.search(text):
+        return ""
+    for script, where in getattr(launch, "other_scripts", ()):  # no other launch of it runs a Trainer script
+        _other, other_text = _script_text(script, [Path(p) for p in (repo_root, str(Path(where).parent)) if p])
+        if other_text and (_HF_TRAINER_SIGNS.search(other_text) or not _OWN_LOOP.search(other_text)):
+            return ""
+    return path

@@ -50,6 +50,7 @@ class Launch:
     autotuning: str = ""  # "run" | "tune": `deepspeed --autotuning ...` (the autotuner writes each experiment's config)
     script_args: tuple = ()  # the tokens after the script, as the command has them (to read them again per parser)
     command_lines: tuple = ()  # the physical lines of the command (to say on which line an argument is)
+    other_scripts: tuple = ()  # the scripts the other launch commands that name the file run
 
     def get(self, name: str):
         return dict(self.extra).get(name)
@@ -986,7 +987,8 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         launch = from_parsed(parsed, origin, bases, command.text, command)
         from dataclasses import replace as _replace
 
-        return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config))
+        return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
+                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})))
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 

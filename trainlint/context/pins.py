@@ -243,6 +243,8 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
         if name == "setup.cfg":
             out += [p for p in (_requirement(line) for line in text.splitlines() if line[:1].isspace()) if p]
         defined = re.findall(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", text)
+        if name == "setup.cfg" and not defined:  # [metadata] name = trlx (INI: no quotes)
+            defined = re.findall(r"^name\s*=\s*([A-Za-z0-9._-]+)\s*$", text, re.M)
         return out, [canonical(d) for d in defined[:1]]
     # requirements*.txt
     return [p for p in (_requirement(line.strip()) for line in text.splitlines()) if p], []

@@ -27,6 +27,12 @@ default: the same value is not reported (the two cannot differ), a different one
 parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...) and a warning
 otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line or the file.
 
+A file whose launch runs a script of the repository that trains without HF Trainer (its own
+`accelerator.backward` loop, or trlx's Accelerator trainers) and names no Trainer, TrainingArguments or HF-style
+parser, and whose other launches run no script that does, is not reported: nothing compares the values, and the
+DeepSpeed config is the only place that sets them. So is a file no launch names inside a project whose every
+trainer is such a loop (trlx: `trlx/trainer/accelerate_base_trainer.py`, AccelerateRLTrainer).
+
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
 **Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
@@ -59,6 +65,8 @@ def check(ctx: LintContext):
     dist = doc.find(("distributed_type",))
     if dist is None or str(dist.value).upper() != "DEEPSPEED":
         return
+    if _own_loop(ctx):
+        return  # the launched script trains without an HF Trainer: nothing compares these with TrainingArguments
     for entry in section.entries:
         if entry.key not in KEYS or entry.value.kind != "scalar" or is_auto(entry.value):
             continue
@@ -149,3 +157,27 @@ def _shown(path: str) -> str:
     except ValueError:
         return path
     return path if rel.startswith("..") else rel
+
+
+# Projects whose every training entry point is an Accelerator loop of their own (no transformers Trainer): a
+# config inside such a repository serves those loops. trlx: trlx/trainer/accelerate_*_trainer.py
+# (AccelerateRLTrainer builds its own Accelerator) and the NeMo trainers.
+OWN_LOOP_PROJECTS = ("trlx",)
+
+
+def _own_loop(ctx: LintContext) -> bool:
+    from pathlib import Path
+
+    from trainlint.context import pins
+    from trainlint.context.dialect import own_training_loop
+
+    launch = ctx.launch
+    if launch.found and launch.role == "accelerate":
+        return bool(own_training_loop(launch, str(pins.repo_root(Path(launch.origin.path).parent))))
+    if launch.found or not ctx.document.path:
+        return False
+    try:
+        _pins, projects = pins.pins_for(ctx.document.path)
+    except (OSError, ValueError):
+        return False
+    return any(name in OWN_LOOP_PROJECTS for name in projects)
