@@ -325,7 +325,16 @@ def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
                                        f"stops at import from there, e.g. {c.reason}") for c in cuts)
         if not cuts:
             return versions
-        return version_context.narrow(versions, doc.path, cuts=cuts)
+        narrowed = version_context.narrow(versions, doc.path, cuts=cuts)
+        if script:
+            return narrowed
+        # which script runs was assumed: the cut rules releases out, but a claim is certain only without it
+        items = dict(narrowed.items)
+        for name, found in items.items():
+            before = versions.get(name)
+            if before is not None and found.spec != before.spec and not found.sure:
+                items[name] = replace(found, sure=before.spec or ">=0")
+        return version_context.Versions(items)
     except (OSError, RuntimeError, ValueError):
         return versions
 

@@ -208,7 +208,8 @@ def test_a_launched_recipe_is_judged_on_the_releases_its_script_can_import(tmp_p
     assert finding.severity.value == "warning"  # rests on the assumed release inside the range
     assert any("setup_chat_format" in a for a in finding.assumptions)  # the JSON output's `assumptions`
     trl = result.versions.get("trl")
-    assert trl.spec == ">=0.19.1,<0.26.0" and trl.assumed
+    assert trl.spec == ">=0.19.1,<0.26.0" and trl.assumed and not trl.sure  # the launch names the script: a fact
+    assert result.versions.admits("trl", "<0.26") is True
     rows = {name: where for name, _value, where in settings_output.entries(result)}
     assert "scripts/sft.py imports setup_chat_format, removed in TRL 0.26.0" in rows["trl"]
     assert "rules out transformers 5.0.0" in rows["transformers"]
@@ -224,6 +225,9 @@ def test_without_a_launch_the_cut_that_holds_for_every_script_of_the_parser(tmp_
     trl = result.versions.get("trl")
     assert trl.spec == ">=0.19.1,<0.29.0"  # dpo.py (via alignment's ORPOConfig) is the weaker cut
     assert "no launch names this file" in trl.narrowed[-1]
+    # which script runs is assumed: the cut rules TRL 0.29+ out but makes nothing certain that the pin does not
+    assert trl.sure == ">=0.19.1"
+    assert result.versions.admits("trl", ">=0.29") is False and result.versions.admits("trl", "<0.29") is None
     assert ("TL524", 2) in _findings(result)  # torch_dtype: TRL 0.27-0.28 still admitted
 
 

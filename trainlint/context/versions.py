@@ -52,6 +52,7 @@ class FrameworkVersion:
     assumed: bool = False  # True when not the exact version: a range resolved, or nothing known
     spec: str = ""  # the pin's specifier as written (">=4.40,<5"), when a range; narrowed where `narrowed` says
     narrowed: tuple = ()  # why the range is narrower than the pin (trainlint.context.narrowing): requirements, imports
+    sure: str = ""  # the range without the cuts that rest on an assumption ("" = `spec`): only it makes a claim certain
 
     @property
     def parsed(self) -> Version | None:
@@ -91,7 +92,8 @@ class Versions:
         (a setting, an exact pin, the installed distribution) decides; a pin range decides when every release
         trainlint knows inside it agrees (True: all satisfy `spec`, False: none does); a range that requirements or
         imports narrowed (`FrameworkVersion.narrowed`) with nothing pinned decides only False (no release left
-        satisfies `spec`); else None (unknown, the newest known release assumed, or a range where it depends on the
+        satisfies `spec`), and one cut by an assumption decides True only on the range without that cut
+        (`FrameworkVersion.sure`); else None (unknown, the newest known release assumed, or a range where it depends on the
         release)."""
         found = self.get(name)
         specifier = parse_specifier(spec)
@@ -109,9 +111,16 @@ class Versions:
         if not inside:
             return None
         hits = [specifier.contains(v, prereleases=True) for v in inside]
+        if not any(hits):
+            return False
         if found.origin == "known":  # nothing pinned it: the cuts rule releases out, they never make one certain
-            return False if not any(hits) else None
-        return True if all(hits) else (False if not any(hits) else None)
+            return None
+        if found.sure:  # part of the cut rests on an assumption (which script runs): certain only without it
+            sure = parse_specifier(found.sure)
+            inside = [v for v in (parse_version(t) for t in frameworks.known(found.name)) if v is not None
+                      and (sure is None or sure.contains(v, prereleases=True))]
+            hits = [specifier.contains(v, prereleases=True) for v in inside]
+        return True if hits and all(hits) else None
 
     def __iter__(self):
         return iter(sorted(self.items.values(), key=lambda v: v.name))
