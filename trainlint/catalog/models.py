@@ -343,6 +343,7 @@ def derivative_of(name: str) -> CatalogModel | None:
 _SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 
 
+@lru_cache(maxsize=1024)
 def _family_and_size(name: str) -> tuple[str, str, float | None]:
     """(base family word, versioned family, size in billions) from a model name:
     `Qwen2.5-Coder-7B-Instruct` -> ("qwen", "qwen2.5", 7.0), `Mixtral-8x7B` -> ("mixtral", "mixtral", 56.0)."""
@@ -364,6 +365,12 @@ def closest_models(name: str, n: int = 3) -> list[str]:
     """Catalog names most like `name`, best first, for "did you mean" messages: the same family and
     version nearest in size first (`Qwen2.5-9B` -> Qwen2.5-7B, Qwen2.5-14B, ...), then the same family
     of another version, then names that merely look alike."""
+    return list(_closest_models(name, n))
+
+
+@lru_cache(maxsize=256)
+def _closest_models(name: str, n: int) -> list[str]:
+    # Cached (closest_models hands out copies): a run names the same unknown model in many files.
     import difflib  # only for a suggestion
 
     base, family, size = _family_and_size(name)

@@ -10,6 +10,7 @@ string literals), uv.lock / poetry.lock / Pipfile.lock (exact versions), Pipfile
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -55,6 +56,7 @@ _CACHE: dict[str, FolderPins] = {}
 def clear_cache() -> None:
     _CACHE.clear()
     _ROOTS.clear()
+    _CWDS.clear()
 
 
 def is_pin_file(path: str) -> bool:
@@ -65,6 +67,7 @@ ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 
 
 _ROOTS: dict[tuple[Path, Path | None], Path] = {}
+_CWDS: dict[str, Path] = {}
 
 
 def repo_root(start: Path) -> Path:
@@ -73,7 +76,10 @@ def repo_root(start: Path) -> Path:
     run from a repository's root); else `start` itself: outside any project only the config's own folder is read.
     Remembered per folder for the run (cleared with the other caches)."""
     try:
-        cwd = Path.cwd().resolve()
+        here = os.getcwd()
+        if here not in _CWDS:  # resolving walks every component with lstat: once per working directory
+            _CWDS[here] = Path(here).resolve()
+        cwd = _CWDS[here]
     except OSError:
         cwd = None
     key = (start, cwd)

@@ -7,6 +7,7 @@ Not a rule: it has no RULE and is not registered.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from trainlint._dataclass import dataclass
@@ -539,12 +540,16 @@ def resolve_batch(tb: int | None, micro: int | None, gas: int | None, world: int
 
 def valid_worlds(tb: int | None, micro: int | None, gas: int | None, limit: int = 4096) -> list[int]:
     """DeepSpeed world sizes (data-parallel ranks) that pass the batch check."""
-    out = []
-    for world in range(1, limit + 1):
-        resolved = resolve_batch(tb, micro, gas, world)
-        if resolved is not None and resolved[3]:
-            out.append(world)
-    return out
+    try:
+        return list(_valid_worlds(tb, micro, gas, limit))
+    except TypeError:  # not hashable: computed without the cache
+        return list(_valid_worlds.__wrapped__(tb, micro, gas, limit))
+
+
+@functools.lru_cache(maxsize=256)
+def _valid_worlds(tb, micro, gas, limit: int) -> tuple[int, ...]:  # 4096 checks: once per batch triple per run
+    return tuple(world for world in range(1, limit + 1)
+                 if (resolved := resolve_batch(tb, micro, gas, world)) is not None and resolved[3])
 
 
 def list_worlds(worlds: list[int]) -> str:
