@@ -208,6 +208,8 @@ def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
             continue
         for module, level, names in local:
             for target in _local_module(module, level, path, roots):
+                if not _inside(target, top):
+                    continue  # the repository's own modules only
                 queue.append((target, depth + 1, f" (imported by {rel})" if not via else via))
                 if target.name == "__init__.py":  # `from pkg import sub`: the submodules named, when files
                     for name in names:
@@ -216,6 +218,14 @@ def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
                             queue.append((sub, depth + 1, f" (imported by {rel})" if not via else via))
     return (tuple(Cut(package, release, reason) for package, (release, reason) in sorted(best.items()))
             + tuple(Cut(package, "", reason, after) for package, (after, reason) in sorted(floor.items())))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
 
 
 def _key(release: str):
