@@ -25,7 +25,6 @@ __all__ = ["dataclass"]
 
 # The sentinel a field with a default_factory has as its __init__ default (shown as `<factory>` in signatures).
 _HAS_DEFAULT_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", MISSING)
-_PARAMS: dict[tuple[bool, bool, bool], object] = {}
 
 
 def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True, order: bool = False):
@@ -33,15 +32,6 @@ def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True, order: bool
         return _process(cls, frozen, eq, order)
 
     return wrap if cls is None else wrap(cls)
-
-
-def _params(frozen: bool, eq: bool, order: bool):
-    """The standard library's `__dataclass_params__` for these options (taken from a class it made)."""
-    key = (frozen, eq, order)
-    if key not in _PARAMS:
-        _PARAMS[key] = dataclasses.dataclass(type("_Params", (), {"__doc__": "-"}), frozen=frozen, eq=eq,
-                                             order=order).__dataclass_params__
-    return _PARAMS[key]
 
 
 def _fallback(cls) -> bool:
@@ -95,25 +85,25 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
             cls.__hash__ = _named(cls, _hash(_key(hashed)), "__hash__")
         else:
             cls.__hash__ = None
-    cls.__dataclass_params__ = _params(frozen, eq, order)
+    params = cls.__dataclass_params__  # the standard library's, made by the call above: say what was made
+    params.init, params.repr, params.eq, params.order, params.frozen = True, True, eq, order, frozen
     if not documented:
         cls.__doc__ = None
-        cls.__doc__ = _doc(cls, fields) if "__init__" not in body else None
-        if cls.__doc__ is None:
+        if "__init__" in body:
             cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        else:
+            cls.__doc__ = _doc(cls, fields)
     return cls
 
 
-def _doc(cls, fields) -> str | None:
+def _doc(cls, fields) -> str:
     """The docstring the standard library gives a class without one (its name and `inspect.signature`), written
-    directly for string annotations (`from __future__ import annotations`); None for other annotations."""
+    from the fields as the signature would show them."""
     parts = []
     for f in fields:
         if not f.init:
             continue
-        if not isinstance(f.type, str):
-            return None
-        text = f"{f.name}: {f.type!r}"
+        text = f"{f.name}: {inspect.formatannotation(f.type)}"  # as inspect.Parameter writes it
         if f.default is not MISSING:
             text += f" = {f.default!r}"
         elif f.default_factory is not MISSING:

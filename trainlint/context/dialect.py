@@ -69,8 +69,6 @@ BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\
              (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
              (re.compile(r"\bTrlParser\b"), "trl"),
              (re.compile(r"\bHfArgumentParser\b"), "hf"))
-# One scan of a script for any of them: most scripts name none, and seven scans of every file cost more than a lint.
-_ANY_IMPORT = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _dialect in BY_IMPORT))
 # For each of them, words one of which every match contains: a script without them is not scanned with the pattern
 # (a scan costs ~30 us per KB, the word search almost nothing). Held to BY_IMPORT by tests/test_startup.py.
 _IMPORT_WORDS = ((b"open_instruct", b"ArgumentParserPlus"), (b"open_r1",), (b"llamafactory", b"llmtuner"),
