@@ -201,3 +201,20 @@ def test_hf_fsdp_activation_checkpointing_is_checkpointing(fsdp, ckpt):
     assert plan.grad_ckpt.value == ckpt
     if ckpt == "full":
         assert plan.grad_ckpt.origin.key_path == ("fsdp_config", "activation_checkpointing")
+
+
+def test_optimizer_and_scheduler_of_another_program_are_not_deepspeed():
+    # LLaMA-Adapter's ImageBind/models/pointbert/PointTransformer_8192point.yaml (Point-BERT's EasyDict config):
+    # {type, kwargs} sections beside model / npoints / total_bs / max_epoch, not DeepSpeed's {type, params}
+    text = ("optimizer : {\n  type: AdamW,\n  kwargs: {\n  lr : 0.0005,\n  weight_decay : 0.05\n}}\n\n"
+            "scheduler: {\n  type: CosLR,\n  kwargs: {\n    epochs: 300,\n    initial_epochs : 10\n}}\n\n"
+            "model : {\n  NAME: PointTransformer,\n  trans_dim: 384\n}\nnpoints: 8192\ntotal_bs : 32\n"
+            "step_per_update : 1\nmax_epoch : 300\ngrad_norm_clip : 10\n")
+    assert flavors.detect(parse_document(text, "PointTransformer_8192point.yaml")) == "unknown"
+    # the same two sections beside more keys DeepSpeed does not have, without kwargs
+    other = "optimizer: {type: AdamW, lr: 0.1}\nscheduler: {type: cosine}\nepochs: 3\ndataset: x\nmodel: y\n"
+    assert flavors.detect(parse_document(other, "exp.yaml")) == "unknown"
+    # a DeepSpeed file with no strong key still is one
+    real = ('{"optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}, "scheduler": {"type": "WarmupLR", '
+            '"params": {"warmup_num_steps": 100}}, "gradient_clipping": 1.0}')
+    assert flavors.detect(parse_document(real, "ds.json")) == "deepspeed"

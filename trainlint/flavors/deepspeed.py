@@ -70,7 +70,19 @@ def detect(doc: Document) -> float:
             strong += 1
     if strong:
         return min(1.0, 0.6 + 0.1 * (strong + companions))
-    return 0.4 if companions >= 2 else 0.0
+    if companions < 2 or _other_trainer_sections(doc) or len(keys - STRONG_KEYS - COMPANION_KEYS) > companions:
+        return 0.0  # optimizer/scheduler alone, beside more keys DeepSpeed does not have, are another program's
+    return 0.4
+
+
+def _other_trainer_sections(doc: Document) -> bool:
+    """`optimizer` / `scheduler` written as {type|name, kwargs} (Point-BERT / EasyDict configs, trlx's TRLConfig)
+    rather than DeepSpeed's {type, params}."""
+    for name in ("optimizer", "scheduler"):
+        node = doc.root.get(name)
+        if node is not None and node.kind == "mapping" and node.get("kwargs") is not None and node.get("params") is None:
+            return True
+    return False
 
 
 def _hydra_objects(doc: Document) -> bool:
