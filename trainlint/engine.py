@@ -306,8 +306,7 @@ def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
         cuts: tuple = ()
         script = ""
         if launch is not None and launch.found and launch.script:
-            bases = [Path(p) for p in (root, str(Path(launch.origin.path).parent)) if p]
-            script = dialect_context.script_path(launch.script, bases)
+            script = dialect_context.script_path(launch.script, launch_context.bases_for(launch.origin.path, root or None))
         stale = launch is not None and launch.found and launch.script.endswith(".py") and not script
         if script:
             from trainlint.context import imports

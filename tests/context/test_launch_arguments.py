@@ -308,3 +308,17 @@ def test_tl224_not_for_a_script_with_its_own_accelerator_loop(tmp_path):
 
     assert pins.pins_for(str(other / "configs/zero3.yaml"))[1] == ("trlx",)
     assert not _codes(engine.check_path(other / "configs/zero3.yaml"), "TL224")  # trlx trains with its own loops
+
+
+def test_a_script_in_scripts_runs_from_the_folder_above(tmp_path):
+    ds = json.dumps({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+                     "zero_optimization": {"stage": 3}})
+    repo = make_repo(tmp_path, {"train/configs/ds.json": ds,
+                                "train/scripts/run.sh": "torchrun --nproc_per_node 8 src/entry_point/infer.py "
+                                                        "--deepspeed configs/ds.json --ddp_timeout 36000 "
+                                                        "--per_device_eval_batch_size 1\n"})
+    assert [str(b.relative_to(repo)) for b in L.bases_for(str(repo / "train/scripts/run.sh"), repo)] == \
+        [".", "train/scripts", "train"]
+    result = engine.check_path(repo / "train/configs/ds.json")  # `bash scripts/run.sh` from train/
+    assert result.launch.found and result.launch.role == "hf-deepspeed" and result.dialect.name == "hf"
+    assert not _codes(result, "TL202")  # no --gradient_accumulation_steps: HF's 1 is the run's

@@ -207,7 +207,9 @@ def _fields(name: str, versions) -> frozenset | None:
 # `--deepspeed_config X`) they say the script parses its command line with HfArgumentParser.
 TRAINING_ARGUMENT_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps", "do_train",
                             "overwrite_output_dir", "per_device_eval_batch_size", "save_strategy", "eval_strategy",
-                            "evaluation_strategy", "logging_steps", "save_total_limit", "lr_scheduler_type")
+                            "evaluation_strategy", "logging_steps", "save_total_limit", "lr_scheduler_type",
+                            "ddp_timeout", "remove_unused_columns", "dataloader_num_workers", "load_best_model_at_end",
+                            "metric_for_best_model")
 
 
 def _training_arguments_passed(launch) -> list[str]:
@@ -269,7 +271,9 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
             if needle in script.replace("\\", "/"):
                 return made(name, Origin("launch", launch.origin.path, span=launch.origin.span,
                                          note=f"the launch runs {script}".replace("\0", "$…")), script)
-        bases = [Path(p) for p in (repo_root, str(Path(launch.origin.path).parent)) if p]
+        from trainlint.context.launch import bases_for
+
+        bases = bases_for(launch.origin.path, repo_root or None)
         path, text = _script_text(script, bases)
         if text:
             for pattern, name in BY_IMPORT:
@@ -416,12 +420,13 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     `accelerator.backward` loop, or trlx) and names no Trainer, TrainingArguments or HF-style parser; "" otherwise."""
     if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
         return ""
-    bases = [Path(p) for p in (repo_root, str(Path(launch.origin.path).parent)) if p]
-    path, text = _script_text(launch.script, bases)
+    from trainlint.context.launch import bases_for
+
+    path, text = _script_text(launch.script, bases_for(launch.origin.path, repo_root or None))
     if not text or not _OWN_LOOP.search(text) or _HF_TRAINER_SIGNS.search(text):
         return ""
     for script, where in getattr(launch, "other_scripts", ()):  # no other launch of it runs a Trainer script
-        _other, other_text = _script_text(script, [Path(p) for p in (repo_root, str(Path(where).parent)) if p])
+        _other, other_text = _script_text(script, bases_for(where, repo_root or None))
         if other_text and (_HF_TRAINER_SIGNS.search(other_text) or not _OWN_LOOP.search(other_text)):
             return ""
     return path

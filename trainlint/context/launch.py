@@ -907,6 +907,24 @@ def _span_of(line: int) -> Span:
     return Span(Pos(line, 0, 0), Pos(line, 0, 0))
 
 
+def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
+    """The folders a launch command's relative paths are read from: the repository root, the folder of the file
+    holding the command, and the folders between the two (`train/scripts/run_rm.sh` is run from `train/`, as
+    `bash scripts/run_rm.sh`: its `configs/x.yaml` and `src/train.py` are train/'s)."""
+    here = Path(command_path).parent
+    out: list[Path] = [Path(repo)] if repo else []
+    out.append(here)
+    if repo:
+        try:
+            inner = here.resolve().relative_to(Path(repo).resolve())
+        except (ValueError, OSError, RuntimeError):
+            inner = None
+        if inner is not None:
+            for n in range(len(inner.parts) - 1, 0, -1):
+                out.append(Path(repo) / Path(*inner.parts[:n]))
+    return out
+
+
 def from_command_line(text: str, origin: Origin, bases: list[Path]) -> Launch | None:
     parsed = parse_command(text)
     if parsed is None:
@@ -974,8 +992,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         parsed = parse_command(command.text, dict(command.env))
         if parsed is None:
             continue
-        script_dir = Path(command.path).parent
-        bases = [repo, script_dir]
+        bases = bases_for(command.path, repo)
         if _names_file(parsed, config, bases, repo):
             distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
             matches.append(((command.rank, distance, command.path, command.line), command, parsed))
@@ -983,7 +1000,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         matches.sort(key=lambda m: m[0])
         _, command, parsed = matches[0]
         origin = Origin("launch", command.path, span=_span_of(command.line))
-        bases = [repo, Path(command.path).parent]
+        bases = bases_for(command.path, repo)
         launch = from_parsed(parsed, origin, bases, command.text, command)
         from dataclasses import replace as _replace
 

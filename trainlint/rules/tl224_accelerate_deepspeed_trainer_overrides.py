@@ -144,7 +144,8 @@ def _script_config(launch):
     from trainlint.context import pins
 
     here = Path(launch.origin.path).parent
-    found = launch_context._resolve_path(launch.script_config, [pins.repo_root(here), here])
+    found = launch_context._resolve_path(launch.script_config, launch_context.bases_for(launch.origin.path,
+                                                                                         pins.repo_root(here)))
     data = launch_context.read_accelerate_config(found) if found is not None else None
     return (data, str(found)) if isinstance(data, dict) else (None, "")
 
