@@ -109,6 +109,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl640_torchtune_optimizer_in_bwd_conflict", "TL640", "torchtune"),
     ("tl641_torchtune_activation_offloading_without_checkpointing", "TL641", "torchtune"),
     ("tl642_axolotl_lora_load_in_4bit", "TL642", "axolotl"),
+    ("tl643_torchtune_moved_component", "TL643", "torchtune"),
 )
 
 RULE_MODULES = tuple(module for module, _, _ in RULES)
