@@ -66,6 +66,8 @@ def test_removed_names_carry_a_release_and_a_source():
     assert releases.removed("trl", "setup_chat_format")[0] == "0.26.0"
     assert releases.removed("trl", "ORPOConfig")[0] == "0.29.0"
     assert releases.removed("trl", "SFTConfig") is None
+    assert releases.removed("transformers", "AdamW")[0] == "4.50.0"
+    assert releases.removed("transformers.optimization", "AdamW")[0] == "4.50.0"
 
 
 # --- intervals --------------------------------------------------------------------------------------------------
