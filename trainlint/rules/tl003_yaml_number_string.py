@@ -15,6 +15,9 @@ pydantic (Axolotl) and jsonargparse (Lightning) convert it. The finding assumes 
 without conversion (a script could load it otherwise), hence a warning. Holds for every transformers
 release read (4.40 - 5.24) and accelerate 1.13 - 1.15.
 
+In an Accelerate config, a value under a `deepspeed_config` / `fsdp_config` key that is no plugin setting is not
+reported: `accelerate launch` drops the whole key (TL622), so the string never reaches DeepSpeed.
+
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the string
 fails later); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
 
@@ -70,6 +73,8 @@ def check(ctx: LintContext):
             continue
         if not _YAML11_MISSED_FLOAT.fullmatch(node.raw):
             continue
+        if ctx.flavor == "accelerate" and _dropped_by_accelerate(node.key_path):
+            continue  # TL622: `accelerate launch` drops the enclosing key, so the value reaches nothing
         value = float(node.raw.replace("_", ""))
         fixed = yaml11_number(node.raw, value)
         key = ".".join(str(k) for k in node.key_path)
@@ -77,3 +82,15 @@ def check(ctx: LintContext):
                       f"`{key}: {node.raw}` is read by YAML 1.1 (PyYAML) as the string {node.raw!r}, not the number "
                       f"{value:g}; this loader does not convert it, so the run fails or misbehaves. Write {fixed}.",
                       [fix(f"write {fixed}", replace_value(doc, node, text=fixed))])
+
+
+def _dropped_by_accelerate(key_path: tuple) -> bool:
+    """A value under a `deepspeed_config` / `fsdp_config` key that is no Accelerate plugin setting (TL622)."""
+    if len(key_path) < 2 or key_path[0] not in ("deepspeed_config", "fsdp_config") or not isinstance(key_path[1], str):
+        return False
+    from trainlint.rules.tl622_accelerate_ignored_plugin_key import known
+
+    keys = known(key_path[0])
+    if not keys:
+        return False
+    return key_path[1] not in keys and not (key_path[0] == "fsdp_config" and f"fsdp_{key_path[1]}" in keys)
