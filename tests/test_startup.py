@@ -81,3 +81,41 @@ def test_launch_index_lookup_is_the_full_scan_filtered(tmp_path):
     # the Makefile, then train.sh (the README has neither the name nor a variable)
     assert [c.line for c in index.commands_naming("a.yaml")] == [1, 2, 3]
     assert not re.search(r"c\.yaml", " ".join(c.text for c in index.commands_naming("a.yaml", variables=False)))
+
+
+def test_may_name_keeps_every_command_that_names_the_config(tmp_path):
+    """may_name is a superset of parse_command + _names_file: on crafted commands and on every command of the
+    vendored real-world repositories against every config in them."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "train.yaml"
+    config.write_text("a: 1\n")
+    env = (("A", "train"), ("B", "yaml"), ("C", "configs/train.yaml"), ("D", "configs"))
+    texts = ['accelerate launch x.py "$A".yaml', "accelerate launch x.py $A.$B", "accelerate launch x.py $C",
+             "accelerate launch x.py ${D}/train.yaml", "accelerate launch x.py $UNKNOWN/train.yaml",
+             "accelerate launch x.py configs/$UNKNOWN.yaml", "accelerate launch x.py ${X:-configs/train.yaml}",
+             "accelerate launch x.py $D/'train'.yaml", 'accelerate launch x.py "$D"/tr"ai"n.yaml',
+             "accelerate launch x.py $D/tr\\ain.yaml", "torchrun --nproc_per_node 8 x.py --config=$C",
+             "accelerate launch --config_file $D/ds.json x.py $A.json", "accelerate launch x.py $UNKNOWN",
+             "accelerate launch x.py $D/other.yaml"]
+    commands = [launch.Command("run.sh", i, text, 0, env) for i, text in enumerate(texts)]
+    named = 0
+    for command in commands:
+        parsed = launch.parse_command(command.text, dict(command.env))
+        if parsed is not None and launch._names_file(parsed, config, [tmp_path, tmp_path], tmp_path):
+            named += 1
+            assert launch.may_name(command, config), command.text
+    assert named >= 9
+    assert not launch.may_name(commands[-2], config) and not launch.may_name(commands[-1], config)
+
+    for repo in sorted(p for p in (ROOT / "tests" / "realworld").iterdir() if p.is_dir()):
+        index = launch._build_index(repo)
+        configs = [p for p in repo.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file()]
+        for command in index.commands:
+            parsed = launch.parse_command(command.text, dict(command.env))
+            if parsed is None:
+                continue
+            bases = [repo, Path(command.path).parent]
+            for cfg in configs:
+                if launch._names_file(parsed, cfg.resolve(), bases, repo.resolve()):
+                    assert launch.may_name(command, cfg.resolve()), (command.path, command.text, cfg)

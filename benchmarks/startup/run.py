@@ -6,6 +6,11 @@ with PYTHONDONTWRITEBYTECODE unset for the children. Also: trainlint on 1 file v
 and where pygls is installed, the language server's didChange -> diagnostics latency (benchmarks/lsp_latency).
 
     python benchmarks/startup/run.py [--runs 15] [--file PATH] [--out benchmarks/startup/results/latest.json]
+                                     [--baseline OLD_CHECKOUT]
+
+With `--baseline`, trainlint from another source tree (an older checkout: `git archive REV | tar -x -C DIR`) runs in
+the same alternation (its package first on PYTHONPATH), so a change is measured against what it replaced under the
+same machine load.
 
 Needs `yamllint` installed (`pip install yamllint`). Prints the ratios; the target is trainlint/yamllint <= 1.0.
 """
@@ -30,16 +35,18 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 DEFAULT_FILE = ROOT / "examples" / "hf-llama3-8b-sft" / "train.yaml"
 
 
-def _env() -> dict:
+def _env(baseline: Path | None = None) -> dict:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["NO_COLOR"] = "1"
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(baseline)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return env
 
 
-def _cpu(argv: list[str], cwd: Path | None = None) -> float:
-    """CPU seconds (user + system) the child used."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), cwd=cwd)
+def _cpu(argv: list[str], cwd: Path | None = None, baseline: Path | None = None) -> float:
+    """CPU seconds (user + system) the child used (with `baseline`, running that tree's trainlint)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(baseline), cwd=cwd)
     _, _, usage = os.wait4(proc.pid, 0)
     return usage.ru_utime + usage.ru_stime
 
@@ -59,8 +66,9 @@ def _compile_bytecode() -> None:
                        stdout=subprocess.DEVNULL, check=False)
 
 
-def _median_cpu(argv: list[str], runs: int) -> float:
-    return statistics.median(_cpu(argv) for _ in range(runs))
+def _compile_baseline(baseline: Path) -> None:
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(baseline / "trainlint")], env=_env(),
+                   stdout=subprocess.DEVNULL, check=False)
 
 
 def _many_files(folder: Path, count: int) -> list[str]:
@@ -96,12 +104,17 @@ def _small_repository(folder: Path) -> Path:
     return repo / "configs" / "train.yaml"
 
 
-def _ratio(trainlint: str, yamllint: str, path: Path, runs: int, cwd: Path | None = None) -> tuple[float, float]:
-    t_runs, y_runs = [], []
-    for _ in range(runs):  # alternate, so that machine noise hits both alike
-        t_runs.append(_cpu([trainlint, "check", str(path)], cwd))
-        y_runs.append(_cpu([yamllint, str(path)], cwd))
-    return statistics.median(t_runs), statistics.median(y_runs)
+def _ratio(trainlint: str, yamllint: str, paths: list[str], runs: int, cwd: Path | None = None,
+           baseline: Path | None = None) -> tuple[float, float, float | None]:
+    """Median CPU seconds of trainlint, yamllint (and the baseline's trainlint), alternating run by run so that
+    machine noise hits all alike."""
+    t_runs, y_runs, b_runs = [], [], []
+    for _ in range(runs):
+        t_runs.append(_cpu([trainlint, "check", *paths], cwd))
+        y_runs.append(_cpu([yamllint, *paths], cwd))
+        if baseline is not None:
+            b_runs.append(_cpu([trainlint, "check", *paths], cwd, baseline))
+    return statistics.median(t_runs), statistics.median(y_runs), statistics.median(b_runs) if b_runs else None
 
 
 def main() -> int:
@@ -109,23 +122,26 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="a source tree of an older trainlint to measure in the same alternation")
     args = parser.parse_args()
+    baseline = args.baseline.resolve() if args.baseline else None
 
     trainlint, yamllint = _tool("trainlint"), _tool("yamllint")
     _compile_bytecode()
+    if baseline is not None:
+        _compile_baseline(baseline)
     for argv in ([trainlint, "check", str(args.file)], [yamllint, str(args.file)]):  # warm the file cache
         _cpu(argv)
-    t_one, y_one = _ratio(trainlint, yamllint, args.file, args.runs)
+    t_one, y_one, b_one = _ratio(trainlint, yamllint, [str(args.file)], args.runs, baseline=baseline)
     with tempfile.TemporaryDirectory() as tmp:
         config = _small_repository(Path(tmp))
-        t_small, y_small = _ratio(trainlint, yamllint, config.relative_to(config.parents[1]), args.runs,
-                                  cwd=config.parents[1])
+        t_small, y_small, b_small = _ratio(trainlint, yamllint, [str(config.relative_to(config.parents[1]))],
+                                           args.runs, cwd=config.parents[1], baseline=baseline)
 
     with tempfile.TemporaryDirectory() as tmp:
         files = _many_files(Path(tmp), 300)
-        many_runs = max(3, args.runs // 5)
-        t_many = _median_cpu([trainlint, "check", *files], many_runs)
-        y_many = _median_cpu([yamllint, *files], many_runs)
+        t_many, y_many, b_many = _ratio(trainlint, yamllint, files, max(3, args.runs // 5), baseline=baseline)
 
     result = {
         "file": str(args.file.relative_to(ROOT) if args.file.is_relative_to(ROOT) else args.file),
@@ -141,6 +157,15 @@ def main() -> int:
         "trainlint_300_over_1_file": round(t_many / t_one, 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
+    if baseline is not None:
+        result["baseline"] = {
+            "tree": str(baseline),
+            "cpu_seconds": {"trainlint_1_file": round(b_one, 4), "trainlint_1_file_small_repository": round(b_small, 4),
+                            "trainlint_300_files": round(b_many, 4)},
+            "ratio_1_file_trainlint_over_yamllint": round(b_one / y_one, 2),
+            "ratio_1_file_small_repository_trainlint_over_yamllint": round(b_small / y_small, 2),
+            "ratio_300_files_trainlint_over_yamllint": round(b_many / y_many, 2),
+        }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -971,6 +971,22 @@ def _relabel(launch: Launch, origin: Origin, launcher: str) -> Launch:
                     sharding=re_o(launch.sharding), mixed_precision=re_o(launch.mixed_precision))
 
 
+_UNQUOTE = str.maketrans("", "", "\"'\\")
+
+
+def may_name(command: Command, config: Path) -> bool:
+    """False only when the command cannot name `config` (a cheap superset of what parse_command + names_config
+    match; shlex's split costs about half a millisecond a command): a token names it with its exact name once its
+    variables are expanded, or, with a variable left unknown, as a pattern that ends in the name's own extension.
+    The test is on the whole text, its quotes and backslashes dropped, its variables expanded: a token's characters
+    are contiguous there. A brace expansion, or a name holding a quote or backslash, is always parsed."""
+    name = config.name
+    if name in command.text or "{" in command.text or any(c in name for c in "\"'\\"):
+        return True
+    plain = _expand(command.text.translate(_UNQUOTE), dict(command.env))
+    return name in plain or ("\0" in plain and bool(config.suffix) and config.suffix.lower() in plain.lower())
+
+
 def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str | None = None) -> Launch:
     """The launch of a config file: a command in the repository that names it (scripts, Makefiles, CI
     workflows, README code blocks), else one in the file's own comments (torchtune and LitGPT configs carry
@@ -988,6 +1004,8 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
     matches: list[tuple[tuple, Command, Parsed]] = []
     for command in index.commands_naming(config.name):
         if config.name not in command.text and "$" not in command.text and "{" not in command.text:
+            continue
+        if not may_name(command, config):
             continue
         parsed = parse_command(command.text, dict(command.env))
         if parsed is None:
