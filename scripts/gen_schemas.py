@@ -1247,6 +1247,21 @@ def gen_accelerate() -> dict:
             "x-trainlint-unknown-keys": "ignored",
         }
 
+    # Plugin keys the launch reads from the config file although `accelerate launch` has no flag for them
+    # (the config loop copies every fsdp_config key onto the launch arguments; utils/launch.py reads this one).
+    config_only = {
+        "fsdp_config": {
+            "fsdp_ignored_modules": {
+                "description": "Modules (a regular expression over module names, or names) that FSDP leaves unsharded: "
+                               "launch passes it as FSDP_IGNORED_MODULES and FullyShardedDataParallelPlugin reads it "
+                               "(accelerate >= 1.10.0: utils/launch.py prepare_multi_gpu_env, 24e48f3d #3698; older "
+                               "releases drop it).",
+                "type": ["string", "null"],
+                "x-trainlint-since": {"accelerate": "1.10.0"},
+            },
+        },
+    }
+
     nested_specs = {
         "deepspeed_config": nested("deepspeed_config", "DeepSpeed Arguments", "DeepSpeed plugin settings (launch arguments). DeepSpeed JSON keys placed here do nothing; point `deepspeed_config_file` at a JSON instead. Unknown keys are ignored."),
         "fsdp_config": nested("fsdp_config", "FSDP Arguments", "FSDP plugin settings (launch arguments; the `fsdp_` prefix is added when missing). Unknown keys are ignored."),
@@ -1267,6 +1282,8 @@ def gen_accelerate() -> dict:
                 **{k: v for k, v in prop.items() if k not in TYPE_KEYS},
                 **apply_constraints(type_part(prop), {"minimum": 1}),
             }
+    for section, extra in config_only.items():
+        nested_specs[section]["properties"].update(extra)
     for key, spec in nested_specs.items():
         if key in top:
             desc = top[key].get("description")

@@ -12,6 +12,10 @@ arguments they know (`deepspeed_config_file`, `zero_stage`, `offload_optimizer_d
 silently dropped: the setting you wrote has no effect (research/config-formats.md §4; TRL's
 `alst_ulysses_4gpu.yaml` has `seq_parallel_communication_data_type` here).
 
+A key set to null (`fsdp_ignored_modules: null`, as `accelerate config` writes unset keys) is not reported:
+there is nothing to lose. A plugin key newer than the accelerate in use (the schema's `x-trainlint-since`:
+`fsdp_ignored_modules`, read since 1.10.0) is reported only when that accelerate is known to be older.
+
 **Evidence**: `accelerate/commands/launch.py: _validate_launch_command` (silent); verified against
 accelerate 1.13 - 1.15.
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import suggest
+from trainlint.rules._frameworks import suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL622", "accelerate-ignored-plugin-key", Severity.WARNING,
@@ -52,6 +56,17 @@ def known(section: str) -> set[str] | None:
     return keys or FALLBACK.get(section)
 
 
+def _since(section: str, key: str) -> str | None:
+    """The first accelerate release that reads a plugin key (the schema's `x-trainlint-since`), None if always."""
+    try:
+        from trainlint.catalog import schemas
+
+        prop = schemas.load_schema("accelerate")["properties"][section]["properties"][key]
+        return (prop.get("x-trainlint-since") or {}).get("accelerate")
+    except Exception:  # noqa: BLE001 - no schema data: judged as a plugin key of every release
+        return None
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     for section in SECTIONS:
@@ -61,7 +76,18 @@ def check(ctx: LintContext):
             continue
         for entry in node.entries:
             key = entry.key
-            if key in keys or (section == "fsdp_config" and f"fsdp_{key}" in keys):
+            if entry.value.kind == "scalar" and entry.value.value is None:
+                continue  # `key: null` (as `accelerate config` writes unset keys) sets nothing to lose
+            name = key if key in keys else (f"fsdp_{key}" if section == "fsdp_config" and f"fsdp_{key}" in keys
+                                            else None)
+            if name is not None:
+                since = _since(section, name)
+                if since is None or version_status(ctx, "accelerate", f"<{since}")[0] is not True:
+                    continue  # a plugin setting (on the release in use, or possibly so)
+                yield RULE.at(doc, entry.key_span,
+                              f"`{section}.{key}` is read by accelerate {since} and later only: the accelerate this "
+                              f"runs under drops it without a word, so it has no effect. Upgrade accelerate, or "
+                              f"remove it.")
                 continue
             guess = suggest(key, keys) or (suggest(f"fsdp_{key}", keys) if section == "fsdp_config" else None)
             if guess is not None and node.get(guess) is None:
