@@ -188,7 +188,8 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     from trainlint.context.dialect import apply_builtin_deepspeed
 
     plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
-    reread = launch_context.for_dialect(launch, result.dialect.name)  # the script's arguments, as its parser reads them
+    reread = launch_context.for_dialect(launch, result.dialect.name, _script_syntax(doc, launch, settings))
+    # ^ the script's arguments, as its parser reads them
     if reread is not launch:
         launch = result.launch = reread
         plan = result.plan = launch_context.apply_arguments(plan, launch)
@@ -290,6 +291,20 @@ def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfi
         root = str(pins.repo_root(Path(doc.path).resolve().parent))
     return dialect_context.decide(doc, flavor, launch, versions, project_names, pinned, declared, declared_origin,
                                   root)
+
+
+def _script_syntax(doc: Document, launch, settings: Settings) -> str:
+    """The argument syntax the launched script's own text names (alignment-handbook's H4ArgumentParser)."""
+    if launch is None or not launch.found or launch.launcher not in ("accelerate", "torchrun", "deepspeed", "python"):
+        return ""
+    from trainlint.context import dialect as dialect_context
+    from trainlint.context import pins
+
+    try:
+        root = str(pins.repo_root(Path(doc.path).resolve().parent)) if settings.use_project_config and doc.path else ""
+        return dialect_context.script_syntax(launch, root)
+    except (OSError, RuntimeError, ValueError):
+        return ""
 
 
 def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):

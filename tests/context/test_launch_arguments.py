@@ -322,3 +322,16 @@ def test_a_script_in_scripts_runs_from_the_folder_above(tmp_path):
     result = engine.check_path(repo / "train/configs/ds.json")  # `bash scripts/run.sh` from train/
     assert result.launch.found and result.launch.role == "hf-deepspeed" and result.dialect.name == "hf"
     assert not _codes(result, "TL202")  # no --gradient_accumulation_steps: HF's 1 is the run's
+
+
+def test_h4_argument_parser_reads_key_equals_value_only(tmp_path):
+    script = ("from alignment import H4ArgumentParser\nparser = H4ArgumentParser((ModelArguments, SFTConfig))\n"
+              "model_args, training_args = parser.parse_yaml_and_args(os.path.abspath(sys.argv[1]), sys.argv[2:])\n")
+    cfg = "model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 2\n"
+    repo = make_repo(tmp_path, {"recipes/sft.yaml": cfg, "scripts/run_sft.py": script,
+                                "run.sh": "accelerate launch scripts/run_sft.py recipes/sft.yaml "
+                                          "--per_device_train_batch_size=8\n"})
+    result = engine.check_path(repo / "recipes/sft.yaml")
+    assert result.launch.parser_reads == "override" and result.launch.script_config == "recipes/sft.yaml"
+    assert result.plan.micro_batch.value == 8 and result.plan.micro_batch.origin.kind == "launch"
+    assert result.plan.grad_accum.value == 2

@@ -430,3 +430,18 @@ def own_training_loop(launch, repo_root: str = "") -> str:
         if other_text and (_HF_TRAINER_SIGNS.search(other_text) or not _OWN_LOOP.search(other_text)):
             return ""
     return path
+
+
+_H4 = re.compile(r"\bparse_yaml_and_args\b")
+
+
+def script_syntax(launch, repo_root: str = "") -> str:
+    """The argument syntax the launched script's text names when no dialect has one of its own: "h4" for
+    alignment-handbook's H4ArgumentParser (`parse_yaml_and_args(sys.argv[1], sys.argv[2:])`: the YAML, then only
+    `--key=value` arguments override it); "" otherwise."""
+    if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
+        return ""
+    from trainlint.context.launch import bases_for
+
+    _path, text = _script_text(launch.script, bases_for(launch.origin.path, repo_root or None))
+    return "h4" if text and _H4.search(text) else ""

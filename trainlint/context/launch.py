@@ -801,6 +801,17 @@ def script_arguments(p: Parsed, syntax: str = "") -> tuple[list[tuple[str, str |
                 key, value = key[3:], "false"  # click's --flag/--no-flag pair
             flags.append((key, value, written, shown))
         return [f for f in flags if f[0] not in ("launcher", "num_processes")], config, "override"
+    if syntax == "h4":  # alignment-handbook's H4ArgumentParser.parse_yaml_and_args(sys.argv[1], sys.argv[2:])
+        config = args[0] if args and args[0].endswith(CONFIG_SUFFIXES) else ""
+        if not config:
+            return _flag_tokens(args), "", "command-line"
+        out = []
+        for tok in args[1:]:  # `--key=value` (a bare `--key value` stops H4 with an IndexError):
+            # {arg.split("=")[0].strip("-"): arg.split("=")[1] for arg in other_args}
+            name, eq, value = tok.partition("=")
+            if eq and name.startswith("-") and name.strip("-"):
+                out.append((name.strip("-"), value.split("=")[0], name, tok))
+        return out, config, "override"
     if syntax == "swift":
         config = args[0] if args and args[0].endswith(CONFIG_SUFFIXES) else ""
         return _flag_tokens(args[1:] if config else args), config, "override" if config else "command-line"
@@ -849,11 +860,12 @@ def _arguments(p: Parsed, origin: Origin, command: Command | None, syntax: str =
     return tuple(out.items()), config, reads
 
 
-def for_dialect(launch: Launch, dialect: str) -> Launch:
-    """The launch with its script arguments read the way `dialect`'s parser reads them, where a generic launcher
-    (accelerate launch, torchrun, deepspeed, python) runs a script whose parser is known only from its imports
-    (`torchrun src/train.py cfg.yaml key=value` is LLaMA-Factory's read_args). Unchanged otherwise."""
-    syntax = SYNTAX_OF_DIALECT.get(dialect)
+def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
+    """The launch with its script arguments read the way `dialect`'s parser reads them (or `syntax`, when the
+    script's own text names its parser: "h4"), where a generic launcher (accelerate launch, torchrun, deepspeed,
+    python) runs a script whose parser is known only from its imports (`torchrun src/train.py cfg.yaml key=value`
+    is LLaMA-Factory's read_args). Unchanged otherwise."""
+    syntax = syntax or SYNTAX_OF_DIALECT.get(dialect)
     if not launch.found or not syntax or launch.launcher not in ("accelerate", "torchrun", "deepspeed", "python"):
         return launch
     p = Parsed(launch.launcher, script=launch.script, args=list(launch.script_args))
