@@ -338,7 +338,9 @@ def implied_versions(dialect: Dialect, versions):
         if found is not None:
             from dataclasses import replace
 
-            items[name] = replace(found, assumed=True)  # the parser's range, not this repository's pin
+            # the parser's range, not this repository's pin: it rests on the newest parser release being the one
+            # installed, so it rules releases out but makes no claim certain (`sure`: every release without it)
+            items[name] = replace(found, assumed=True, sure=">=0")
     return Versions(items)
 
 

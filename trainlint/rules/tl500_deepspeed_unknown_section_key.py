@@ -19,6 +19,14 @@ Comment keys (`_comment`, `//`) are refused inside these sections as well (at th
 are harmless and never reported). An fp16/bf16 finding is a warning while the DeepSpeed version is
 unknown: 0.17.0 and older ignored unknown keys there.
 
+A key that a later DeepSpeed release added is refused the same way by the releases before it: with the
+release known (an exact pin or setting) and older than the key (catalog/data/deepspeed_added_keys.json, read
+from the tags v0.8.0 - v0.18.9: ZeRO++'s `zero_hpz_partition_size`, `zero_quantized_weights`,
+`zero_quantized_gradients` since 0.10.0, `zenflow` since 0.17.5, `offload_optimizer.super_offload` since
+0.18.0, ...), it is an error: "3 validation errors for DeepSpeedZeroConfig zero_hpz_partition_size extra
+fields not permitted (type=value_error.extra)" on deepspeed 0.9.5 (DeepSpeed#3827, OpenRLHF#63; pydantic 1
+wording before 0.15.0). With the release assumed it is not reported: the newest release has every key.
+
 **Fix** (unsafe): rename to the close known key when there is one, else remove the key.
 
 **Evidence**: `deepspeed/runtime/config_utils.py` `DeepSpeedConfigModel` (`extra="forbid"`), built by
@@ -31,6 +39,8 @@ validation error for DeepSpeedZeroConfig offload_optimizer.foo Extra inputs are 
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key
@@ -103,6 +113,53 @@ def check(ctx: LintContext):
                                        "`versions = {deepspeed = \"X.Y.Z\"}` in [tool.trainlint] or "
                                        "`# trainlint: deepspeed=X.Y.Z`")
             yield _finding(cfg, parent, entry, path, assumptions, counts.get(MODEL.get(str(path[0])), 1))
+        yield from _too_new(ctx, cfg, root)
+
+
+@lru_cache(maxsize=1)
+def added_keys() -> dict:
+    """Section path -> {key: the first DeepSpeed release that accepts it} (catalog/data/deepspeed_added_keys.json)."""
+    try:
+        import json
+
+        from trainlint.catalog.files import read_data
+
+        sections = json.loads(read_data("deepspeed_added_keys.json")).get("sections") or {}
+        return {tuple(path.split(".")): dict(keys) for path, keys in sections.items() if isinstance(keys, dict)}
+    except Exception:  # noqa: BLE001 - a missing or broken table reports nothing
+        return {}
+
+
+def _too_new(ctx: LintContext, cfg, root):
+    """Keys the pinned DeepSpeed release does not have yet: that release's model refuses them like any unknown key.
+    Only where the release is known to be older (an exact pin or setting): the newest release has them all."""
+    for path, keys in added_keys().items():
+        parent = root.find(path)
+        if parent is None or parent.kind != "mapping":
+            continue
+        found = [(entry, keys[entry.key]) for entry in parent.entries if entry.key in keys]
+        found = [(entry, since) for entry, since in found if ctx.version_in("deepspeed", f"<{since}") is True]
+        for entry, since in found:
+            version = ctx.version_of("deepspeed")
+            release = version.version if version is not None else "this release"
+            where = ds.key_name(path)
+            loc = ds.key_name((*path[1:], entry.key))
+            count = len(found)
+            errors = f"{count} validation error{'s' if count > 1 else ''} for {MODEL.get(path[0], 'its model')}"
+            stop = (f"{errors} {loc} extra fields not permitted (type=value_error.extra)"
+                    if _older(release, "0.15.0") else f"{errors} ... {loc} Extra inputs are not permitted")
+            yield RULE.at(cfg.doc, entry.key_span,
+                          f"`{entry.key}` is a key of `{where}` only since DeepSpeed {since}, and this file runs under "
+                          f"DeepSpeed {release}: it refuses the key and stops with \"{stop}\". Upgrade DeepSpeed to "
+                          f">= {since} or remove the key.",
+                          [fix(f"remove {entry.key}", delete_entry(cfg.doc, parent, entry), safe=False)])
+
+
+def _older(version: str, than: str) -> bool:
+    from trainlint.context.versions import parse_version
+
+    a, b = parse_version(version), parse_version(than)
+    return a is not None and b is not None and a < b
 
 
 def _finding(cfg: ds.DSConfig, parent, entry, path, assumptions=(), count: int = 1):
