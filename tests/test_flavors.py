@@ -218,3 +218,18 @@ def test_optimizer_and_scheduler_of_another_program_are_not_deepspeed():
     real = ('{"optimizer": {"type": "AdamW", "params": {"lr": 1e-5}}, "scheduler": {"type": "WarmupLR", '
             '"params": {"warmup_num_steps": 100}}, "gradient_clipping": 1.0}')
     assert flavors.detect(parse_document(real, "ds.json")) == "deepspeed"
+
+
+def test_another_frameworks_trainer_section_is_not_lightning():
+    # levanter (JAX, draccus): data/trainer/model/optimizer like a LightningCLI file, but levanter's TrainerConfig
+    levanter = ("model:\n  type: gpt2\n  hidden_dim: 32\ntrainer:\n  mp: f32\n  num_train_steps: 100\n  checkpointer:\n"
+                "    keep: []\n  per_device_parallelism: -1\n  train_batch_size: 32\n  fsdp_axis: embed\n"
+                "optimizer:\n  learning_rate: 6E-4\n")
+    assert flavors.detect(parse_document(levanter, "config/gpt2_nano.yaml")) != "lightning"
+    small = "trainer:\n  tracker:\n    project: levanter\n  mp: p=f32,c=bfloat16\nmodel:\n  type: gpt2\n"
+    assert flavors.detect(parse_document(small, "config/gpt2_xl.yaml")) != "lightning"
+    # LightningCLI files with a typo or an argument Lightning 2 removed are still Lightning's (TL526/TL620 judge them)
+    typo = "trainer:\n  max_epoch: 3\n  gpus: 2\n  acelerator: gpu\nmodel:\n  class_path: my.Model\n"
+    assert flavors.detect(parse_document(typo, "config.yaml")) == "lightning"
+    real = "trainer:\n  accelerator: gpu\n  devices: 4\n  precision: bf16-mixed\n  max_steps: 1000\n  my_callback_arg: 1\n"
+    assert flavors.detect(parse_document(real, "fit.yaml")) == "lightning"

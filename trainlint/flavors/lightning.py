@@ -58,6 +58,8 @@ def detect(doc: Document) -> float:
     if not keys <= CLI_KEYS:
         return 0.0
     if trainer is not None and trainer.kind == "mapping":
+        if _foreign_trainer(trainer):
+            return 0.0  # another framework's `trainer:` section (levanter/draccus: mp, num_train_steps, tracker, ...)
         return 0.9
     for name in ("model", "data"):
         node = root.get(name)
@@ -66,6 +68,34 @@ def detect(doc: Document) -> float:
     if keys & set(SUBCOMMANDS):
         return 0.8
     return 0.3
+
+
+def _trainer_args() -> set[str]:
+    """Lightning Trainer arguments, current and removed (the lightning schema), empty when unavailable."""
+    try:
+        from trainlint.catalog import schemas
+
+        keys = set(schemas.known_keys("lightning", ("trainer",)) or ())
+        keys |= set((schemas.property_schema("lightning", ("trainer",)) or {}).get("x-trainlint-removed") or {})
+    except Exception:  # noqa: BLE001 - no schema: every trainer section counts as Lightning's
+        return set()
+    return keys
+
+
+def _foreign_trainer(trainer) -> bool:
+    """A `trainer:` mapping whose keys are mostly neither a Lightning Trainer argument (current or removed) nor close
+    to one (more than half of three or more keys, or all of two): not LightningCLI's Trainer (levanter's
+    TrainerConfig has mp, train_batch_size, num_train_steps, tracker, per_device_parallelism, ...)."""
+    names = [e.key for e in trainer.entries if isinstance(e.key, str) and not e.key.startswith("_")]
+    if len(names) < 2 or trainer.get("class_path") is not None:
+        return False
+    known = _trainer_args()
+    if not known:
+        return False
+    from difflib import get_close_matches
+
+    foreign = [k for k in names if k not in known and not get_close_matches(k, known, n=1, cutoff=0.8)]
+    return len(foreign) == len(names) if len(names) == 2 else len(foreign) * 2 > len(names)
 
 
 def _section_root(view: ConfigView) -> tuple:
