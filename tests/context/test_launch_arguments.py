@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 
 from trainlint import engine
+from trainlint.context import dialect as D
 from trainlint.context import launch as L
 
 from ctxrepo import make_repo
+
+
+def _fresh():
+    """Forget what the run read (launch index, scripts): the test edits the repository."""
+    L.clear_cache()
+    D.clear_cache()
 
 
 def args(text: str) -> tuple[dict, str, str]:
@@ -105,12 +112,12 @@ def test_tl224_uses_the_script_argument(tmp_path):
     run = "accelerate launch --config_file multi.yaml swift/cli/sft.py --model m --gradient_accumulation_steps {}\n"
     repo = make_repo(tmp_path, {"multi.yaml": ACC, "run.sh": run.format(16)})
     assert not _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # the same 16: they cannot differ
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(run.format(8))
     found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")
     assert len(found) == 1 and found[0].severity.value == "error"
     assert "gradient_accumulation_steps 8" in found[0].message and "run.sh:1" in found[0].message
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").unlink()
     found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # no launch: the two may differ
     assert len(found) == 1 and found[0].severity.value == "warning"
@@ -125,7 +132,7 @@ def test_tl202_accumulation_from_the_launch(tmp_path):
                                 "run.sh": f"deepspeed --num_gpus 8 {GLUE} --deepspeed ds/z2.json --do_train\n"})
     result = engine.check_path(repo / "ds/z2.json")
     assert result.dialect.name == "hf" and not _codes(result, "TL202")  # HF's default accumulation 1 is the run's
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(f"deepspeed --num_gpus 8 {GLUE} --deepspeed ds/z2.json \\\n"
                                  "  --gradient_accumulation_steps 4\n")
     found = _codes(engine.check_path(repo / "ds/z2.json"), "TL202")
@@ -140,7 +147,7 @@ def test_trl_override_decides_the_host_value(tmp_path):
     run = "accelerate launch sft.py --config cfg.yaml --gradient_accumulation_steps {}\n"
     repo = make_repo(tmp_path, {"ds.json": ds, "cfg.yaml": cfg, "run.sh": run.format(4)})
     assert not _codes(engine.check_path(repo / "cfg.yaml"), "TL600")  # the command line's 4 wins over the file's 2
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(run.format(8))
     found = _codes(engine.check_path(repo / "cfg.yaml"), "TL600")
     assert len(found) == 1 and "`--gradient_accumulation_steps 8` passed to sft.py" in found[0].message
@@ -152,11 +159,11 @@ def test_autotuning_templates(tmp_path):
                                 "run.sh": f"deepspeed --autotuning run --num_nodes=1 {GLUE} --deepspeed tune.json\n"})
     result = engine.check_path(repo / "tune.json")
     assert not _codes(result, "TL603") and not _codes(result, "TL202")  # the autotuner writes both per experiment
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(f"deepspeed --num_nodes=1 {GLUE} --deepspeed tune.json\n")
     result = engine.check_path(repo / "tune.json")
     assert [d.severity.value for d in _codes(result, "TL603")] == ["error"]  # HF Trainer reads it as it is
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").unlink()
     assert not _codes(engine.check_path(repo / "tune.json"), "TL603")  # no launch: its autotuning block says it
 
@@ -194,12 +201,12 @@ def test_tl600_deepspeed_file_against_the_command_line(tmp_path):
     run = f"deepspeed --num_gpus 2 {GLUE} --deepspeed ds.json{{}}\n"
     repo = make_repo(tmp_path, {"ds.json": ds, "run.sh": run.format(" --per_device_train_batch_size 4")})
     assert not _codes(engine.check_path(repo / "ds.json"), "TL600")
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(run.format(" --per_device_train_batch_size 64"))
     found = _codes(engine.check_path(repo / "ds.json"), "TL600")
     assert len(found) == 1 and found[0].severity.value == "error"
     assert "per_device_train_batch_size is 64 (`--per_device_train_batch_size 64` passed to" in found[0].message
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(run.format(""))
     found = _codes(engine.check_path(repo / "ds.json"), "TL600")  # HF's default 8: the launch passes none
     assert len(found) == 1 and "does not pass --per_device_train_batch_size" in found[0].message
@@ -213,10 +220,10 @@ def test_training_arguments_on_the_command_line_name_the_parser(tmp_path):
     result = engine.check_path(repo / "deepspeed.json")  # main.py is not there: its arguments say HfArgumentParser
     assert result.dialect.name == "hf" and result.dialect.origin.kind == "inferred"
     assert not _codes(result, "TL202")
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text(run.format(2))
     assert _codes(engine.check_path(repo / "deepspeed.json"), "TL202")
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text("deepspeed main.py --deepspeed --deepspeed_config deepspeed.json\n")
     assert engine.check_path(repo / "deepspeed.json").dialect.name == "unknown"  # raw DeepSpeed's own flags
 
@@ -228,7 +235,7 @@ def test_plan_takes_the_launch_batch_over_the_config(tmp_path):
     plan = engine.check_path(repo / "c.yaml").plan
     assert plan.micro_batch.value == 8 and plan.micro_batch.origin.kind == "launch"
     assert plan.micro_batch.origin.span.start.line == 1 and plan.grad_accum.value == 2
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text("python train.py c.yaml\n")  # parse_yaml_file: the file alone
     assert engine.check_path(repo / "c.yaml").plan.micro_batch.value == 2
 
@@ -241,7 +248,7 @@ def test_autotuned_batch_keys_are_not_checked(tmp_path):
     result = engine.check_path(repo / "tune.json")
     assert result.launch.autotuning == "tune" and result.launch.role == "deepspeed"
     assert not [d for d in result.diagnostics if d.code in ("TL200", "TL201")]
-    L.clear_cache()
+    _fresh()
     (repo / "run.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config tune.json\n")
     assert [d for d in engine.check_path(repo / "tune.json").diagnostics if d.code == "TL200"]  # 64 != 3 x 1 x 8
 
@@ -281,11 +288,11 @@ def test_tl224_reads_the_config_the_launch_passes_the_script(tmp_path):
     sft = "model_name_or_path: m\nper_device_train_batch_size: 2\n"
     repo = make_repo(tmp_path, {"acc.yaml": acc, "run.sh": run, "recipes/sft.yaml": sft + "gradient_accumulation_steps: 4\n"})
     assert not _codes(engine.check_path(repo / "acc.yaml"), "TL224")  # the recipe's 4 = the accelerate config's 4
-    L.clear_cache()
+    _fresh()
     (repo / "recipes/sft.yaml").write_text(sft + "gradient_accumulation_steps: 8\n")
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
     assert len(found) == 1 and "gradient_accumulation_steps 8 (gradient_accumulation_steps in" in found[0].message
-    L.clear_cache()
+    _fresh()
     (repo / "scripts").mkdir()
     (repo / "scripts/run_sft.py").write_text("from transformers import HfArgumentParser\nparser.parse_yaml_file(p)\n")
     (repo / "recipes/sft.yaml").write_text(sft)  # HfArgumentParser: the default 1 differs from 4
@@ -299,7 +306,7 @@ def test_tl224_not_for_a_script_with_its_own_accelerator_loop(tmp_path):
     repo = make_repo(tmp_path, {"acc.yaml": acc, "train.py": loop,
                                 "run.sh": "accelerate launch --config_file acc.yaml train.py --lr 1e-4\n"})
     assert not _codes(engine.check_path(repo / "acc.yaml"), "TL224")  # no TrainingArguments compare it
-    L.clear_cache()
+    _fresh()
     (repo / "train.py").write_text("from transformers import Trainer, TrainingArguments\n" + loop)
     assert _codes(engine.check_path(repo / "acc.yaml"), "TL224")
     other = make_repo(tmp_path / "trlx", {"configs/zero3.yaml": acc,

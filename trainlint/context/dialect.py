@@ -87,7 +87,23 @@ HF_TRAINER = ("hf", "trl", "open-r1", "open-instruct", "llamafactory", "ms-swift
 
 
 def _script_text(script: str, bases: list[Path]) -> tuple[str, str]:
-    """The text of the script a launch runs (a .py path, or a module under one of the bases), bounded."""
+    """The text of the script a launch runs (a .py path, or a module under one of the bases), bounded; read once
+    per run (the dialect, the argument syntax and the training-loop test all look at it)."""
+    key = (script, tuple(str(b) for b in bases))
+    if key in _SCRIPT_TEXTS:
+        return _SCRIPT_TEXTS[key]
+    found = _read_script(script, bases)
+    if len(_SCRIPT_TEXTS) >= MAX_SCRIPT_TEXTS:
+        _SCRIPT_TEXTS.clear()
+    _SCRIPT_TEXTS[key] = found
+    return found
+
+
+_SCRIPT_TEXTS: dict[tuple, tuple[str, str]] = {}
+MAX_SCRIPT_TEXTS = 128
+
+
+def _read_script(script: str, bases: list[Path]) -> tuple[str, str]:
     path = script_path(script, bases) if script else ""
     if not path:
         return "", ""
@@ -122,6 +138,7 @@ MAX_SCRIPTS = 300
 def clear_cache() -> None:
     _REPO_SCRIPTS.clear()
     _REPO_ALL.clear()
+    _SCRIPT_TEXTS.clear()
 
 
 def repository_parser(root: str) -> tuple[str, str] | None:
