@@ -342,3 +342,12 @@ def test_h4_argument_parser_reads_key_equals_value_only(tmp_path):
     assert result.launch.parser_reads == "override" and result.launch.script_config == "recipes/sft.yaml"
     assert result.plan.micro_batch.value == 8 and result.plan.micro_batch.origin.kind == "launch"
     assert result.plan.grad_accum.value == 2
+
+
+def test_launches_that_disagree_decide_nothing(tmp_path):
+    repo = make_repo(tmp_path, {"ds/z2.json": DS_AUTO,
+                                "a.sh": f"deepspeed {GLUE} --deepspeed ds/z2.json --do_train\n",
+                                "b.sh": f"deepspeed {GLUE} --deepspeed ds/z2.json --gradient_accumulation_steps 8\n"})
+    result = engine.check_path(repo / "ds/z2.json")
+    assert result.launch.others == 1 and not result.launch.agreed("gradient_accumulation_steps")
+    assert _codes(result, "TL202")  # one launch accumulates: Accelerate's inserted 1 is not the run's there

@@ -51,9 +51,17 @@ class Launch:
     script_args: tuple = ()  # the tokens after the script, as the command has them (to read them again per parser)
     command_lines: tuple = ()  # the physical lines of the command (to say on which line an argument is)
     other_scripts: tuple = ()  # the scripts the other launch commands that name the file run
+    other_arguments: tuple = ()  # per other launch command: ((key, raw value), ...) it passes its script
 
     def get(self, name: str):
         return dict(self.extra).get(name)
+
+    def agreed(self, key: str) -> bool:
+        """Whether every other launch command that names the file passes the script the same `key` (or, like
+        this one, none): then the first launch's value is the run's whichever command is used."""
+        mine = self.argument(key)
+        value = mine.value if mine is not None else None
+        return all(dict(other).get(key) == value for other in self.other_arguments)
 
     def argument(self, key: str) -> Setting | None:
         """The script argument `key` the launch passes (its Setting), None when the command line does not set it."""
@@ -879,6 +887,13 @@ def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
     return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads)
 
 
+def _plain_arguments(p: Parsed) -> tuple:
+    """((key, raw value), ...) of what a launch passes its script (the last of a repeated key), unknown as None."""
+    tokens, _config, _reads = script_arguments(p)
+    out = {key: (None if value is not None and "\0" in value else value) for key, value, _w, _s in tokens}
+    return tuple(sorted(out.items()))
+
+
 def _role(p: Parsed, config: Path, bases: list[Path], root: Path, script_config: str) -> str:
     """How the command names the file: "config", "hf-deepspeed", "deepspeed" or "accelerate"."""
     flags = _flag_tokens([a for a in p.args if a])
@@ -1035,7 +1050,8 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         from dataclasses import replace as _replace
 
         return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
-                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})))
+                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
+                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]))
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 
@@ -1128,6 +1144,8 @@ def _argument_changes(plan, launch: Launch, weak) -> dict:
         return {}
     out = {}
     for field_name, key in PLAN_ARGUMENTS.get(flavor, ()):
+        if not launch.agreed(key):
+            continue  # the launches that run the file pass different values
         arg = launch.argument(key)
         value = _int(arg.value) if arg is not None and arg.value is not None else None
         current = getattr(plan, field_name, None)

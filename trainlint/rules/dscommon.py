@@ -360,6 +360,8 @@ def host_value(cfg: DSConfig, what: str) -> HostValue | None:
         return found
     key = ARG_KEYS.get(cfg.host, ARG_KEYS["huggingface"])[what]
     arg = launch.argument(key)
+    if not launch.agreed(key):
+        return None  # the launches that run the file pass different values: which one runs is not known
     if launch.parser_reads not in ("override", "command-line", "file"):
         return None if arg is not None else found  # which of the two wins depends on the script
     if arg is not None and launch.parser_reads != "file":
@@ -392,6 +394,8 @@ def _command_line_value(cfg: DSConfig, what: str, launch) -> HostValue | None:
     else, when the script reads the command line alone (no config file of its own), HF's default."""
     key = ARG_KEYS["huggingface"][what]
     arg = launch.argument(key)
+    if not launch.agreed(key):
+        return None  # the launches that run the file pass different values
     if arg is not None and launch.parser_reads in ("override", "command-line"):
         value = _arg_value(arg.value, what)
         return HostValue(value, None, key, origin=arg.origin, known=True) if value is not None else None

@@ -118,6 +118,8 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
     from trainlint.rules.dscommon import where_launched
 
     arg = launch.argument(hf_key)
+    if not launch.agreed(hf_key):
+        return None  # its launches pass the script different values
     if launch.parser_reads in ("override", "command-line") and arg is not None:
         value = as_float(arg.value) if arg.value is not None else None
         return (value, arg.value, where_launched(arg.origin)) if value is not None else None
