@@ -167,6 +167,8 @@ def test_unreadable_or_quantized_checkpoints_are_ignored(tmp_path, bad):
     ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "Llama-3.3-70B"),
     ("NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B"),
     ("lmsys/vicuna-7b-v1.5", "Llama-2-7B"),
+    ("huggyllama/llama-7b", "Llama-2-7B"),
+    ("decapoda-research/llama-13b-hf", "Llama-2-13B"),
     ("mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B-v0.1"),
     ("HuggingFaceH4/zephyr-7b-beta", "zephyr-7b-beta"),
     ("google/gemma-2-9b-it", "Gemma-2-9B"),

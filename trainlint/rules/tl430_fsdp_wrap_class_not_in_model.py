@@ -19,7 +19,16 @@ Accelerate 0.2x - 1.15.
 **Example**: model `BAAI/bge-m3` (xlm-roberta) with `fsdp_transformer_layer_cls_to_wrap: BertLayer` →
 `XLMRobertaLayer`.
 
-**Fix** (unsafe: the model's own class is a guess when it has several): replace it with the model's layer class.
+The HF TrainingArguments field `fsdp_transformer_layer_cls_to_wrap` (the top-level key of transformers 4.x,
+moved into `fsdp_config` by `TrainingArguments.__post_init__`) is read where `fsdp` is set. A name that differs
+from the model's own class only in case is refused the same way (the lookup compares `__class__.__name__`
+exactly): `LLaMADecoderLayer`, the class name of the pre-release LLaMA port, for a released transformers'
+`LlamaDecoderLayer` (tatsu-lab/stanford_alpaca#58 and #224: transformers 4.28.1, "Exception: Could not find
+the transformer layer class to wrap in the model.", raised by transformers' own Trainer before accelerate
+took over the wrapping).
+
+**Fix** (unsafe: the model's own class is a guess when it has several; safe for a case-only difference):
+replace it with the model's layer class.
 """
 
 from __future__ import annotations
@@ -65,17 +74,37 @@ def check(ctx: LintContext):
     if not own:
         return  # a model whose layer classes trainlint does not know: no claim
     foreign = {c for classes in table.values() for c in classes} - set(own)
+    folded = {c.casefold(): c for c in own}
+    for node in _nodes(ctx, doc):
+        for name, where in _names(node):
+            short = name.split(".")[-1]
+            near = folded.get(short.casefold()) if short not in own else None
+            if short not in foreign and near is None:
+                continue
+            right = near or own[0]
+            fixes = []
+            if (near or len(own) == 1) and node.kind == "scalar" and "," not in str(node.value):
+                fixes = [fix(f"wrap `{right}`", replace_value(doc, node, right), safe=near is not None)]
+            why = (f" (class names are matched exactly: the class is `{near}`)" if near else "")
+            yield RULE.at(doc, where,
+                          f"`{name}` is not a layer of {arch.name} ({arch.model_type}: {', '.join(own)}){why}: "
+                          f"the FSDP wrap policy looks the name up in the model and stops with \"Could not find the "
+                          f"transformer layer class to wrap in the model.\" Wrap `{right}`.", fixes)
+
+
+def _nodes(ctx: LintContext, doc):
+    """The values that name the classes to wrap: `fsdp_config.{fsdp_,}transformer_layer_cls_to_wrap`, and the HF
+    TrainingArguments field `fsdp_transformer_layer_cls_to_wrap` where `fsdp` turns FSDP on (the Trainer moves
+    it into fsdp_config; without `fsdp` nothing reads it)."""
     for key in KEYS:
         node = doc.find(("fsdp_config", key))
-        if node is None:
-            continue
-        for name, where in _names(node):
-            if name.split(".")[-1] not in foreign:
-                continue
-            fixes = []
-            if len(own) == 1 and node.kind == "scalar" and "," not in str(node.value):
-                fixes = [fix(f"wrap `{own[0]}`", replace_value(doc, node, own[0]), safe=False)]
-            yield RULE.at(doc, where,
-                          f"`{name}` is not a layer of {arch.name} ({arch.model_type}: {', '.join(own)}): Accelerate "
-                          f"stops with \"Could not find the transformer layer class to wrap in the model.\" when it "
-                          f"builds the FSDP wrap policy. Wrap `{own[0]}`.", fixes)
+        if node is not None:
+            yield node
+    if ctx.plan is not None and getattr(ctx.plan, "flavor", "") == "huggingface":
+        node = doc.find(("fsdp_transformer_layer_cls_to_wrap",))
+        fsdp = doc.find(("fsdp",))
+        on = fsdp is not None and ((fsdp.kind == "scalar" and isinstance(fsdp.value, str) and fsdp.value.strip()
+                                    and fsdp.value.strip().lower() not in ("false", "no", "none"))
+                                   or (fsdp.kind == "sequence" and fsdp.items) or fsdp.value is True)
+        if node is not None and on:
+            yield node

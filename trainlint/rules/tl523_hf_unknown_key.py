@@ -52,6 +52,22 @@ def known() -> tuple[set[str], set[str]]:
 MAX_GUESSED = 100  # unknown keys per file matched against the known ones
 
 
+def _releases_read(name: str) -> str:
+    """" (in LLaMA-Factory 0.9.2 - 0.9.6.dev0, the releases read)" where the dialect's fields come from sampled
+    releases: a key of an older release (LLaMA-Factory 0.9.1's train_mm_proj_only) is not in them."""
+    try:
+        from trainlint.catalog import dialects as catalog
+
+        versions = [v.get("version") for v in (catalog.dialect(name) or {}).get("versions") or []
+                    if str(v.get("version") or "")[:1].isdigit()]
+    except Exception:  # noqa: BLE001
+        return ""
+    if not versions:
+        return ""
+    span = versions[0] if len(versions) == 1 else f"{versions[0]} - {versions[-1]}"
+    return f" (in {span}, the releases read; an older release may have had it)"
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     root = doc.root
@@ -98,8 +114,9 @@ def check(ctx: LintContext):
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
         if guess is None:
-            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {parser}. Remove it or move it "
-                                               "where it belongs.", severity=severity, assumptions=assumptions)
+            read = _releases_read(ctx.dialect.name) if fields is not None else ""
+            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument{read}: {parser}. Remove it or move "
+                                               "it where it belongs.", severity=severity, assumptions=assumptions)
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
