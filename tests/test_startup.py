@@ -4,6 +4,8 @@ parser scan select a superset of what the full scans would, so the findings do n
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from trainlint.context import dialect, launch
@@ -119,3 +121,15 @@ def test_may_name_keeps_every_command_that_names_the_config(tmp_path):
             for cfg in configs:
                 if launch._names_file(parsed, cfg.resolve(), bases, repo.resolve()):
                     assert launch.may_name(command, cfg.resolve()), (command.path, command.text, cfg)
+
+
+def test_collection_pause_is_only_for_the_process_command_line(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
+    probe = ("import gc, sys\nfrom trainlint.cli import main\npath = sys.argv[1]\n"
+             "sys.argv = ['trainlint', 'check', path]\n"
+             "code = main()\nprint(gc.isenabled(), gc.get_freeze_count() > 0, code)\n"
+             "gc.unfreeze()\ncode = main(['check', path])\nprint(gc.isenabled(), gc.get_freeze_count() > 0, code)")
+    out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout.split("\n")
+    assert [line for line in out if line.startswith(("True", "False"))] == ["True True 0", "True False 0"]
