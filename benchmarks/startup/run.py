@@ -71,10 +71,13 @@ def _compile_baseline(baseline: Path) -> None:
                    stdout=subprocess.DEVNULL, check=False)
 
 
-def _many_files(folder: Path, count: int) -> list[str]:
-    sources = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-    if not sources:
-        sources = [DEFAULT_FILE]
+def _many_files(folder: Path, count: int, source: Path | None = None) -> list[str]:
+    """`count` copies of the corpus files (of `source` alone when given, or when the corpus is not there)."""
+    if source is not None:
+        sources = [source]
+    else:
+        sources = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+        sources = sources or [DEFAULT_FILE]
     paths = []
     for i in range(count):
         src = sources[i % len(sources)]
@@ -122,6 +125,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
+    parser.add_argument("--many-from", type=Path, default=None, metavar="PATH",
+                        help="the 300-file case copies this one file (default: the corpus beside the checkout)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a source tree of an older trainlint to measure in the same alternation")
     args = parser.parse_args()
@@ -140,12 +145,14 @@ def main() -> int:
                                            args.runs, cwd=config.parents[1], baseline=baseline)
 
     with tempfile.TemporaryDirectory() as tmp:
-        files = _many_files(Path(tmp), 300)
+        files = _many_files(Path(tmp), 300, args.many_from)
         t_many, y_many, b_many = _ratio(trainlint, yamllint, files, max(3, args.runs // 5), baseline=baseline)
 
     result = {
         "file": str(args.file.relative_to(ROOT) if args.file.is_relative_to(ROOT) else args.file),
         "runs": args.runs,
+        "300_files_from": str(args.many_from) if args.many_from else
+        ("the corpus (../shared/corpus)" if CORPUS.is_dir() else "copies of the file"),
         "python": sys.version.split()[0],
         "cpu_seconds": {"trainlint_1_file": round(t_one, 4), "yamllint_1_file": round(y_one, 4),
                         "trainlint_1_file_small_repository": round(t_small, 4),
