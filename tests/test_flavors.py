@@ -233,3 +233,14 @@ def test_another_frameworks_trainer_section_is_not_lightning():
     assert flavors.detect(parse_document(typo, "config.yaml")) == "lightning"
     real = "trainer:\n  accelerator: gpu\n  devices: 4\n  precision: bf16-mixed\n  max_steps: 1000\n  my_callback_arg: 1\n"
     assert flavors.detect(parse_document(real, "fit.yaml")) == "lightning"
+
+
+def test_lm_eval_task_configs_are_not_training_configs():
+    # simplescaling/s1 vendors lm-evaluation-harness: task YAMLs with `task`, `include`, `dataset_name`, ...
+    task = "dataset_name: amh\ninclude: afrimmlu_common_yaml\ntask: afrimmlu_direct_amh\n"
+    doc = parse_document(task, "lm_eval/tasks/afrimmlu/direct/afrimmlu_direct_amh.yaml")
+    assert flavors.foreign(doc, flavors.detect(doc)) == "lm-eval-task"
+    # a TRL config that names a dataset is still a TRL config
+    trl = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\nlearning_rate: 2.0e-5\noutput_dir: out\n"
+    doc = parse_document(trl, "sft.yaml")
+    assert flavors.detect(doc) == "huggingface" and flavors.foreign(doc, "huggingface") is None

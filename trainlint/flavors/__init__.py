@@ -26,7 +26,7 @@ def detect(doc: Document) -> str:
 FOREIGN_LABELS = {"gpt-neox": "GPT-NeoX", "megatron-lm": "Megatron-LM", "nemo": "NeMo", "hydra": "a Hydra app config",
                   "app-config": "an application / CI / infrastructure config",
                   "model-or-data-json": "a model, tokenizer, adapter or trainer-state file",
-                  "trlx": "a trlx (CarperAI) TRLConfig"}
+                  "trlx": "a trlx (CarperAI) TRLConfig", "lm-eval-task": "an lm-evaluation-harness task config"}
 
 
 def foreign(doc: Document, flavor: str) -> str | None:
