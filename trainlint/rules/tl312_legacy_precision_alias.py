@@ -12,7 +12,8 @@ variants do not).
 `32` and `64` (→ "32-true", "64-true") are accepted without a warning and are not reported.
 
 **Evidence**: `lightning/fabric/connector.py: _convert_precision_to_unified_args` (logs); verified against
-Lightning 2.0 - 2.6. First message: "`precision=16` is supported for historical reasons but its usage is
+Lightning 2.0 - 2.6 (on Lightning 1.x `16` and `bf16` are the only names: "16-mixed" is refused there,
+TL313). First message: "`precision=16` is supported for historical reasons but its usage is
 discouraged. Please set your precision to 16-mixed instead!".
 
 **Example**: `precision: 16` → `precision: 16-mixed`; `precision: bf16` → `precision: bf16-mixed`.
@@ -29,7 +30,8 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL312", "legacy-precision-alias", Severity.INFO,
             "A historical Lightning precision alias (16, bf16)", flavors=("lightning", "litgpt"),
-            framework="lightning", evidence="lightning/fabric/connector.py: _convert_precision_to_unified_args",
+            framework="lightning", versions=">=2.0.0",
+            evidence="lightning/fabric/connector.py: _convert_precision_to_unified_args",
             raises="`precision=16` is supported for historical reasons but its usage is discouraged. Please set your precision to 16-mixed instead!")
 
 ALIASES = {"16": "16-mixed", "bf16": "bf16-mixed"}

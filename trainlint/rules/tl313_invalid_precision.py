@@ -18,6 +18,12 @@ be one of: (...)" (`pytorch/plugins/precision/fsdp.py`).
 against Lightning 2.0 - 2.6. First message: "Precision {p!r} is invalid. Allowed precision values:
 (...)".
 
+On a Lightning 1.x release known from a pin or setting (`pytorch-lightning==1.9.5`), only 64, 32, 16 and
+"bf16" are valid (`pytorch_lightning/trainer/connectors/accelerator_connector.py:
+_check_config_and_set_final_flags`, 1.8 - 1.9.5): "16-mixed" stops with "Precision '16-mixed' is invalid.
+Allowed precision values: ('64', '32', '16', 'bf16', 64, 32, 16)" (bytedance/MVDream-threestudio#5,
+RVC-Boss/GPT-SoVITS#461); the safe fix writes the 1.x name (16, bf16, 32, 64), the same run.
+
 **Example**: `precision: fp16` → `precision: 16-mixed`; `precision: BF16-Mixed` → `bf16-mixed`.
 
 **Fix** (unsafe): the closest valid value when there is one.
@@ -70,6 +76,9 @@ def check(ctx: LintContext):
     text = str(value) if not isinstance(value, bool) else node.raw
     if isinstance(value, float) and value.is_integer():
         text = str(int(value))
+    if ctx.version_in("lightning", "<2.0.0") is True:
+        yield from _lightning_1(ctx, node, text)
+        return
     if isinstance(value, bool) or text not in VALID:
         guess = COMMON.get(text.lower()) or suggest(text, VALID[:8], cutoff=0.7)
         fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if not node.style else f'"{guess}"'), safe=False)] if guess else []
@@ -89,3 +98,27 @@ def check(ctx: LintContext):
         yield RULE.at(doc, node,
                       f"`precision: {node.raw}` does not work with the {strategy} strategy: Lightning stops with "
                       f"\"{plugin}. `precision` must be one of: {', '.join(SHARDED)}\". Pick one of those.")
+
+
+VALID_1X = ("64", "32", "16", "bf16")  # Lightning 1.x: _PRECISION_INPUT_STR + _PRECISION_INPUT_INT
+TO_1X = {"64-true": "64", "32-true": "32", "16-mixed": "16", "bf16-mixed": "bf16"}
+
+
+def _lightning_1(ctx: LintContext, node, text: str):
+    """Lightning 1.x (a known release before 2.0) takes only 64/32/16/"bf16": the 2.0 names ("16-mixed",
+    "bf16-mixed", "32-true", ...) are refused (MVDream-threestudio#5, GPT-SoVITS#461 on pytorch-lightning 1.9)."""
+    if text in VALID_1X:
+        return
+    doc = ctx.document
+    release = ctx.version_of("lightning")
+    release = release.version if release is not None else "1.x"
+    old = TO_1X.get(text) or TO_1X.get(COMMON.get(text.lower(), ""))
+    fixes = [fix(f"write {old}", replace_value(doc, node, text=old if not node.style else f'"{old}"'),
+                 safe=text in TO_1X)] if old else []
+    named = (" (the -mixed/-true names came with Lightning 2.0)" if text in VALID or text in TO_1X else "")
+    allowed = ("('16', '32', '64', 'bf16')" if ctx.version_in("lightning", "<1.9.0") is True
+               else "('64', '32', '16', 'bf16', 64, 32, 16)")
+    yield RULE.at(doc, node,
+                  f"`precision: {node.raw}` is not a precision of Lightning {release}{named}: the Trainer stops with "
+                  f"\"Precision {text!r} is invalid. Allowed precision values: {allowed}\"." + (f" Write {old}, its 1.x name." if old else " Use 32, 16 or bf16 (16-true and bf16-true "
+                                                                        "need Lightning 2.0)."), fixes)
