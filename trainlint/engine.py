@@ -168,12 +168,19 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     result.versions, result.launch = versions, launch
     plan = None
     linked: list[Document] = []
-    if flavor != "unknown":
-        read = flavors.READERS[flavor].read(doc)
-        plan, linked = read.plan, read.linked
-        plan = launch_context.apply(plan, launch)
+
+    def read_plan(launch):
+        """The flavor reader's plan (the launch's script arguments over the file's keys, where they win), the
+        launch's decisions where the file leaves them, then the settings."""
+        arguments = launch_context.view_overrides(launch, flavor)
+        read = flavors.READERS[flavor].read(doc, overrides=arguments) if arguments else flavors.READERS[flavor].read(doc)
+        plan = launch_context.apply(read.plan, launch)
         for overrides in (project_overrides, directive.overrides if directive else Overrides(), settings.cli):
             plan = overrides.apply(plan)
+        return plan, read.linked
+
+    if flavor != "unknown":
+        plan, linked = read_plan(launch)
     result.plan, result.linked = plan, linked
 
     try:
@@ -187,12 +194,14 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     versions = result.versions = implied_versions(result.dialect, versions)
     from trainlint.context.dialect import apply_builtin_deepspeed
 
-    plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
     reread = launch_context.for_dialect(launch, result.dialect.name, _script_syntax(doc, launch, settings))
     # ^ the script's arguments, as its parser reads them
     if reread is not launch:
         launch = result.launch = reread
-        plan = result.plan = launch_context.apply_arguments(plan, launch)
+        if flavor != "unknown":
+            plan, linked = read_plan(launch)
+            result.plan, result.linked = plan, linked
+    plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
     if settings.use_project_config and doc.path:
         versions = result.versions = _imports_narrow(doc, flavor, launch, result.dialect, versions)
     if foreign is not None:

@@ -351,3 +351,25 @@ def test_launches_that_disagree_decide_nothing(tmp_path):
     result = engine.check_path(repo / "ds/z2.json")
     assert result.launch.others == 1 and not result.launch.agreed("gradient_accumulation_steps")
     assert _codes(result, "TL202")  # one launch accumulates: Accelerate's inserted 1 is not the run's there
+
+
+def test_the_reader_takes_every_argument_over_the_file(tmp_path):
+    cfg = ("model_name_or_path: meta-llama/Llama-3.1-8B\nbf16: true\ngradient_checkpointing: false\n"
+           "per_device_train_batch_size: 2\nmax_length: 1024\n")
+    run = "accelerate launch sft.py --config c.yaml --bf16 false --fp16 --gradient_checkpointing --max_length 4096\n"
+    repo = make_repo(tmp_path, {"c.yaml": cfg, "run.sh": run})
+    plan = engine.check_path(repo / "c.yaml").plan
+    from trainlint.plan import AMP_FP16
+
+    assert plan.precision.value == AMP_FP16  # --bf16 false --fp16 over the file's bf16: true
+    assert plan.precision.origin.kind == "launch" and "--fp16" in plan.precision.origin.note
+    assert plan.grad_ckpt.value == "full" and plan.seq_len.value == 4096 and plan.seq_len.origin.kind == "launch"
+    assert plan.micro_batch.value == 2 and plan.micro_batch.origin.kind == "config"
+    from trainlint.fixes import knobs
+
+    class Ctx:  # the planner's view of the lint
+        pass
+
+    ctx = Ctx()
+    ctx.plan, ctx.document, ctx.linked, ctx.flavor = plan, None, [], "huggingface"
+    assert knobs.setting_edits(ctx, "seq_len", 2048) is None  # a script argument: no config edit

@@ -864,7 +864,8 @@ def _arguments(p: Parsed, origin: Origin, command: Command | None, syntax: str =
         line = _line_of(written, command)
         note = f"`{shown}` passed to {script}" + (f" ({how})" if how else "")
         span = _span_of(line) if line is not None else origin.span
-        out[key] = Setting(value, Origin("launch", origin.path, span=span, note=note))  # the last one wins
+        # key_path names the argument: a script argument, not a launcher decision (fixes do not edit scripts)
+        out[key] = Setting(value, Origin("launch", origin.path, key_path=("--" + key,), span=span, note=note))
     return tuple(out.items()), config, reads
 
 
@@ -1112,13 +1113,6 @@ def apply(plan, launch: Launch):
     return plan.with_(**changes) if changes else plan
 
 
-def apply_arguments(plan, launch: Launch):
-    """Only the script arguments' part of `apply` (after the dialect re-read them; settings still win)."""
-    if plan is None or not launch.found:
-        return plan
-    changes = _argument_changes(plan, launch, lambda s: s.origin.kind in ("default", "inferred"))
-    return plan.with_(**changes) if changes else plan
-
 
 # The script arguments that set a plan field, per flavor of the file the script reads (its parser's field names).
 PLAN_ARGUMENTS = {
@@ -1131,6 +1125,41 @@ PLAN_ARGUMENTS = {
 }
 
 
+# Flavors whose reader takes the script's arguments over the file's keys (ConfigView overrides): the file is the
+# script's config, read by a parser that lets the command line win.
+READ_WITH_ARGUMENTS = ("huggingface", "axolotl", "torchtune", "litgpt")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
+
+
+def _typed(raw):
+    """A command-line value as the file would hold it: true/false, a number, else the text."""
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if _NUMBER.fullmatch(text):
+        number = float(text)
+        return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+    return text
+
+
+def view_overrides(launch: Launch, flavor: str) -> dict | None:
+    """{key path: (value, Origin)} for the flavor reader: the arguments the launch passes the script that reads
+    this file as its config, where its parser lets them override the file (and every launch of the file agrees);
+    None when there are none."""
+    if not launch.found or flavor not in READ_WITH_ARGUMENTS or launch.role != "config" or \
+            launch.parser_reads not in ("override", "command-line"):
+        return None
+    out = {}
+    for key, setting in launch.arguments:
+        if key in ("config", "config_file") or not launch.agreed(key):
+            continue
+        path = tuple(key.split(".")) if flavor in ("litgpt", "torchtune") else (key,)
+        out[path] = (_typed(setting.value), setting.origin)
+    return out or None
+
+
 def _argument_changes(plan, launch: Launch, weak) -> dict:
     """Plan fields the script's command-line arguments set: over the config's own value where the parser lets
     the command line win (`parser_reads` "override" / "command-line"); for a DeepSpeed file the launch passes as
@@ -1138,10 +1167,8 @@ def _argument_changes(plan, launch: Launch, weak) -> dict:
     if launch.parser_reads not in ("override", "command-line"):
         return {}
     flavor = getattr(plan, "flavor", "")
-    if flavor == "deepspeed" and launch.role != "hf-deepspeed":
-        return {}
-    if flavor != "deepspeed" and launch.role != "config":
-        return {}
+    if flavor != "deepspeed" or launch.role != "hf-deepspeed":
+        return {}  # a config the script reads takes them in its reader (view_overrides)
     out = {}
     for field_name, key in PLAN_ARGUMENTS.get(flavor, ()):
         if not launch.agreed(key):

@@ -54,8 +54,8 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
     plan = ctx.plan
     setting = getattr(plan, field)
     origin = setting.origin
-    if origin.kind == "launch" and field in ("micro_batch", "grad_accum"):
-        return None  # the launch passes it to the script on the command line: an edit of the config has no effect
+    if origin.kind == "launch" and origin.key_path:
+        return None  # a script argument of the launch command: an edit of the config would have no effect
     if origin.kind in ("config", "linked") and origin.key_path:
         doc = ctx.document_for(setting)
         node = doc.find(origin.key_path) if doc is not None else None

@@ -20,8 +20,9 @@ def detect(doc: Document) -> float:
     return 0.6 if {"micro_batch_size", "sequence_len"} <= keys else 0.0
 
 
-def read(doc: Document) -> ReadResult:
-    view = ConfigView(doc)
+def read(doc: Document, overrides: dict | None = None) -> ReadResult:
+    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView)."""
+    view = ConfigView(doc, overrides=overrides)
     changes: dict = {}
     model = view.str("base_model")
     if model is not None:

@@ -72,11 +72,14 @@ def uses_auto(doc: Document) -> bool:
 
 
 class ConfigView:
-    """Typed, provenance-carrying reads from one document."""
+    """Typed, provenance-carrying reads from one document. `overrides` ({key path: (value, Origin)}) are values
+    that win over the document's (the arguments a launch passes the script, where its parser lets the command line
+    override the file): reads of those paths return them with their own origin."""
 
-    def __init__(self, doc: Document, origin_kind: str = "config"):
+    def __init__(self, doc: Document, origin_kind: str = "config", overrides: dict | None = None):
         self.doc = doc
         self.origin_kind = origin_kind
+        self.overrides = overrides or {}
 
     @property
     def root(self) -> Node | None:
@@ -86,9 +89,11 @@ class ConfigView:
         return self.root.find(path) if self.root is not None else None
 
     def has(self, *path: str | int) -> bool:
-        return self.node(*path) is not None
+        return tuple(path) in self.overrides or self.node(*path) is not None
 
     def value(self, *path: str | int) -> Any:
+        if tuple(path) in self.overrides:
+            return self.overrides[tuple(path)][0]
         node = self.node(*path)
         return node.to_python() if node is not None else None
 
@@ -103,6 +108,10 @@ class ConfigView:
 
     def setting(self, path: tuple, convert: Callable[[Any], Any], note: str = "") -> Setting | None:
         """The converted value at `path` with its origin; None when absent, null, "auto" or unconvertible."""
+        if tuple(path) in self.overrides:
+            raw, origin = self.overrides[tuple(path)]
+            value = convert(raw) if raw is not None else None
+            return Setting(value, origin) if value is not None else None
         node = self.node(*path)
         if node is None or node.kind != "scalar":
             return None

@@ -72,8 +72,9 @@ def dialect(doc: Document) -> str:
     return "transformers"
 
 
-def read(doc: Document) -> ReadResult:
-    view = ConfigView(doc)
+def read(doc: Document, overrides: dict | None = None) -> ReadResult:
+    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView)."""
+    view = ConfigView(doc, overrides=overrides)
     kind = dialect(doc)
     plan = TrainingPlan(flavor=NAME, path=doc.path)
     changes: dict = {}

@@ -24,8 +24,9 @@ def detect(doc: Document) -> float:
     return 0.0
 
 
-def read(doc: Document) -> ReadResult:
-    view = ConfigView(doc)
+def read(doc: Document, overrides: dict | None = None) -> ReadResult:
+    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView)."""
+    view = ConfigView(doc, overrides=overrides)
     changes: dict = {}
     checkpoint = view.str("checkpoint_dir") or view.str("model_name")
     if checkpoint is not None:

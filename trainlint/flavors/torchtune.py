@@ -26,8 +26,9 @@ def detect(doc: Document) -> float:
     return 0.5 if components == 1 and top_keys(doc) & {"batch_size", "epochs", "dtype", "device"} else 0.0
 
 
-def read(doc: Document) -> ReadResult:
-    view = ConfigView(doc)
+def read(doc: Document, overrides: dict | None = None) -> ReadResult:
+    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView)."""
+    view = ConfigView(doc, overrides=overrides)
     changes: dict = {}
     component = view.str("model", "_component_")
     peft = None
