@@ -90,6 +90,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl602_hf_optim_ignored_by_deepspeed", "TL602", "huggingface axolotl"),
     ("tl603_deepspeed_zero_section_missing", "TL603", "deepspeed huggingface axolotl accelerate"),
     ("tl604_lightning_deepspeed_gradient_accumulation", "TL604", "lightning"),
+    ("tl605_hf_deepspeed_optimizer_without_scheduler", "TL605", "deepspeed huggingface axolotl"),
     ("tl620_lightning_removed_trainer_arg", "TL620", "lightning"),
     ("tl621_lightning_unknown_strategy", "TL621", "lightning"),
     ("tl622_accelerate_ignored_plugin_key", "TL622", "accelerate"),
