@@ -944,6 +944,9 @@ def gen_hf() -> dict:
         "deepspeed": {"type": ["string", "object", "null"]},
         # GRPOConfig.__post_init__ maps True -> "group" and False -> "none" (a bool field before TRL 0.22)
         "scale_rewards": {"type": ["string", "boolean"]},
+        # scripts pass it to Trainer.train(resume_from_checkpoint: Optional[Union[str, bool]]): true resumes from the
+        # last checkpoint in output_dir, false is None (trainer.py Trainer.train)
+        "resume_from_checkpoint": {"type": ["null", "string", "boolean"]},
     }
     props: dict[str, dict] = {}
     owners: dict[str, list[str]] = {}
