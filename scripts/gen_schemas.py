@@ -1287,6 +1287,18 @@ def gen_accelerate() -> dict:
             }
     for section, extra in config_only.items():
         nested_specs[section]["properties"].update(extra)
+    # `auto` is accepted where the launch flag is typed: DeepSpeedPlugin.__post_init__ keeps a non-digit
+    # ACCELERATE_GRADIENT_ACCUMULATION_STEPS / ACCELERATE_GRADIENT_CLIPPING ("auto", also its default) for the
+    # HF Trainer to fill (utils/dataclasses.py)
+    ds_props = nested_specs["deepspeed_config"]["properties"]
+    for key, kind in (("gradient_accumulation_steps", "integer"), ("gradient_clipping", "number")):
+        if key in ds_props:
+            prop = {k: v for k, v in ds_props[key].items() if k not in TYPE_KEYS}
+            prop["anyOf"] = [{"type": [kind, "null"]}, {"enum": ["auto"]}]
+            prop["description"] = prop.get("description", "") + (
+                ' "auto" leaves it to the training script (an HF Trainer fills it from TrainingArguments): '
+                "DeepSpeedPlugin keeps the string (utils/dataclasses.py: `int(gas) if gas.isdigit() else gas`).")
+            ds_props[key] = prop
     for key, spec in nested_specs.items():
         if key in top:
             desc = top[key].get("description")
