@@ -54,6 +54,10 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
     plan = ctx.plan
     setting = getattr(plan, field)
     origin = setting.origin
+    if field == "grad_ckpt" and ctx.flavor == "huggingface" and value != "none" and _fsdp_sharded(plan):
+        edits = _fsdp_checkpointing(ctx)
+        if edits is not None:
+            return edits
     if origin.kind == "launch" and origin.key_path:
         return None  # a script argument of the launch command: an edit of the config would have no effect
     if origin.kind in ("config", "linked") and origin.key_path:
@@ -68,6 +72,26 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
     if path is None:
         return None
     return _insert(ctx.document, path, config_value(ctx.flavor, field, value))
+
+
+def _fsdp_sharded(plan) -> bool:
+    fsdp = getattr(plan, "fsdp", None)
+    return fsdp is not None and fsdp.value not in (None, "", "no_shard")
+
+
+def _fsdp_checkpointing(ctx) -> list[Edit] | None:
+    """Under HF FSDP, checkpointing goes in `fsdp_config.activation_checkpointing` (what TL425 asks for:
+    TrainingArguments' gradient_checkpointing adds an AllGather per layer in backward)."""
+    doc = ctx.document
+    if doc is None or doc.root is None or doc.root.kind != "mapping":
+        return None
+    section = doc.root.get("fsdp_config")
+    if section is None:
+        text = '{"activation_checkpointing": true}' if doc.kind == "json" else "{activation_checkpointing: true}"
+        return [insert_entry(doc, doc.root, "fsdp_config", text)]
+    if section.kind != "mapping":
+        return None  # a path to an FSDP JSON file: not edited here
+    return _insert(doc, ("fsdp_config", "activation_checkpointing"), True)
 
 
 def _insert(doc, path: tuple, value: Any) -> list[Edit] | None:
