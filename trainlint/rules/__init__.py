@@ -112,6 +112,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl642_axolotl_lora_load_in_4bit", "TL642", "axolotl"),
     ("tl643_torchtune_moved_component", "TL643", "torchtune"),
     ("tl644_axolotl_batch_size_fields", "TL644", "axolotl"),
+    ("tl645_axolotl_torch_compile_with_deepspeed", "TL645", "axolotl"),
 )
 
 RULE_MODULES = tuple(module for module, _, _ in RULES)
