@@ -1,12 +1,14 @@
-"""`dataclass`, as the standard library's, made with one compiled function per class instead of up to seven.
+"""`dataclass`, as the standard library's, with one compiled function per class at creation instead of up to seven.
 
 Python 3.11's `dataclasses.dataclass` compiles each generated method (`__init__`, `__repr__`, `__eq__`, `__hash__`,
 the frozen `__setattr__` and `__delattr__`, the orderings) from source when the class is created: about 0.3 ms
 for a frozen class, which over the ~70 classes a check imports was a quarter of a check's CPU time. Here the
 standard library still reads the fields (so `dataclasses.fields`, `replace`, `asdict`, `is_dataclass` and
-`__match_args__` are its own), `__init__` is compiled as it compiles it, and the other methods are shared closures
-over the field names that behave as the generated ones do (same results, same exceptions and messages, `repr`
-guarded against recursion). `tests/test_dataclass.py` holds both to the same behaviour.
+`__match_args__` are its own); `__init__` is compiled as it compiles it; `__eq__`, the orderings and `__hash__` are
+compiled from the same source as its own, on their first call (most classes are never compared or hashed in a
+run); `__repr__` and the frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones
+(same results, same exceptions and messages, `repr` guarded against recursion). `tests/test_dataclass.py` holds
+all of it to `dataclasses.dataclass`.
 
 Supported: `frozen`, `eq`, `order` (the options trainlint uses); anything else (other options, a dataclass base,
 `InitVar` or `ClassVar` fields, `__slots__`) is handed to `dataclasses.dataclass` unchanged.
@@ -19,7 +21,6 @@ import dataclasses
 import inspect
 import sys
 from dataclasses import MISSING, FrozenInstanceError
-from operator import attrgetter
 
 __all__ = ["dataclass"]
 
@@ -65,26 +66,27 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
     if len(fields) != len(cls.__dataclass_fields__):  # ClassVar / InitVar pseudo-fields: leave it to the original
         raise TypeError(f"{cls.__name__}: ClassVar and InitVar fields are not supported by trainlint's dataclass")
 
-    if "__init__" not in body:
-        cls.__init__ = _init(cls, fields, frozen)
+    compared = tuple(f.name for f in fields if f.compare)
+    compiled: dict[str, tuple[str, ...]] = {}  # method -> the fields it reads (compiled together, in one source)
+    if eq and "__eq__" not in body:
+        compiled["__eq__"] = compared
+    if order:
+        compiled.update((name, compared) for name in _ORDER)
+    if eq and not has_explicit_hash:
+        if frozen:
+            compiled["__hash__"] = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+        else:
+            cls.__hash__ = None
+    for name, fn in _compile(cls, fields, frozen, "__init__" not in body, {}).items():
+        setattr(cls, name, fn)
+    for name, names in compiled.items():  # compiled on first use: most classes are never compared or hashed
+        setattr(cls, name, _on_first_use(cls, name, names))
     if "__repr__" not in body:
         cls.__repr__ = _named(cls, _repr(tuple(f.name for f in fields if f.repr)), "__repr__")
-    compared = tuple(f.name for f in fields if f.compare)
-    if eq and "__eq__" not in body:
-        cls.__eq__ = _named(cls, _eq(_key(compared)), "__eq__")
-    if order:
-        for name, op in (("__lt__", "__lt__"), ("__le__", "__le__"), ("__gt__", "__gt__"), ("__ge__", "__ge__")):
-            setattr(cls, name, _named(cls, _order(_key(compared), op), name))
     if frozen:
         names = tuple(f.name for f in fields)
         cls.__setattr__ = _named(cls, _frozen_setattr(cls, names), "__setattr__")
         cls.__delattr__ = _named(cls, _frozen_delattr(cls, names), "__delattr__")
-    if eq and not has_explicit_hash:
-        if frozen:
-            hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-            cls.__hash__ = _named(cls, _hash(_key(hashed)), "__hash__")
-        else:
-            cls.__hash__ = None
     params = cls.__dataclass_params__  # the standard library's, made by the call above: say what was made
     params.init, params.repr, params.eq, params.order, params.frozen = True, True, eq, order, frozen
     if not documented:
@@ -118,57 +120,78 @@ def _named(cls, fn, name: str):
     return fn
 
 
-def _init(cls, fields, frozen: bool):
-    """`__init__`, compiled from the source the standard library would write, with its globals and names."""
+_ORDER = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
+
+
+def _tuple(obj: str, names: tuple[str, ...]) -> str:
+    return f"({','.join(f'{obj}.{name}' for name in names)},)" if names else "()"
+
+
+def _compile(cls, fields, frozen: bool, init: bool, methods: dict[str, tuple[str, ...]]) -> dict:
+    """`__init__` (when `init`) and the comparison methods (`methods`: name -> the fields it compares or hashes),
+    from the source the standard library writes for each, compiled together with the class's module as globals."""
     local = {"MISSING": MISSING, "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
              "__dataclass_builtins_object__": object, "_return_type": None}
-    params, lines = ["self"], []
-    seen_default = False
-    for f in fields:
-        local[f"_type_{f.name}"] = f.type
-        default_name = f"_dflt_{f.name}"
-        if f.default_factory is not MISSING:
-            local[default_name] = f.default_factory
-            value = f"{default_name}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}" if f.init \
-                else f"{default_name}()"
-        elif f.init:
-            if f.default is not MISSING:
-                local[default_name] = f.default
-            value = f.name
+    defs: list[str] = []
+    if init:
+        params, lines = ["self"], []
+        seen_default = False
+        for f in fields:
+            local[f"_type_{f.name}"] = f.type
+            default_name = f"_dflt_{f.name}"
+            if f.default_factory is not MISSING:
+                local[default_name] = f.default_factory
+                value = f"{default_name}() if {f.name} is _HAS_DEFAULT_FACTORY else {f.name}" if f.init \
+                    else f"{default_name}()"
+            elif f.init:
+                if f.default is not MISSING:
+                    local[default_name] = f.default
+                value = f.name
+            else:
+                value = None
+            if f.init:
+                has_default = not (f.default is MISSING and f.default_factory is MISSING)
+                if has_default:
+                    seen_default = True
+                elif seen_default:
+                    raise TypeError(f"non-default argument {f.name!r} follows default argument")
+                default = (f"=_dflt_{f.name}" if f.default is not MISSING else "=_HAS_DEFAULT_FACTORY"
+                           if has_default else "")
+                params.append(f"{f.name}:_type_{f.name}{default}")
+            if value is not None:
+                lines.append(f"__dataclass_builtins_object__.__setattr__(self,{f.name!r},{value})" if frozen
+                             else f"self.{f.name}={value}")
+        if hasattr(cls, "__post_init__"):
+            lines.append("self.__post_init__()")
+        body = "\n".join(f"  {line}" for line in lines or ["pass"])
+        defs.append(f" def __init__({','.join(params)})->_return_type:\n{body}")
+    for name, names in methods.items():
+        if name == "__hash__":
+            defs.append(f" def __hash__(self):\n  return hash({_tuple('self', names)})")
         else:
-            value = None
-        if f.init:
-            has_default = not (f.default is MISSING and f.default_factory is MISSING)
-            if has_default:
-                seen_default = True
-            elif seen_default:
-                raise TypeError(f"non-default argument {f.name!r} follows default argument")
-            default = (f"=_dflt_{f.name}" if f.default is not MISSING else "=_HAS_DEFAULT_FACTORY" if has_default
-                       else "")
-            params.append(f"{f.name}:_type_{f.name}{default}")
-        if value is not None:
-            lines.append(f"__dataclass_builtins_object__.__setattr__(self,{f.name!r},{value})" if frozen
-                         else f"self.{f.name}={value}")
-    if hasattr(cls, "__post_init__"):
-        lines.append("self.__post_init__()")
-    body = "\n".join(f"  {line}" for line in lines or ["pass"])
-    source = (f"def __create_fn__({', '.join(local)}):\n def __init__({','.join(params)})->_return_type:\n{body}\n"
-              f" return __init__")
+            op = "==" if name == "__eq__" else _ORDER[name]
+            defs.append(f" def {name}(self,other):\n  if other.__class__ is self.__class__:\n"
+                        f"   return {_tuple('self', names)}{op}{_tuple('other', names)}\n  return NotImplemented")
+    made = (["__init__"] if init else []) + list(methods)
+    if not made:
+        return {}
+    source = f"def __create_fn__({', '.join(local)}):\n" + "\n".join(defs) + f"\n return ({', '.join(made)},)"
     module = sys.modules.get(cls.__module__)
     namespace: dict = {}
     code = compile(source, "<string>", "exec", dont_inherit=True)  # not this module's `annotations` future
     exec(code, module.__dict__ if module is not None else {}, namespace)  # noqa: S102 - as dataclasses does
-    return _named(cls, namespace["__create_fn__"](**local), "__init__")
+    return {name: _named(cls, fn, name) for name, fn in zip(made, namespace["__create_fn__"](**local))}
 
 
-def _key(names: tuple[str, ...]):
-    """obj -> the tuple of its `names` attributes."""
-    if not names:
-        return lambda obj: ()
-    if len(names) == 1:
-        get = attrgetter(names[0])
-        return lambda obj: (get(obj),)
-    return attrgetter(*names)
+def _on_first_use(cls, name: str, names: tuple[str, ...]):
+    """A stand-in for a comparison method or `__hash__` that compiles the real one (as the standard library writes
+    it) on its first call, puts it on the class in its place, and returns its result."""
+    def first_use(self, *other):
+        fn = _compile(cls, (), False, False, {name: names})[name]
+        setattr(cls, name, fn)
+        return fn(self, *other)
+
+    return _named(cls, first_use, name)
 
 
 def _repr(names: tuple[str, ...]):
@@ -186,33 +209,6 @@ def _repr(names: tuple[str, ...]):
             running.discard(key)
 
     return __repr__
-
-
-def _eq(key):
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return key(self) == key(other)
-        return NotImplemented
-
-    return __eq__
-
-
-def _order(key, op: str):
-    compare = getattr(tuple, op)
-
-    def method(self, other):
-        if other.__class__ is self.__class__:
-            return compare(key(self), key(other))
-        return NotImplemented
-
-    return method
-
-
-def _hash(key):
-    def __hash__(self):
-        return hash(key(self))
-
-    return __hash__
 
 
 def _frozen_setattr(cls, names: tuple[str, ...]):
