@@ -373,3 +373,10 @@ def test_the_reader_takes_every_argument_over_the_file(tmp_path):
     ctx = Ctx()
     ctx.plan, ctx.document, ctx.linked, ctx.flavor = plan, None, [], "huggingface"
     assert knobs.setting_edits(ctx, "seq_len", 2048) is None  # a script argument: no config edit
+
+
+def test_prose_in_a_comment_is_no_usage_line():
+    comments = [(3, 2, "# set your absolute deepspeed path here")]
+    assert not L.find_in_comments("/nonexistent/sft.yaml", comments, []).found
+    usage = [(1, 0, "#   tune run --nproc_per_node 2 full_finetune_distributed --config llama3_1/8B_full")]
+    assert L.find_in_comments("/nonexistent/8B_full.yaml", usage, []).launcher == "tune"

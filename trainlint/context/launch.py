@@ -1056,6 +1056,21 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 
+# What a usage line in a comment starts with (after VAR=value assignments): a launcher, or a wrapper of one.
+_COMMAND_STARTS = ("accelerate", "torchrun", "deepspeed", "tune", "litgpt", "axolotl", "llamafactory-cli", "srun",
+                   "uv", "env", "CUDA_VISIBLE_DEVICES", "$", "sbatch", "bash", "sh", "nohup", "time")
+
+
+def _starts_a_command(body: str) -> bool:
+    words = body.lstrip("$> ").split()
+    while words and _ASSIGN.match(words[0]) and "=" in words[0]:
+        words = words[1:]
+    if not words:
+        return False
+    first = Path(words[0]).name
+    return first in _COMMAND_STARTS or bool(re.fullmatch(r"python[0-9.]*", first))
+
+
 def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = (),
                      bases: list[Path] | None = None) -> Launch:
     """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
@@ -1072,6 +1087,8 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
         if parsed is None or parsed.launcher not in ("tune", "litgpt", "accelerate", "torchrun", "deepspeed",
                                                      "axolotl", "llamafactory"):
             continue
+        if not _starts_a_command(body):
+            continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
         origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
         launch = from_parsed(parsed, origin, bases, body)
         from dataclasses import replace as _replace
