@@ -41,6 +41,11 @@ TrainingArguments/TRL field: a script's own dataclass reads it (PEFT's
 removed the key (TrlParser <= 0.18: silent)); verified against transformers 4.40 - 5.24, TRL 0.15 -
 1.16. First message: "Some keys are not used by the HfArgumentParser: [...]".
 
+The other way round, a replacement on a transformers release known (pin, setting) to be older than it is refused
+the same way: `eval_strategy` (4.41), `include_for_metrics` (4.46), `parallelism_config` (4.56),
+`train_sampling_strategy` (5.2); `eval_strategy` on transformers 4.36.2 stops with "Some keys are not used by
+the HfArgumentParser: ['eval_strategy']" (safe fix: its old name `evaluation_strategy`).
+
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
 **Fix**: a rename is safe where the new name exists well before the removal, so the renamed file also
@@ -167,6 +172,39 @@ def check(ctx: LintContext):
         silent = dialect == "trl" and version_status(ctx, "trl", "<0.19")[0] is True
         yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), silent=silent),
                       list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions)
+    yield from _too_new(ctx, doc, root, dialect, fields, table)
+
+
+# The replacements the table dates exactly (not "4.40 or earlier"): on a known older release they are unknown keys.
+ADDED = ("eval_strategy", "include_for_metrics", "train_sampling_strategy", "parallelism_config")
+
+
+def _too_new(ctx, doc, root, dialect, fields, table):
+    """A replacement key on a transformers release known to be older than it: the parser does not have it yet
+    (`eval_strategy` on transformers 4.36: "Some keys are not used by the HfArgumentParser: ['eval_strategy']")."""
+    if dialect == "trl" and version_status(ctx, "trl", "<0.19")[0] is True:
+        return  # TrlParser <= 0.18 drops unknown keys silently: no stop to claim
+    added = {}
+    for old, info in table.items():
+        new = info.get("replacement") if isinstance(info, dict) else None
+        if new in ADDED and (info.get("package") or "transformers") == "transformers" and info.get("replacement_since"):
+            added[new] = (old, info["replacement_since"])
+    for entry in root.entries:
+        if entry.key not in added or (fields is not None and entry.key in fields):
+            continue
+        old, since = added[entry.key]
+        if version_status(ctx, "transformers", f"<{since}")[0] is not True:
+            continue  # the release in play has it, or it is not known exactly
+        version = ctx.version_of("transformers")
+        release = version.version if version is not None else f"< {since}"
+        stop = ("TrlParser stops with \"Unknown arguments from config file\"" if dialect == "trl" else
+                f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{entry.key}']\"")
+        rename = old if entry.key == "eval_strategy" and root.get(old) is None else None
+        todo = f"Write `{rename}`, its name there" if rename else f"Remove it, or use transformers >= {_short(since)}"
+        fixes = [fix(f"rename to `{rename}`", rename_key(doc, entry, rename), safe=True)] if rename else []
+        yield RULE.at(doc, entry.key_span,
+                      f"`{entry.key}` exists since transformers {_short(since)} (it replaced `{old}`), and this file "
+                      f"runs under transformers {release}: {stop}. {todo}.", fixes, severity=Severity.ERROR)
 
 
 def message(key: str, info: dict, dialect: str, certain: bool = False, silent: bool = False) -> str:
