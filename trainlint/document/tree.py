@@ -141,7 +141,8 @@ class Document:
     errors: list[SyntaxProblem] = field(default_factory=list)
     bom: bool = False
     newline: str = "\n"
-    # A JSON template: the bare placeholders (CONFIG_BATCH_SIZE, $GBS) a script replaces before the file is read.
+    # A template: the bare placeholders (CONFIG_BATCH_SIZE, $GBS; a YAML's Jinja2 {{model_dir}}) a script replaces
+    # before the file is read.
     placeholders: tuple = ()
     _line_starts: list[int] = field(default_factory=list, repr=False)
 

@@ -6,6 +6,8 @@ False), because that is what HF, TRL, Axolotl and Accelerate see; rules warn abo
 
 from __future__ import annotations
 
+import re
+
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
@@ -36,13 +38,42 @@ class _TooLarge(Exception):
         self.span = span
 
 
+# Jinja2 (and Go-template / Ansible) markup that a script renders before the framework reads the result:
+# `{{ model_dir }}`, `{% if ... %}`, `{# ... #}` on one line each.
+_JINJA = re.compile(r"\{\{[^{}\n]*\}\}|\{%[^\n]*?%\}|\{#[^\n]*?#\}")
+
+
 def parse_into(doc: Document) -> None:
     try:
         _parse_into(doc)
+        if doc.syntax_error is not None and doc.root is None and ("{{" in doc.text or "{%" in doc.text):
+            _template(doc)
     except Exception as exc:  # noqa: BLE001 - whatever the text, a diagnostic, never a traceback
         doc.root = None
         doc.syntax_error = SyntaxProblem(f"the YAML cannot be read: {type(exc).__name__}: {exc}"[:500],
                                          doc.span(0, 0))
+
+
+def _template(doc: Document) -> None:
+    """A file that is valid YAML once its Jinja2 markup is masked is a template a script renders (Azure's
+    torchtune-azureml: `path: {{model_dir}}/tokenizer.model`, rendered by jinja2 and written back before
+    `tune run --config` reads it): recorded as such (`doc.placeholders`), with no tree and no syntax error, and
+    not linted as a config, like a JSON template with bare placeholders."""
+    found = [m.group(0) for m in _JINJA.finditer(doc.text)]
+    if not found:
+        return
+    masked = _JINJA.sub(lambda m: ("x" if m.group(0).startswith("{{") else " ") * len(m.group(0)), doc.text)
+    loader = _LOADER(masked)
+    try:
+        if loader.check_node():
+            loader.get_node()
+    except Exception:  # noqa: BLE001 - still broken without the markup: a real syntax error
+        return
+    finally:
+        loader.dispose()
+    doc.placeholders = tuple(dict.fromkeys(m for m in found if m.startswith("{{")))[:16] or tuple(found[:1])
+    doc.syntax_error = None
+    doc.duplicates, doc.notes = [], []
 
 
 def _parse_into(doc: Document) -> None:

@@ -9,6 +9,8 @@ training config, name its format in an issue; if it is not, exclude it from the 
 A JSON template whose values are bare placeholders a launch script substitutes (Megatron-DeepSpeed's
 `ds_config_gpt_TEMPLATE.json`: `"train_batch_size": CONFIG_BATCH_SIZE`, filled in with `sed` before the run) is
 not a syntax error (TL001) but a template: named as such when checked by name, skipped when a folder is walked.
+The same holds for a YAML file that parses once its Jinja2 markup is masked (Azure's torchtune-azureml configs:
+`path: {{model_dir}}/tokenizer.model`, rendered by the launcher with jinja2 and written back before `tune run`).
 
 Files of formats trainlint recognises but does not read (GPT-NeoX with its DeepSpeed sections, Megatron-LM,
 NeMo, Hydra apps, trlx TRLConfigs, CI / compose / Kubernetes files, a model's config.json; `schemas/dialects.json`) are
@@ -33,7 +35,8 @@ def check(ctx: LintContext):
     if doc.root is None and doc.placeholders:
         names = ", ".join(doc.placeholders[:4]) + (", ..." if len(doc.placeholders) > 4 else "")
         yield RULE.at(doc, None,
-                      f"a template, not a config: bare placeholders ({names}) that a script replaces (sed, envsubst) "
+                      f"a template, not a config: placeholders ({names}) that a script replaces (sed, envsubst, a Jinja2 "
+                      "render) "
                       "before the framework reads the result; it is not linted, the generated file is")
         return
     if doc.root is None:
