@@ -208,3 +208,23 @@ def test_optim_values_older_transformers_accepted_follow_the_release_in_use(tmp_
     # a value no release had stays an error whatever the release
     bogus = "output_dir: out\noptim: adamw_8bits\n"
     assert [s for s, _ in tl521(lint(tmp_path, "bogus.yaml", f"# trainlint: transformers=4.34.0\n{bogus}"))] == ["error"]
+
+
+def test_tl007_names_where_a_framework_keeps_the_deepspeed_file(tmp_path):
+    """axolotl's Docker images hold the repository at /workspace/axolotl; LLaMA-Factory's own examples/deepspeed/
+    files resolve in a LLaMA-Factory checkout: the path is right there, so the message does not ask to fix it
+    (modal-labs/llm-finetuning, OpenBMB/MiniCPM). Any other missing path keeps the plain message."""
+    (tmp_path / ".git").mkdir()
+    axolotl = lint(tmp_path, "axolotl.yml", "base_model: mistralai/Mistral-7B-v0.1\nsequence_len: 2048\n"
+                   "micro_batch_size: 1\ngradient_accumulation_steps: 4\ndatasets:\n  - path: d.jsonl\n    type: alpaca\n"
+                   "deepspeed: /workspace/axolotl/deepspeed_configs/zero2.json\n")
+    [found] = [d for d in axolotl.diagnostics if d.code == "TL007"]
+    assert "axolotl's Docker images" in found.message and "Fix the path" not in found.message
+    lmf = lint(tmp_path, "sft.yaml", "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n"
+               "template: qwen\ndeepspeed: examples/deepspeed/ds_z3_config.json\noutput_dir: out\n")
+    [found] = [d for d in lmf.diagnostics if d.code == "TL007"]
+    assert "LLaMA-Factory checkout" in found.message and "Fix the path" not in found.message
+    other = lint(tmp_path, "other.yaml", "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n"
+                 "template: qwen\ndeepspeed: examples/deepspeed/ds_z9_config.json\noutput_dir: out\n")
+    [found] = [d for d in other.diagnostics if d.code == "TL007"]
+    assert "Fix the path" in found.message

@@ -174,4 +174,23 @@ def fetched_deepspeed(name: str, target: str) -> str | None:
     return None
 
 
+def shipped_deepspeed(name: str, target: str) -> str | None:
+    """Where `target` exists at run time when it names a DeepSpeed config the framework keeps at a fixed place
+    outside the user's repository: axolotl's image copy (`/workspace/axolotl/deepspeed_configs/zero3_bf16.json`
+    inside axolotl's Docker images) or LLaMA-Factory's own `examples/deepspeed/ds_z3_config.json`, relative to a
+    LLaMA-Factory checkout. Else None."""
+    entry = dialect(name) or {}
+    target = target.strip().replace("\\", "/")
+    fetched = entry.get("fetched_deepspeed") or {}
+    image = fetched.get("image_folder")
+    if image and target.startswith(image.rstrip("/") + "/") and target[len(image.rstrip("/")) + 1:] in (fetched.get("names") or ()):
+        return f"{fetched.get('image')} ({image})"
+    shipped = entry.get("shipped_deepspeed") or {}
+    folder = shipped.get("folder")
+    parts = [p for p in target.split("/") if p not in ("", ".")]
+    if folder and "/".join(parts[:-1]) == folder and parts[-1:] and parts[-1] in (shipped.get("names") or ()):
+        return shipped.get("where")
+    return None
+
+
 PACKAGE = {"ms-swift": "ms-swift", "ms-swift-megatron": "ms-swift"}

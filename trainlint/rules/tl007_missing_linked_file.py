@@ -18,6 +18,11 @@ the bundled file, per ms-swift version).
 Axolotl configs name its shipped files as `deepspeed: deepspeed_configs/zero2.json`; axolotl opens the path as
 given (`utils/config/__init__.py: normalize_config`), and `axolotl fetch deepspeed_configs` downloads them into
 the launch directory (`cli/utils/fetch.py`). For such a path the message says to fetch it rather than to fix it.
+A path that names the same files inside axolotl's Docker images (`/workspace/axolotl/deepspeed_configs/zero2.json`:
+the images hold the repository at /workspace/axolotl, docker/Dockerfile) and LLaMA-Factory's own
+`examples/deepspeed/ds_z3_config.json` (LLaMA-Factory's README launches from its checkout, where the path resolves)
+exist where the documented launch runs: the message says so instead of asking to fix the path; the finding stays,
+as information, because the memory estimate cannot read the file's ZeRO settings from here.
 
 **Fix**: none; correct the path (or fetch axolotl's shipped file).
 """
@@ -58,6 +63,14 @@ def check(ctx: LintContext):
                               "so run it there before training (or commit the file) and the launch and the memory "
                               "estimate both see its ZeRO settings.")
                 continue
+            where = _shipped(ctx, target)
+            if where:
+                yield RULE.at(doc, node,
+                              f"{target!r} is a DeepSpeed config that exists in {where}, where the launch runs, not in "
+                              "this repository: the path is right for that launch, but the memory estimate cannot "
+                              "read its ZeRO settings from here (copy the file into the repository for an estimate "
+                              "that includes them).")
+                continue
             yield RULE.at(doc, node,
                           f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
                           "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
@@ -72,6 +85,19 @@ def _fetched(ctx: LintContext, target: str) -> str | None:
         from trainlint.catalog import dialects
 
         return dialects.fetched_deepspeed("axolotl", target)
+    except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
+        return None
+
+
+def _shipped(ctx: LintContext, target: str) -> str | None:
+    """Where the framework keeps `target` outside the repository (axolotl's image, a LLaMA-Factory checkout)."""
+    name = "axolotl" if ctx.flavor == "axolotl" else (ctx.dialect.name if ctx.dialect.known else None)
+    if name not in ("axolotl", "llamafactory"):
+        return None
+    try:
+        from trainlint.catalog import dialects
+
+        return dialects.shipped_deepspeed(name, target)
     except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
         return None
 
