@@ -244,3 +244,12 @@ def test_lm_eval_task_configs_are_not_training_configs():
     trl = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/Capybara\nlearning_rate: 2.0e-5\noutput_dir: out\n"
     doc = parse_document(trl, "sft.yaml")
     assert flavors.detect(doc) == "huggingface" and flavors.foreign(doc, "huggingface") is None
+
+
+def test_a_registry_type_file_needs_more_than_two_training_keys():
+    # levanter config/optim/sophia-h_small.yaml: `type:` picks a registered optimizer config
+    optim = "type: sophia-h\nlearning_rate: 6E-4\nweight_decay: 0.2\nmin_lr_ratio: 0.1\nwarmup: 2000\n"
+    assert flavors.detect(parse_document(optim, "config/optim/sophia-h_small.yaml")) != "huggingface"
+    hf = ("type: sft\nmodel_name_or_path: gpt2\nlearning_rate: 2.0e-5\nper_device_train_batch_size: 4\n"
+          "output_dir: out\n")
+    assert flavors.detect(parse_document(hf, "train.yaml")) == "huggingface"

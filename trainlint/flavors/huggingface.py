@@ -56,6 +56,11 @@ def detect(doc: Document) -> float:
     if any(doc.find((k, "_component_")) is not None for k in keys):
         return 0.0
     hits = len(keys & TRAINING_KEYS) + len(keys & (TRL_KEYS | LLAMAFACTORY_KEYS | OPEN_INSTRUCT_KEYS))
+    kind = doc.root.get("type")
+    if kind is not None and kind.kind == "scalar" and isinstance(kind.value, str):
+        # A top-level `type:` selects a registered class (levanter/draccus `type: sophia-h`, mmengine-style
+        # registries); no TrainingArguments/TRL/LLaMA-Factory dataclass has that field: more evidence is needed.
+        return min(0.95, 0.5 + 0.05 * hits) if hits >= 3 else 0.0
     if hits >= 2:
         return min(0.95, 0.5 + 0.05 * hits)
     return 0.3 if hits == 1 and len(keys) <= 3 else 0.0
