@@ -8,8 +8,10 @@
   `accelerate.utils`, `peft`) with the first release without them. `removed(module, name)` -> (release, source).
 - `data/added_names.json`: names added to trl's top level, with the last release without them and the first with
   them. `added(module, name)` -> (last without, first with).
+- `data/release_commits.json`: release tags' commits and the main-branch commits between releases of trl, accelerate
+  and peft. `commit_window(name, ref)` -> (after, before) for a git pin's commit.
 
-Both are read once, on first use.
+Each is read once, on first use.
 """
 
 from __future__ import annotations
@@ -102,4 +104,38 @@ def added(module: str, name: str) -> tuple[str, str] | None:
     entry = (_added().get(module) or {}).get(name)
     if isinstance(entry, list) and len(entry) == 2:
         return str(entry[0]), str(entry[1])
+    return None
+
+
+@lru_cache(maxsize=1)
+def _release_commits() -> dict:
+    from trainlint.catalog.files import read_data
+
+    try:
+        data = json.loads(read_data("release_commits.json"))
+    except (OSError, ValueError):  # pragma: no cover - a broken install: git pins stay unknown
+        return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+
+
+@lru_cache(maxsize=None)
+def commit_window(name: str, ref: str) -> tuple[str, str] | None:
+    """Where the commit `ref` (7 to 40 hex digits) of framework `name`'s repository lies among its releases
+    (`data/release_commits.json`, built from the git history by scripts/gen_release_commits.py): (X, X) when it is
+    release X's tag, (X, Y) when it is a main-branch commit after release X and before release Y ("" = not
+    released yet); None when the data does not hold it."""
+    ref = ref.strip().lower()
+    table = _release_commits().get(name) or {}
+    if len(ref) < 7 or not table:
+        return None
+    prefix = ref[:10]
+    for release, sha in (table.get("releases") or {}).items():
+        if isinstance(sha, str) and (sha.startswith(prefix) or prefix.startswith(sha)):
+            return release, release
+    for window, hashes in (table.get("windows") or {}).items():
+        if not isinstance(hashes, str) or prefix not in hashes:
+            continue
+        if any(h.startswith(prefix) for h in hashes.split()):
+            after, _, before = window.partition("..")
+            return after, before
     return None

@@ -4,7 +4,13 @@ string literals), uv.lock / poetry.lock / Pipfile.lock (exact versions), Pipfile
 
 `pins_for(path)` walks from the config's folder up to the repository root (the folder holding `.git`, at most
 `MAX_LEVELS` up) and returns, per distribution, the nearest folder's pin. Each folder is read once per process
-(`clear_cache()` forgets them: the language server calls it when a pin file changes).
+(`clear_cache()` forgets them: the language server calls it when a pin file changes). Then it adds what the
+repository's install commands install from elsewhere (`trainlint.context.installs`: `pip install -e src/sub`,
+`conda env create -f docker/environment.yml`, ...) for the distributions the nearer pins leave unpinned.
+
+A git pin (`trl @ git+https://...@REF`) is a development version (`git_pin`): a release tag is that release, a commit
+catalog/data/release_commits.json places is the range between two releases, anything else has no version (its
+`note` says so; never the newest release).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from trainlint._dataclass import dataclass
@@ -27,6 +34,7 @@ PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.
              "environment.yml", "environment.yaml")
 PIN_NAME = re.compile(r"^(requirements.*\.txt|.*requirements\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|"
                       r"pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml)$")
+_REQ_DIRECT = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
 _REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
 
@@ -41,6 +49,13 @@ class Pin:
     spec: str  # PEP 440 specifier ("==0.18.0", ">=4.40,<5", "" = unpinned)
     path: str  # the file that says it
     exact: bool = False  # a lock file's resolved version or ==X.Y.Z
+    note: str = ""  # how a git pin's reference was read ("git commit 69ad852e, between releases 0.15.2 and 0.16.0")
+    via: str = ""  # the install command that reads `path` when it is not next to or above the config ("setup.sh:3")
+
+    def where(self) -> str:
+        """The pin's source as `--show-settings` prints it: the file, the install command that uses it, the note."""
+        out = self.path + (f" (installed by {self.via})" if self.via else "")
+        return out + (f": {self.note}" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,9 @@ _CACHE: dict[str, FolderPins] = {}
 
 
 def clear_cache() -> None:
+    from trainlint.context import installs
+
+    installs.clear_cache()
     _CACHE.clear()
     _ROOTS.clear()
     _CWDS.clear()
@@ -120,11 +138,20 @@ def pins_for(path: str) -> tuple[dict, tuple[str, ...]]:
     """(name -> nearest Pin, the project names defined on the way up)."""
     merged: dict[str, Pin] = {}
     projects: list[str] = []
-    for folder in folders_up(path):
+    folders = folders_up(path)
+    for folder in folders:
         found = read_folder(folder)
         for name, pin in found.pins.items():
             merged.setdefault(name, pin)
         projects.extend(found.project_names)
+    if folders:  # then what the repository's install commands install from elsewhere (trainlint.context.installs)
+        from trainlint.context import installs
+
+        elsewhere, names, _files = installs.installed_pins(folders[-1], sys.modules[__name__])
+        for name, pin in elsewhere.items():
+            if name not in merged or (not merged[name].spec and not merged[name].note and (pin.spec or pin.note)):
+                merged[name] = pin
+        projects.extend(n for n in names if n not in projects)
     return merged, tuple(projects)
 
 
@@ -165,15 +192,15 @@ def _read_folder(folder: Path) -> FolderPins:
             continue
         projects.extend(defined)
         for pin in found:
-            pin = Pin(pin.name, pin.spec, str(path), pin.exact)
+            pin = Pin(pin.name, pin.spec, str(path), pin.exact, pin.note)
             old = pins.get(pin.name)
             if old is None or _strength(pin) > _strength(old):
                 pins[pin.name] = pin
     return FolderPins(pins, tuple(projects), tuple(files))
 
 
-def _strength(pin: Pin) -> int:
-    return 2 if pin.exact else (1 if pin.spec else 0)
+def _strength(pin: Pin) -> float:
+    return 2 if pin.exact else (1 if pin.spec else (0.5 if pin.note else 0))  # a git pin's note beats a bare name
 
 
 # PEP 508, as far as a pin's framework and versions go: `name[extras] (specifiers) ; marker`. A direct reference
@@ -185,11 +212,16 @@ _PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[
 
 def _requirement(text: str) -> Pin | None:
     text = text.split(" #")[0].strip()
-    if not text or text.startswith(("#", "-", "git+", "http:", "https:", "file:", ".")):
+    if text.startswith("git+"):  # a bare git URL: the distribution is #egg=NAME, else the repository's name
+        egg = re.search(r"#egg=([A-Za-z0-9][A-Za-z0-9._-]*)", text)
+        repo = re.search(r"/([A-Za-z0-9][A-Za-z0-9._-]*?)(?:\.git)?(?:@[^/#\s]*)?(?:#.*)?$", text)
+        name = egg.group(1) if egg else (repo.group(1) if repo else "")
+        return git_pin(canonical(name), text) if name else None
+    if not text or text.startswith(("#", "-", "http:", "https:", "file:", ".")):
         return None
-    direct = re.match(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*@", text)
-    if direct:  # `name @ url`: the dependency is there, at no release trainlint can name
-        return Pin(canonical(direct.group(1)), "", "", False)
+    direct = re.match(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*@\s*(\S*)", text)
+    if direct:  # `name @ url`: the dependency is there, at a release only a git reference may name
+        return git_pin(canonical(direct.group(1)), direct.group(2))
     match = _PEP508.match(text)
     if match is None:
         return None
@@ -202,6 +234,38 @@ def _requirement(text: str) -> Pin | None:
     spec = str(specifier)
     exact = len(specifier) == 1 and next(iter(specifier)).operator in ("==", "===") and "*" not in spec
     return Pin(canonical(match.group(1)), spec, "", exact)
+
+
+_GIT_REF = re.compile(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
+_RELEASE_TAG = re.compile(r"^v?(\d+(?:\.\d+){1,2})$")
+
+
+def git_pin(name: str, url: str) -> Pin:
+    """`name @ git+https://...@REF`: a tag naming a release (`@v0.16.0`) is that release; a commit that
+    catalog/data/release_commits.json places (`@69ad852e`) lies between two releases, a range; any other reference
+    (a branch, an unknown commit, no reference) is a development version trainlint cannot name: no spec, and the
+    note says so (never the newest release). A URL that is no git URL (a wheel, a file) pins nothing."""
+    match = _GIT_REF.match(url.strip())
+    if match is None:
+        return Pin(name, "", "", False)
+    ref = (match.group(1) or "").strip()
+    tag = _RELEASE_TAG.match(ref)
+    if tag:
+        return Pin(name, f"=={tag.group(1)}", "", True, f"git tag {ref}")
+    if re.fullmatch(r"[0-9a-fA-F]{7,40}", ref):
+        from trainlint.catalog import releases
+
+        window = releases.commit_window(name, ref)
+        if window is not None:
+            after, before = window
+            if after == before:
+                return Pin(name, f"=={after}", "", True, f"git commit {ref[:10]}, the commit of release {after}")
+            spec = f">={after}" + (f",<={before}" if before else "")
+            between = f"between releases {after} and {before}" if before else f"after release {after}, unreleased"
+            return Pin(name, spec, "", False, f"git commit {ref[:10]}, {between} (release_commits.json)")
+        return Pin(name, "", "", False, f"git commit {ref[:10]}: a development version, release unknown")
+    what = f"git reference {ref}" if ref else "git default branch"
+    return Pin(name, "", "", False, f"{what}: a development version, release unknown")
 
 
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
@@ -236,7 +300,7 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
             if not item.startswith("- "):
                 continue
             item = item[2:].strip().strip("'\"")
-            conda = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)$", item)  # conda's name=version
+            conda = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)=([0-9][^=\s]*)(?:=[^=\s]+)?$", item)  # name=version(=build)
             if conda:
                 out.append(Pin(canonical(conda.group(1)), f"=={conda.group(2)}", "", "*" not in conda.group(2)))
                 continue
@@ -246,6 +310,8 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
         return out, []
     if name in ("setup.py", "setup.cfg"):
         out = [p for p in (_requirement(m.group(1)) for m in _REQ_STRING.finditer(text)) if p]
+        if "git+" in text:  # "trl @ git+https://...@69ad852e" (a direct reference: no specifier)
+            out += [p for p in (_requirement(m.group(1)) for m in _REQ_DIRECT.finditer(text)) if p]
         if name == "setup.cfg":
             out += [p for p in (_requirement(line) for line in text.splitlines() if line[:1].isspace()) if p]
         defined = re.findall(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", text)

@@ -216,15 +216,19 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
             found = _from_spec(name, spec, origin, source)
         pin = pins.get(name)
         if found is None and pin is not None and pin.spec:
-            found = _from_spec(name, pin.spec, "pin", pin.path)
+            found = _from_spec(name, pin.spec, "pin", pin.where())
         if found is None and use_environment:
             version = installed(name)
             if version:
                 found = FrameworkVersion(name, version, "installed", "the environment running trainlint")
+        if found is None and pin is not None and pin.note:  # a git pin at no release trainlint can name
+            newest = frameworks.newest(name)
+            if newest:  # unknown: a placeholder every rule reads as an assumption (no range: nothing decided)
+                found = FrameworkVersion(name, newest, "pin", f"{pin.where()}; {newest} assumed", True)
         if found is None:
             newest = frameworks.newest(name)
             if newest:
-                note = "newest release trainlint knows" + (f"; {pin.path} names it without a version" if pin else
+                note = "newest release trainlint knows" + (f"; {pin.where()} names it without a version" if pin else
                                                            "; no pin found")
                 found = FrameworkVersion(name, newest, "known", note, True)
         if found is not None:

@@ -1,0 +1,89 @@
+"""Pins outside the config's ancestor folders that the repository's install commands install from, and git pins
+(`trl @ git+...@REF`): a tag is its release, a commit release_commits.json places is a range, anything else unknown."""
+
+from __future__ import annotations
+
+from trainlint.context import pins
+from trainlint.context.versions import resolve
+
+from ctxrepo import SFT, make_repo
+
+LIGHTNING = "trainer:\n  gpus: null\n  precision: 16\n"
+
+
+def test_conda_env_file_named_by_docs(tmp_path):
+    repo = make_repo(tmp_path, {
+        "pyproject.toml": '[project]\nname = "climax"\ndependencies = []\n',
+        "docker/environment.yml": "dependencies:\n  - pytorch=1.12.1=py3.8_cuda11.3_0\n  - pip:\n"
+                                  "    - pytorch-lightning==1.8.0\n",
+        "docker/other.yml": "dependencies:\n  - pip:\n    - pytorch-lightning==2.0.0\n",
+        "docs/install.md": "```bash\ncd ClimaX\nconda env create --file docker/environment.yml\n```\n",
+        "configs/a.yaml": LIGHTNING})
+    v = resolve(str(repo / "configs/a.yaml"))
+    assert (v.get("lightning").version, v.get("lightning").assumed) == ("1.8.0", False)
+    assert v.get("lightning").source.endswith("docker/environment.yml (installed by docs/install.md:3)")
+    assert v.get("torch").version == "1.12.1"  # conda's name=version=build
+
+
+def test_editable_subproject_installed_by_setup_sh(tmp_path):
+    repo = make_repo(tmp_path, {
+        "setup.sh": "# comment\ncd src/open-r1-multimodal # edited\npip install -e \".[dev]\"\npip install wandb==0.18.3\n",
+        "src/open-r1-multimodal/setup.py": '_deps = ["trl==0.17.0", "transformers==4.49.0"]\nsetup(name="open-r1")\n',
+        "run_scripts/args.yaml": SFT})
+    v = resolve(str(repo / "run_scripts/args.yaml"))
+    assert (v.get("trl").version, v.get("trl").assumed) == ("0.17.0", False)
+    assert "(installed by setup.sh:3)" in v.get("trl").source
+    assert pins.pins_for(str(repo / "run_scripts/args.yaml"))[1] == ("open-r1",)
+    same = make_repo(tmp_path / "b", {"setup.sh": "pip install -e src/sub\n",
+                                      "src/sub/setup.py": '_deps = ["trl==0.16.1"]\n', "x/a.yaml": SFT})
+    assert resolve(str(same / "x/a.yaml")).get("trl").version == "0.16.1"
+
+
+def test_nearer_pins_win_and_dockerfile_pins(tmp_path):
+    repo = make_repo(tmp_path, {
+        "requirements.txt": "trl==0.18.2\n",
+        "docker/Dockerfile": "FROM python:3.11\nCOPY docker/requirements-gpu.txt /tmp/\n"
+                             "RUN pip install -r /tmp/requirements-gpu.txt && \\\n    pip install deepspeed==0.15.4\n",
+        "docker/requirements-gpu.txt": "transformers==4.46.3\ntrl==0.16.1\n",
+        "a.yaml": SFT})
+    v = resolve(str(repo / "a.yaml"))
+    assert v.get("trl").version == "0.18.2"  # the pin next to the config
+    assert v.get("transformers").version == "4.46.3"  # through COPY
+    assert v.get("deepspeed").version == "0.15.4" and "docker/Dockerfile:3" in v.get("deepspeed").source
+
+
+def test_single_conventional_file_only_when_root_pins_nothing(tmp_path):
+    repo = make_repo(tmp_path, {"envs/environment.yaml": "dependencies:\n  - pip:\n    - trl==0.16.1\n",
+                                "a.yaml": SFT})
+    v = resolve(str(repo / "a.yaml"))
+    assert v.get("trl").version == "0.16.1" and "the only environment file" in v.get("trl").source
+    two = make_repo(tmp_path / "two", {"envs/environment.yaml": "dependencies:\n  - pip:\n    - trl==0.16.1\n",
+                                       "envs/requirements.txt": "trl==0.17.0\n", "a.yaml": SFT})
+    assert resolve(str(two / "a.yaml")).get("trl").origin == "known"  # two candidates: none is taken
+    pinned = make_repo(tmp_path / "pinned", {"requirements.txt": "transformers==4.49.0\n",
+                                             "docker/requirements.txt": "trl==0.16.1\n", "a.yaml": SFT})
+    assert resolve(str(pinned / "a.yaml")).get("trl").origin == "known"
+
+
+def test_git_pins(tmp_path):
+    setup = ('_deps = ["trl @ git+https://github.com/huggingface/trl.git@69ad852e5654a77f1695eb4c608906fe0c7e8624",'
+             ' "peft @ git+https://github.com/huggingface/peft.git@main", "transformers==4.49.0"]\n')
+    repo = make_repo(tmp_path, {"setup.py": setup, "requirements-dev.txt":
+                                "git+https://github.com/huggingface/accelerate.git@v1.4.0\n", "a.yaml": SFT})
+    v = resolve(str(repo / "a.yaml"), use_environment=False)
+    trl = v.get("trl")  # 69ad852e: after the 0.15 release branch left main, before v0.16.0
+    assert trl.assumed and trl.origin == "pin" and trl.spec.startswith(">=0.15") and "<=0.16.0" in trl.spec
+    assert trl.version.startswith("0.15") and "between releases" in trl.source
+    assert v.admits("trl", ">=0.27") is False  # a key removed in TRL 0.27 is still accepted there
+    peft = v.get("peft")  # a branch: a development version trainlint cannot name
+    assert peft.origin == "pin" and peft.assumed and not peft.spec and "release unknown" in peft.source
+    assert v.admits("peft", ">=0.1") is None
+    acc = v.get("accelerate")  # a release tag is that release
+    assert (acc.version, acc.assumed) == ("1.4.0", False)
+
+
+def test_unknown_git_commit_is_not_the_newest_release(tmp_path):
+    repo = make_repo(tmp_path, {"setup.py": '_deps = ["trl @ git+https://github.com/huggingface/trl.git@0123456789ab"]\n',
+                                "a.yaml": SFT})
+    trl = resolve(str(repo / "a.yaml"), use_environment=False).get("trl")
+    assert trl.origin == "pin" and trl.assumed and "release unknown" in trl.source
