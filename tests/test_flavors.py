@@ -174,6 +174,16 @@ def test_litgpt_reader():
     assert (plan.grad_accum.value, plan.num_gpus.value) == (4, 4)
 
 
+def test_litgpt_fork_with_arguments_of_its_own():
+    # calvintwr/litgpt: the fork's setup() adds pad_id and fsdp: FSDPArgs; still LitGPT, not TrainingArguments
+    base = ("model_name: tiny-llama-1.1b\nout_dir: out/pretrain\nprecision: bf16-mixed\ndevices: auto\nnum_nodes: 1\n"
+            "train:\n  global_batch_size: 512\n  micro_batch_size: 4\n  min_lr: 4e-5\nseed: 42\n")
+    flavor, _ = read(base + "pad_id: 0\nfsdp:\n  activation_checkpointing: false\n")
+    assert flavor == "litgpt"
+    # a near-miss of a LitGPT key is a typo, not a fork's argument: left to the unknown-key check
+    assert flavors.detect(parse_document(base + "lora_rnk: 8\n", "cfg.yaml")) != "litgpt"
+
+
 def test_unknown_format():
     doc = parse_document("name: web\nreplicas: 3\n", "deploy.yaml")
     assert flavors.detect(doc) == "unknown"

@@ -4,6 +4,8 @@ precision is a Lightning precision string, train.{global,micro}_batch_size give 
 
 from __future__ import annotations
 
+import difflib
+
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, top_keys
 from trainlint.flavors.lightning import PRECISIONS
@@ -17,10 +19,28 @@ LORA_FLAGS = {"lora_query": ["q_proj"], "lora_key": ["k_proj"], "lora_value": ["
               "lora_projection": ["o_proj"], "lora_mlp": ["gate_proj", "up_proj", "down_proj"], "lora_head": ["lm_head"]}
 
 
+# Further setup() arguments of LitGPT's finetune/pretrain entry points (log: LogArgs since 0.5; access_token).
+MORE_KEYS = {"lora_alpha", "lora_dropout", "model_config", "tokenizer_dir", "log", "access_token"}
+
+
 def detect(doc: Document) -> float:
     keys = top_keys(doc)
-    if ("checkpoint_dir" in keys or "model_name" in keys) and keys <= KEYS | set(LORA_FLAGS) | {"lora_alpha", "lora_dropout", "model_config", "tokenizer_dir"}:
+    if not ("checkpoint_dir" in keys or "model_name" in keys):
+        return 0.0
+    known = KEYS | set(LORA_FLAGS) | MORE_KEYS
+    if keys <= known:
         return 0.9
+    # A fork or an extended entry point adds arguments of its own (calvintwr/litgpt: `pad_id`, `fsdp: FSDPArgs`
+    # in setup()): still LitGPT when its characteristic sections dominate (out_dir, a train: mapping, five or more
+    # LitGPT keys) and only a few keys are new, none of them a near-miss of a LitGPT key (`lora_rnk` stays a typo
+    # that the unknown-key check reports).
+    extra = keys - known
+    if any(difflib.get_close_matches(key, known, n=1, cutoff=0.75) for key in extra):
+        return 0.0
+    train = doc.find(("train",))
+    if "out_dir" in keys and train is not None and train.kind == "mapping" and len(keys & known) >= 5 \
+            and len(extra) <= 3 and len(extra) * 4 <= len(keys):
+        return 0.8
     return 0.0
 
 
