@@ -242,6 +242,8 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             diagnostic, internal = failure(doc, f"rule {identity.code} ({identity.name}) failed", exc)
             result.internal_error = result.internal_error or internal
             diagnostics.append(diagnostic)
+    if launch.assumed and any(d.severity is Severity.ERROR for d in diagnostics):
+        diagnostics = _cap_assumed_launch(diagnostics, ctx, read_plan if flavor != "unknown" else None, result)
     diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in per_file_ignored)]
     suppressions = Suppressions.from_document(doc)
     kept = suppressions.filter(diagnostics)
@@ -330,7 +332,7 @@ def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
         cuts: tuple = ()
         script = ""
         if launch is not None and launch.found and launch.script:
-            script = dialect_context.script_path(launch.script, launch_context.bases_for(launch.origin.path, root or None))
+            script = dialect_context.script_path(launch.script, launch_context.bases_of(launch, root or None))
         stale = launch is not None and launch.found and launch.script.endswith(".py") and not script
         if script:
             from trainlint.context import imports
@@ -367,6 +369,33 @@ def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:
     note = (f"this holds for {resolved.name}{identity.versions}; assumed {resolved.describe()}, outside that range: "
             f"{resolved.declare_hint()}")
     return replace(d, severity=Severity.INFO, assumptions=d.assumptions + (note,))
+
+
+def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_plan, result) -> list[Diagnostic]:
+    """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
+    each error the rules do not also make without that launch carries the assumption, so is at most a warning."""
+    from dataclasses import replace as _replace
+
+    bare = launch_context.Launch()
+    plan, linked = read_plan(bare) if read_plan is not None else (ctx.plan, ctx.linked)
+    if plan is not None and result.dialect is not None:
+        from trainlint.context.dialect import apply_builtin_deepspeed
+
+        plan = apply_builtin_deepspeed(plan, ctx.document, result.dialect, ctx.versions)
+    alone = _replace(ctx, launch=bare, plan=plan, linked=linked, estimate=None)
+    _estimate(alone, FileResult(ctx.document.path, ctx.flavor, ctx.document))
+    codes = {d.code for d in diagnostics if d.severity is Severity.ERROR}
+    still: set = set()
+    for rule in all_rules(ctx.flavor):
+        if rule.RULE.code not in codes:
+            continue
+        try:
+            still.update((d.code, d.span) for d in rule.check(alone) if d.severity is Severity.ERROR)
+        except Exception:  # noqa: BLE001 - then the error is not known to stand without the launch
+            continue
+    note = "the launch: " + ctx.launch.assumed
+    return [calibrate(d, (note,)) if d.severity is Severity.ERROR and (d.code, d.span) not in still else d
+            for d in diagnostics]
 
 
 def calibrate(d: Diagnostic, extra: tuple[str, ...] = ()) -> Diagnostic:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from trainlint import engine
 from trainlint.context import launch as L
 
@@ -125,3 +127,83 @@ def test_brace_expansion_names_each_config(tmp_path):
         launch = L.find(str(repo / "recipes/sft" / name))
         assert launch.launcher == "accelerate" and launch.script == "scripts/sft.py", name
     assert not L.find(str(repo / "recipes/sft/config_other.yaml")).found
+
+
+DS_AUTO = ('{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",\n'
+           ' "zero_optimization": {"stage": 2}}\n')
+WIZARD_CMD = ("deepspeed train_wizardcoder.py --model_name_or_path bigcode/starcoder --output_dir out "
+              "--gradient_accumulation_steps 4 --per_device_train_batch_size 2 --deepspeed configs/deepspeed_config.json")
+
+
+CODER_SCRIPT = ("import transformers\nparser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))\n"
+                "model_args, training_args = parser.parse_args_into_dataclasses()\n")
+
+
+def _wizard(tmp_path, readme: str, coder_config: bool = True):
+    files = {"WizardCoder/README.md": readme, "WizardCoder/train_wizardcoder.py": CODER_SCRIPT,
+             "training/src/configs/deepspeed_config.json": DS_AUTO, "training/src/train_freeform.py": "import transformers\n"}
+    if coder_config:
+        files["WizardCoder/configs/deepspeed_config.json"] = DS_AUTO
+    return make_repo(tmp_path, files)
+
+
+def test_a_relative_path_never_names_another_projects_file(tmp_path):
+    # WizardLM: WizardCoder/README.md's `--deepspeed configs/deepspeed_config.json` is not training/src/configs/'s
+    repo = _wizard(tmp_path, f"```bash\n{WIZARD_CMD}\n```\n", coder_config=False)
+    other = engine.check_path(repo / "training/src/configs/deepspeed_config.json")
+    assert not other.launch.found
+    assert all(d.severity.value != "error" for d in other.diagnostics)
+
+
+def test_two_sub_projects_each_with_the_config_only_the_named_one_is_launched(tmp_path):
+    repo = _wizard(tmp_path, f"```bash\n{WIZARD_CMD}\n```\n")
+    other = engine.check_path(repo / "training/src/configs/deepspeed_config.json")
+    assert not other.launch.found
+    mine = engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json")
+    # a README below the root runs in its folder or at the root: only plausible, so an assumption, said so
+    assert mine.launch.found and mine.launch.role == "hf-deepspeed" and "WizardCoder/" in mine.launch.assumed
+    found = [d for d in mine.diagnostics if d.code == "TL202"]
+    assert found and found[0].severity.value == "warning"
+    assert any("does not say which folder it runs in" in a for a in found[0].assumptions)
+
+
+def test_a_cd_before_the_command_makes_its_folder_certain(tmp_path):
+    readme = f"```bash\ncd WizardCoder\n{WIZARD_CMD}\n```\n"
+    repo = _wizard(tmp_path, "")
+    (repo / "README.md").write_text(readme)
+    mine = engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json")
+    assert mine.launch.found and not mine.launch.assumed and mine.launch.cwd.endswith("WizardCoder")
+    assert [d.severity.value for d in mine.diagnostics if d.code == "TL202"] == ["error"]
+    assert not engine.check_path(repo / "training/src/configs/deepspeed_config.json").launch.found
+    # `cd X && cmd` in a script, and a script that moves to its own folder
+    (repo / "README.md").write_text("")
+    L.clear_cache()
+    (repo / "run.sh").write_text(f"cd WizardCoder && {WIZARD_CMD}\n")
+    assert engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json").launch.cwd.endswith("WizardCoder")
+    (repo / "run.sh").unlink()
+    (repo / "training/src/run.sh").write_text('cd "$(dirname "$0")"\n' + WIZARD_CMD + "\n")
+    L.clear_cache()
+    launch = engine.check_path(repo / "training/src/configs/deepspeed_config.json").launch
+    assert launch.found and launch.cwd.endswith("src") and not launch.assumed
+    assert not engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json").launch.found
+
+
+def test_working_dirs_of_each_kind(tmp_path):
+    repo = make_repo(tmp_path, {"a/b/x.sh": "", "a/README.md": "", "a/c/.keep": ""})
+    def dirs(path, rank, cd=()):
+        found, certain = L.working_dirs(L.Command(str(repo / path), 0, "", rank, (), (), cd), repo)
+        return [str(Path(d).relative_to(repo)) for d in found], certain
+    assert dirs(".github/workflows/ci.yml", 2) == (["."], True)
+    assert dirs("README.md", 3) == (["."], True)
+    assert dirs("a/README.md", 3) == (["a", "."], False)
+    assert dirs("a/README.md", 3, ("c",)) == (["a/c"], True)  # only a/ holds c/
+    assert dirs("a/Makefile", 1) == (["a"], True)
+    assert dirs("a/b/x.sh", 0) == ([".", "a/b", "a"], False)
+    assert dirs("a/b/x.sh", 0, ("\0self/..",)) == (["a"], True)
+    assert dirs("a/b/x.sh", 0, ("\0",))[1] is False  # `cd $UNSET`
+    commands = L.commands_in("cd a && torchrun t.py --deepspeed c/ds.json\npushd /tmp\npopd\ntorchrun t.py x.yaml\n",
+                             str(repo / "run.sh"))
+    assert [c.cd for c in commands] == [("a",), ("a", "/tmp", "\0popd")]
+    ci = L.commands_in("jobs:\n  t:\n    steps:\n      - working-directory: sub\n        run: torchrun t.py c.yaml\n"
+                       "      - run: torchrun t.py d.yaml\n", str(repo / ".github/workflows/ci.yml"), 2)
+    assert [c.cd for c in ci] == [("sub",), ()]

@@ -288,9 +288,9 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
             if needle in script.replace("\\", "/"):
                 return made(name, Origin("launch", launch.origin.path, span=launch.origin.span,
                                          note=f"the launch runs {script}".replace("\0", "$…")), script)
-        from trainlint.context.launch import bases_for
+        from trainlint.context.launch import bases_of
 
-        bases = bases_for(launch.origin.path, repo_root or None)
+        bases = bases_of(launch, repo_root or None)
         path, text = _script_text(script, bases)
         if text:
             for pattern, name in BY_IMPORT:
@@ -439,9 +439,9 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     `accelerator.backward` loop, or trlx) and names no Trainer, TrainingArguments or HF-style parser; "" otherwise."""
     if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
         return ""
-    from trainlint.context.launch import bases_for
+    from trainlint.context.launch import bases_for, bases_of
 
-    path, text = _script_text(launch.script, bases_for(launch.origin.path, repo_root or None))
+    path, text = _script_text(launch.script, bases_of(launch, repo_root or None))
     if not text or not _OWN_LOOP.search(text) or _HF_TRAINER_SIGNS.search(text):
         return ""
     for script, where in getattr(launch, "other_scripts", ()):  # no other launch of it runs a Trainer script
@@ -460,7 +460,7 @@ def script_syntax(launch, repo_root: str = "") -> str:
     `--key=value` arguments override it); "" otherwise."""
     if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
         return ""
-    from trainlint.context.launch import bases_for
+    from trainlint.context.launch import bases_of
 
-    _path, text = _script_text(launch.script, bases_for(launch.origin.path, repo_root or None))
+    _path, text = _script_text(launch.script, bases_of(launch, repo_root or None))
     return "h4" if text and _H4.search(text) else ""

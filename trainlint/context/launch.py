@@ -52,6 +52,11 @@ class Launch:
     command_lines: tuple = ()  # the physical lines of the command (to say on which line an argument is)
     other_scripts: tuple = ()  # the scripts the other launch commands that name the file run
     other_arguments: tuple = ()  # per other launch command: ((key, raw value), ...) it passes its script
+    # Where the command runs is not certain (a script in a subfolder run from any of the folders above it, a README
+    # below the root): the relative path matched from one of several candidate working directories, so the launch
+    # is an assumption, said here; a finding it makes an error is then at most a warning (engine.calibrate).
+    assumed: str = ""
+    cwd: str = ""  # the directory the command runs in, when certain (relative paths in it are read from there)
 
     def get(self, name: str):
         return dict(self.extra).get(name)
@@ -91,7 +96,7 @@ class Launch:
             parts.append(f"accelerate config {self.accelerate_config}")
         if self.autotuning:
             parts.append(f"DeepSpeed autotuning ({self.autotuning})")
-        return ", ".join(parts) + (f" ({where})" if where else "")
+        return ", ".join(parts) + (f" ({where})" if where else "") + (f"; assumed: {self.assumed}" if self.assumed else "")
 
 
 # --- finding the launch -----------------------------------------------------------------------------------------
@@ -143,6 +148,7 @@ class Command:
     rank: int  # SCRIPT_KINDS order
     env: tuple = ()  # (name, value) assignments seen in the file before it
     lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
+    cd: tuple = ()  # the `cd X` (and CI `working-directory: X`) before it in the file, in order, as written
 
 
 @dataclass
@@ -256,6 +262,9 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
     markdown = path.endswith((".md", ".rst")) if markdown is None else markdown
     out: list[Command] = []
     env: list[tuple[str, str]] = []
+    cds: list[str] = []  # the `cd X` seen so far (a README's shell session, a script's own cd)
+    step_dir = ""  # a CI step's `working-directory: X`
+    workflow = path.endswith((".yml", ".yaml"))
     lines = text.splitlines()
     in_block = not markdown
     i = 0
@@ -276,6 +285,13 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
         i += 1
         pieces = tuple(lines[start:i]) if i - start > 1 else ()
         line = joined.strip().lstrip("$> ").strip()
+        if workflow:
+            wd = _WORKING_DIR.match(line)
+            if wd:
+                step_dir = wd.group(1).strip("\"'")
+                continue
+            if line.startswith("- "):
+                step_dir = ""  # the next step
         if line.startswith("- "):  # a YAML list item in a workflow: `- run: accelerate launch ...`
             line = line[2:]
         line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
@@ -285,9 +301,33 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
         if assign and not has_launch_words(line[assign.end():]):
             env.append((assign.group(1), assign.group(2).strip("\"'")))
             continue
+        change = _CD.match(line)
+        if change:
+            if change.group(1) == "popd":
+                cds.append("\0popd")
+            else:
+                cds.append(_expand(_cd_target(change.group(2)), dict(env)))
+            line = line[change.end():].strip()
+            if not line:
+                continue
         if has_launch_words(line):
-            out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces))
+            where = tuple(cds[-16:]) + ((step_dir,) if step_dir else ())
+            out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces, where))
     return out
+
+
+_CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
+_WORKING_DIR = re.compile(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
+
+
+def _cd_target(text: str) -> str:
+    """The folder a `cd` names, as written; "$0" for the script's own folder (`cd "$(dirname "$0")"`)."""
+    text = text.strip()
+    if "dirname" in text and ("$0" in text or "BASH_SOURCE" in text):
+        rest = text.rsplit(")", 1)[1] if ")" in text else ""
+        rest = rest.strip("\"'")
+        return "\0self" + rest
+    return text.strip("\"'")
 
 
 def _tokens(text: str) -> list[str]:
@@ -366,21 +406,84 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
         return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False
+    if Path(pattern).is_absolute():
+        return fnmatch.fnmatch(str(config), os.path.normpath(pattern))
     for base in base_dirs:
-        candidate = (base / pattern) if not Path(pattern).is_absolute() else Path(pattern)
         try:
-            text = os.path.normpath(str(candidate))
+            text = os.path.normpath(str(base / pattern))
         except ValueError:
             continue
         if fnmatch.fnmatch(str(config), text):
             return True
+        if "*" not in pattern and os.path.isfile(text):
+            return False  # the path names another file from a working directory tried before (exact, not plausible)
+    # A path written from some other working directory, whose trailing components only match, names nothing: it is
+    # another project's file as often as this one's (WizardLM: WizardCoder's README `configs/deepspeed_config.json`
+    # is not training/src/configs/deepspeed_config.json).
+    return False
+
+
+def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path], bool]:
+    """The directories the command may run in, the likeliest first, and whether that is certain. A relative path in
+    the command is read from there (`names_config`, `_resolve_path`).
+
+    Where it starts: a CI workflow at the repository root; a README at the root runs there, one below the root in
+    its own folder or at the root (not certain); a Makefile's recipes in the Makefile's folder; a shell script in
+    any folder from the root down to its own (`bash scripts/run.sh` from the root or from `train/`: certain only for
+    a script at the root). Then each `cd X` before the command in the file (`cd X && ...`, `cd X; ...`, a line of
+    its own, a CI step's `working-directory: X`): `cd "$(dirname "$0")"` is the script's own folder (certain); a
+    relative folder is kept from the starting folders that hold it (certain when exactly one does); a folder
+    through a shell variable the file does not set, or an absolute one, leaves the candidates as they were, not
+    certain."""
+    here = Path(command.path).parent
+    root = Path(repo) if repo else None
+    if command.rank == 2 and root is not None:
+        start, certain = [root], True
+    elif command.rank == 3 and root is not None:
+        at_root = _same(here, root)
+        start, certain = ([root], True) if at_root else ([here, root], False)
+    elif command.rank == 1:
+        start, certain = [here], True
+    else:
+        start = _unique(bases_for(command.path, repo))
+        certain = len(start) == 1
+    dirs = list(start)
+    history: list[tuple[list[Path], bool]] = []
+    for target in command.cd:
+        if target == "\0popd":
+            if history:
+                dirs, certain = history.pop()
+            continue
+        history.append((dirs, certain))
+        if target.startswith("\0self"):
+            rest = target[len("\0self"):].lstrip("/")
+            dirs, certain = [Path(os.path.normpath(str(here / rest))) if rest else here], True
+            continue
+        if not target or "\0" in target or target.startswith(("~", "-", "/")):
+            dirs, certain = list(start), False
+            continue
+        inside = [Path(os.path.normpath(str(d / target))) for d in dirs]
+        existing = [d for d in inside if d.is_dir()]
+        if existing:
+            dirs, certain = _unique(existing), certain or len(_unique(existing)) == 1
+        else:
+            dirs = _unique(inside)
+    return dirs, certain
+
+
+def _same(a: Path, b: Path) -> bool:
     try:
-        rel = config.relative_to(root).as_posix()
-    except ValueError:
-        return False
-    # a path written from some other working directory: its trailing components match
-    parts = [p for p in Path(pattern).as_posix().split("/") if p not in (".", "")]
-    return len(parts) >= 2 and fnmatch.fnmatch(rel, "*" + "/".join(parts)) and ".." not in parts
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return a == b
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        if not any(_same(path, seen) for seen in out):
+            out.append(path)
+    return out
 
 
 # launcher options: name -> (field, takes a value)
@@ -935,6 +1038,14 @@ def _span_of(line: int) -> Span:
     return Span(Pos(line, 0, 0), Pos(line, 0, 0))
 
 
+def _relative_folder(path: Path, repo) -> str:
+    try:
+        rel = Path(os.path.relpath(path, repo)).as_posix() if repo else str(path)
+    except ValueError:
+        return str(path)
+    return "the repository root" if rel == "." else rel + ("/" if Path(path).is_dir() else "")
+
+
 def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
     """The folders a launch command's relative paths are read from: the repository root, the folder of the file
     holding the command, and the folders between the two (`train/scripts/run_rm.sh` is run from `train/`, as
@@ -951,6 +1062,13 @@ def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
             for n in range(len(inner.parts) - 1, 0, -1):
                 out.append(Path(repo) / Path(*inner.parts[:n]))
     return out
+
+
+def bases_of(launch: Launch, repo: Path | str | None = None) -> list[Path]:
+    """The folders the launch's relative paths (its script, the config it passes) are read from: the folder it
+    runs in when that is certain (`Launch.cwd`), then `bases_for` its file."""
+    bases = bases_for(launch.origin.path, repo)
+    return [Path(launch.cwd)] + bases if launch.cwd else bases
 
 
 def from_command_line(text: str, origin: Origin, bases: list[Path]) -> Launch | None:
@@ -1038,21 +1156,31 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         parsed = parse_command(command.text, dict(command.env))
         if parsed is None:
             continue
-        bases = bases_for(command.path, repo)
+        bases, certain = working_dirs(command, repo)
         if _names_file(parsed, config, bases, repo):
             distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
-            matches.append(((command.rank, distance, command.path, command.line), command, parsed))
+            # by kind (a script before a README), then a command certain of where it runs first
+            matches.append(((command.rank, not certain, distance, command.path, command.line), command, parsed,
+                            bases, certain))
     if matches:
         matches.sort(key=lambda m: m[0])
-        _, command, parsed = matches[0]
+        _, command, parsed, bases, certain = matches[0]
         origin = Origin("launch", command.path, span=_span_of(command.line))
-        bases = bases_for(command.path, repo)
         launch = from_parsed(parsed, origin, bases, command.text, command)
         from dataclasses import replace as _replace
 
+        assumed = ""
+        if not certain:
+            rel = _relative_folder(bases[0] if bases else Path(command.path).parent, repo)
+            where = ", ".join(_relative_folder(b, repo) for b in bases[1:])
+            assumed = (f"the command in {_relative_folder(Path(command.path), repo)}:{command.line + 1} does not say "
+                       f"which folder it runs in; its relative paths are read from {rel}"
+                       + (f" (it may also run from {where})" if where else "")
+                       + " (add `cd <folder> &&` before it, or declare the launch: `launch = \"...\"`)")
         return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
                         other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
-                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]))
+                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
+                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "")
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 

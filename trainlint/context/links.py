@@ -153,7 +153,7 @@ def launched_with(path: str | Path) -> list[str]:
         parsed = launch.parse_command(command.text, dict(command.env))
         if parsed is None:
             continue
-        bases = launch.bases_for(command.path, repo)
+        bases, _certain = launch.working_dirs(command, repo)
         named = [parsed.values.get(name) for name in ("config_file", "deepspeed_config")]
         if not any(value and launch.names_config(value, target, bases, repo) for value in named):
             continue

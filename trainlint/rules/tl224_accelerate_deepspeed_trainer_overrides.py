@@ -146,7 +146,7 @@ def _script_config(launch):
     from trainlint.context import pins
 
     here = Path(launch.origin.path).parent
-    found = launch_context._resolve_path(launch.script_config, launch_context.bases_for(launch.origin.path,
+    found = launch_context._resolve_path(launch.script_config, launch_context.bases_of(launch,
                                                                                          pins.repo_root(here)))
     data = launch_context.read_accelerate_config(found) if found is not None else None
     return (data, str(found)) if isinstance(data, dict) else (None, "")
@@ -176,11 +176,25 @@ def _own_loop(ctx: LintContext) -> bool:
 
     launch = ctx.launch
     if launch.found and launch.role == "accelerate":
-        return bool(own_training_loop(launch, str(pins.repo_root(Path(launch.origin.path).parent))))
-    if launch.found or not ctx.document.path:
+        if own_training_loop(launch, str(pins.repo_root(Path(launch.origin.path).parent))):
+            return True
+        if launch.script.endswith(".py") and _script_found(launch):
+            return False  # the launched script is there and is no loop of its own
+    elif launch.found or not ctx.document.path:
         return False
+    # no launch, or one whose script is not in the repository: a project whose trainers are their own loops
     try:
         _pins, projects = pins.pins_for(ctx.document.path)
     except (OSError, ValueError):
         return False
     return any(name in OWN_LOOP_PROJECTS for name in projects)
+
+
+def _script_found(launch) -> bool:
+    from pathlib import Path
+
+    from trainlint.context import launch as launch_context
+    from trainlint.context import pins
+
+    root = pins.repo_root(Path(launch.origin.path).parent)
+    return any((base / launch.script).is_file() for base in launch_context.bases_of(launch, root))
