@@ -246,3 +246,28 @@ def test_accelerate_deepspeed_file_launched_with_an_hf_trainer_script_counts_hf_
 
     launch.clear_cache()
     assert _found(engine.check_path(acc, Settings()), "TL503", ds_file) == []
+
+
+def test_tl201_names_the_data_parallel_size_under_tensor_and_pipeline_parallelism(tmp_path):
+    (tmp_path / ".git").mkdir()
+    ds_json = json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2})
+    (tmp_path / "ds.json").write_text(ds_json)
+    alone = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
+    assert alone and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in alone[0].message
+    from trainlint.context import launch as launch_context
+
+    launch_context.clear_cache()
+    (tmp_path / "run.sh").write_text("deepspeed pretrain_gpt.py --tensor-model-parallel-size 2 "
+                                     "--pipeline-model-parallel-size 4 --deepspeed --deepspeed_config ds.json\n")
+    found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
+    assert found and "of 8, that is 64 GPUs with the launch's tensor parallel 2 x pipeline parallel 4" in found[0].message
+    launch_context.clear_cache()
+    (tmp_path / "run.sh").write_text("deepspeed pretrain_gpt.py --tensor-model-parallel-size $TP "
+                                     "--deepspeed --deepspeed_config ds.json\n")
+    found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
+    assert found and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in found[0].message
+    assert "GPUs with the launch's" not in found[0].message
+    launch_context.clear_cache()
+    (tmp_path / "run.sh").write_text("deepspeed train.py --deepspeed_config ds.json\n")  # no model parallelism
+    found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
+    assert found and "works only on 8 GPUs" in found[0].message

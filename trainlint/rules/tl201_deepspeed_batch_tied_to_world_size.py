@@ -3,7 +3,12 @@
 **What**: a number in `train_batch_size` of a DeepSpeed config when trainlint does not know the
 world size (no `--num-gpus`, directive, `[tool.trainlint]`, launcher config). The message names the
 GPU counts it works with (counting DeepSpeed's `sequence_parallel_size`, which divides the GPU count
-in DeepSpeed's batch check) and says that it assumed nothing about the count.
+in DeepSpeed's batch check) and says that it assumed nothing about the count. The count in DeepSpeed's check is
+the data-parallel size (`DeepSpeedConfig` takes `mpu.get_data_parallel_world_size()` when a model-parallel unit is
+given): under Megatron-DeepSpeed's tensor and pipeline parallelism that is GPUs / (tensor × pipeline parallel).
+Where the launch passes `--tensor-model-parallel-size` / `--pipeline-model-parallel-size` the message names the
+data-parallel sizes and the GPU counts they make; with no launch it names the data-parallel sizes as such
+("data-parallel size (GPUs / tensor x pipeline parallel)").
 
 **Why**: DeepSpeed checks `train_batch_size == micro × accumulation × world size` at start-up,
 deriving a missing micro-batch or accumulation with integer divisions, so the same file stops the
@@ -65,9 +70,11 @@ def check(ctx: LintContext):
         if (micro is not None and micro <= 0) or (gas is not None and gas <= 0):
             continue
         sp = ds.sequence_parallel(cfg)
-        worlds = [w * sp for w in ds.valid_worlds(tb, micro, gas)]
+        dp_sizes = ds.valid_worlds(tb, micro, gas)
+        worlds = [w * sp for w in dp_sizes]
         if not worlds:
             continue  # TL200: no world size works
+        parallel = _model_parallel(ctx.launch)
         fixes = []
         if cfg.host == "accelerate":
             fixes.append(fix('set train_batch_size to "auto" (Accelerate computes it)', ds_replace(cfg, tb_node, "auto")))
@@ -93,11 +100,56 @@ def check(ctx: LintContext):
                    f"{ds.list_worlds(worlds)} and the per-GPU batch changes with the count")
         if sp > 1:
             how += f" (sequence_parallel_size {sp} divides the GPU count in DeepSpeed's check)"
+        if parallel is not None:
+            how = how.replace(ds.list_worlds(worlds), _dp_words(dp_sizes, sp, parallel))
+            how = how.replace("world size", "data-parallel size").replace("with the count", "with the size")
         yield RULE.at(cfg.doc, tb_node,
                       f"train_batch_size is hard-coded to {tb}: {how}; the GPU count is not known here, and on any other count "
                       f"DeepSpeed stops at start-up with \"{ds.BATCH_ASSERT} ...\" (or \"... has to be greater than "
                       "0\" where a derived value rounds to 0). Drop it or set micro-batch and accumulation instead, or "
                       "pass --num-gpus to have it checked.", fixes)
+
+
+# Megatron's model-parallel arguments: the data-parallel size that divides the batch is world / (tp x pp)
+# (megatron/core/parallel_state.py: data_parallel_size = world_size // (tensor x pipeline x context parallel)).
+_PARALLEL_ARGS = (("tensor_model_parallel_size", "tensor"), ("pipeline_model_parallel_size", "pipeline"))
+
+
+def _model_parallel(launch):
+    """{"tensor": n | None, "pipeline": n | None}: the model-parallel sizes the launch passes (Megatron's
+    --tensor-model-parallel-size / --pipeline-model-parallel-size; the one it leaves out is 1; None: a shell
+    variable the script does not set), both None with no launch; None when a launch passes neither (the
+    data-parallel size is then the GPU count)."""
+    if launch is None or not launch.found:
+        return {"tensor": None, "pipeline": None}  # no launch: the model may be split (Megatron-DeepSpeed)
+    found = {}
+    for key, name in _PARALLEL_ARGS:
+        arg = launch.argument(key)
+        if arg is not None:
+            found[name] = _positive(arg.value)
+    if not found:
+        return None
+    return {name: found.get(name, 1) for _key, name in _PARALLEL_ARGS}
+
+
+def _positive(raw) -> int | None:
+    try:
+        value = int(str(raw).strip())
+    except (TypeError, ValueError):
+        return None  # a shell variable, or text Megatron would not take
+    return value if value >= 1 else None
+
+
+def _dp_words(dp_sizes: list[int], sp: int, parallel: dict) -> str:
+    """The data-parallel sizes a batch works on, with the GPU counts the launch's tensor x pipeline parallel makes
+    of them, or the rule that relates the two when the launch leaves a size to a shell variable."""
+    sizes = ds.list_worlds(dp_sizes).replace(" GPUs", "").replace(" GPU", "")
+    tp, pp = parallel["tensor"], parallel["pipeline"]
+    if tp is None or pp is None:
+        return f"a data-parallel size (GPUs / tensor x pipeline parallel) of {sizes}"
+    gpus = ds.list_worlds([w * sp * tp * pp for w in dp_sizes])
+    return (f"a data-parallel size (GPUs / tensor x pipeline parallel) of {sizes}, that is {gpus} with the launch's "
+            f"tensor parallel {tp} x pipeline parallel {pp}")
 
 
 def _hf(cfg: ds.DSConfig, tb_node, tb: int):
