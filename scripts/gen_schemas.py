@@ -873,6 +873,10 @@ HF_REMOVED = {
     # TRL 1.x distillation configs (experimental sdpo, sdft, a2po, iw_opd) still have it.
     "max_prompt_length": (None, _TRL, "0.26.0", "0.28.0", None, "filter over-long prompts from the dataset instead"),
     "torch_dtype": ("dtype", _TRL, "0.23.0", "0.27.0", "0.23.0", None),  # ModelConfig
+    # GRPOConfig: added 0.15.0 (78c5ce23f), deprecated 0.16.0, removed 0.18.0 (a8cfca6d0); vllm_max_model_length
+    # came only in 0.26.0 (ca21dd94c): 0.18 - 0.25 have no such field
+    "vllm_max_model_len": ("vllm_max_model_length", _TRL, "0.16.0", "0.18.0", "0.26.0",
+                           "on TRL 0.18 - 0.25 set max_model_len in the vLLM server (trl vllm-serve --max_model_len)"),
 }
 
 

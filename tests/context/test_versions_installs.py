@@ -87,3 +87,20 @@ def test_unknown_git_commit_is_not_the_newest_release(tmp_path):
                                 "a.yaml": SFT})
     trl = resolve(str(repo / "a.yaml"), use_environment=False).get("trl")
     assert trl.origin == "pin" and trl.assumed and "release unknown" in trl.source
+
+
+GRPO = ("model_name_or_path: Qwen/Qwen2.5-0.5B\nvllm_max_model_len: 4096\ntorch_dtype: bfloat16\n"
+        "per_device_train_batch_size: 2\ngradient_accumulation_steps: 2\nlearning_rate: 1.0e-5\nnum_generations: 4\n"
+        "use_vllm: true\nbf16: true\noutput_dir: out\n")
+
+
+def test_git_commit_range_decides_removed_keys(tmp_path):
+    from trainlint import engine
+
+    pin = "trl @ git+https://github.com/huggingface/trl.git@69ad852e5654a77f1695eb4c608906fe0c7e8624"
+    repo = make_repo(tmp_path, {"setup.py": f'_deps = ["{pin}"]\n', "a.yaml": GRPO})
+    codes = {(d.code, d.span.start.line) for d in engine.check_path(repo / "a.yaml").diagnostics}
+    assert not {c for c in codes if c[0] in ("TL523", "TL524")}, codes  # both keys exist in TRL 0.15 - 0.16
+    newer = make_repo(tmp_path / "n", {"requirements.txt": "trl==0.20.0\n", "a.yaml": GRPO})
+    found = [d for d in engine.check_path(newer / "a.yaml").diagnostics if d.code == "TL524"]
+    assert any("vllm_max_model_len" in d.message and "0.18" in d.message for d in found)

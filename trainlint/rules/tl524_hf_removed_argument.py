@@ -20,6 +20,7 @@ and the release from which its replacement exists:
 | `max_seq_length` (SFTConfig) | TRL 0.16 | 0.20 | `max_length` (0.16) |
 | `torch_dtype` (ModelConfig) | TRL 0.23 | 0.27 | `dtype` (0.23) |
 | `max_prompt_length` (GRPOConfig; DPOConfig) | TRL 0.26; 0.28 | 0.28; 0.29 | - |
+| `vllm_max_model_len` (GRPOConfig, from 0.15) | TRL 0.16 | 0.18 | `vllm_max_model_length` (0.26; 0.18 - 0.25: the vLLM server's `--max_model_len`) |
 
 **Why**: on a release without the field, `HfArgumentParser.parse_dict` (transformers `hf_argparser.py`)
 stops with "Some keys are not used by the HfArgumentParser: [...]", and `TrlParser.parse_args_and_config`
@@ -80,7 +81,7 @@ CLAIMS = (
 )
 
 OLDEST_READ = "4.40"  # the oldest transformers release read: "deprecated in 4.40.0" means 4.40 or earlier
-TRL_ONLY = {"max_seq_length", "max_prompt_length", "torch_dtype"}
+TRL_ONLY = {"max_seq_length", "max_prompt_length", "torch_dtype", "vllm_max_model_len"}
 # max_prompt_length left GRPOConfig in 0.28 and DPOConfig/RLOOConfig in 0.29; TRL 1.x distillation configs keep it.
 PROMPT_LENGTH_REMOVED = {"grpo": ("0.26.0", "0.28.0", "GRPOConfig"), "dpo": ("0.28.0", "0.29.0", "DPOConfig")}
 SAFE_RENAMES = {"evaluation_strategy", "per_gpu_train_batch_size", "per_gpu_eval_batch_size", "no_cuda",
