@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 
 import pytest
 
+import trainlint._dataclass as fast_module
 from trainlint._dataclass import dataclass as fast
 
 T = TypeVar("T")
@@ -59,7 +60,9 @@ def _outcome(fn):
 
 @pytest.mark.parametrize("options", OPTIONS, ids=[str(o) for o in OPTIONS])
 @pytest.mark.parametrize("kind", ["plain", "doc", "post_init", "explicit", "explicit_hash", "generic"])
-def test_same_behaviour_as_the_standard_library(kind, options):
+@pytest.mark.parametrize("compile_after", [50, 0], ids=["stand-in init", "compiled init"])
+def test_same_behaviour_as_the_standard_library(kind, options, compile_after, monkeypatch):
+    monkeypatch.setattr(fast_module, "_COMPILE_AFTER", compile_after)
     bases = (Generic[T],) if kind == "generic" else ()
     std, ours = _pair(kind, options, bases)
     assert str(inspect.signature(ours)) == str(inspect.signature(std))
@@ -148,3 +151,21 @@ def test_every_trainlint_dataclass_is_made_as_the_standard_library_makes_it():
                                        check=True, timeout=120).stdout) for how in ("stdlib", "fast")]
     assert len(dumps[0]) > 50
     assert dumps[1] == dumps[0]
+
+
+def test_init_is_compiled_after_some_instances_only():
+    for options in OPTIONS:
+        std, ours = _pair("post_init", options)
+        stand_in = ours.__init__
+        assert stand_in.__code__.co_filename != "<string>"  # nothing compiled when the class is made
+        assert str(inspect.signature(stand_in)) == str(inspect.signature(std.__init__))
+        assert stand_in.__defaults__ == std.__init__.__defaults__
+        assert stand_in.__annotations__ == std.__init__.__annotations__
+        assert _outcome(lambda: stand_in(ours.__new__(ours))) == _outcome(lambda: std())
+        sub = type("Sub", (ours,), {})
+        for n in range(fast_module._COMPILE_AFTER):  # (the call above failed before its body ran)
+            assert sub(n, "y").f == {"seen": n} and ours.__init__ is stand_in
+        assert sub(1, "y").f == {"seen": 1}  # the next instance, a subclass's: the compiled one goes on the class
+        compiled = ours.__init__
+        assert compiled is not stand_in and compiled.__code__.co_filename == "<string>"
+        assert ours(2).f == {"seen": 2} and ours(3, c=[1]).c == [1] and ours.__init__ is compiled

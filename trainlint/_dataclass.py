@@ -4,9 +4,10 @@ Python 3.11's `dataclasses.dataclass` compiles each generated method (`__init__`
 the frozen `__setattr__` and `__delattr__`, the orderings) from source when the class is created: about 0.3 ms
 for a frozen class, which over the ~70 classes a check imports was a quarter of a check's CPU time. Here the
 standard library still reads the fields (so `dataclasses.fields`, `replace`, `asdict`, `is_dataclass` and
-`__match_args__` are its own); `__init__` is compiled as it compiles it; `__eq__`, the orderings and `__hash__` are
-compiled from the same source as its own, on their first call (most classes are never compared or hashed in a
-run); `__repr__` and the frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones
+`__match_args__` are its own); `__init__` is a stand-in with the generated one's signature that sets the fields as
+it does, replaced after a few dozen instances by the generated one, compiled as it compiles it (most classes make a
+few instances in a check); `__eq__`, the orderings and `__hash__` are compiled from the same source as its own, on
+their first call (most classes are never compared or hashed in a run); `__repr__` and the frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones
 (same results, same exceptions and messages, `repr` guarded against recursion). `tests/test_dataclass.py` holds
 all of it to `dataclasses.dataclass`.
 
@@ -17,9 +18,11 @@ Supported: `frozen`, `eq`, `order` (the options trainlint uses); anything else (
 from __future__ import annotations
 
 import _thread
+import builtins
 import dataclasses
 import inspect
 import sys
+import types
 from dataclasses import MISSING, FrozenInstanceError
 
 __all__ = ["dataclass"]
@@ -77,8 +80,8 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
             compiled["__hash__"] = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
         else:
             cls.__hash__ = None
-    for name, fn in _compile(cls, fields, frozen, "__init__" not in body, {}).items():
-        setattr(cls, name, fn)
+    if "__init__" not in body:
+        cls.__init__ = _lazy_init(cls, fields, frozen)
     for name, names in compiled.items():  # compiled on first use: most classes are never compared or hashed
         setattr(cls, name, _on_first_use(cls, name, names))
     if "__repr__" not in body:
@@ -181,6 +184,82 @@ def _compile(cls, fields, frozen: bool, init: bool, methods: dict[str, tuple[str
     code = compile(source, "<string>", "exec", dont_inherit=True)  # not this module's `annotations` future
     exec(code, module.__dict__ if module is not None else {}, namespace)  # noqa: S102 - as dataclasses does
     return {name: _named(cls, fn, name) for name, fn in zip(made, namespace["__create_fn__"](**local))}
+
+
+def __init__(self):  # the stand-in's template: its code object, with the class's parameters, calls _first
+    return _first(locals())
+
+
+_INIT_CODE = __init__.__code__
+del __init__
+
+
+# How many instances a class's stand-in `__init__` makes before the compiled one replaces it: compiling costs about
+# as much as a hundred calls of the stand-in, and most classes make a few instances in a check, some thousands.
+_COMPILE_AFTER = 50
+
+
+def _lazy_init(cls, fields, frozen: bool):
+    """A stand-in for `__init__` with its signature (the same parameters, defaults and annotations: the template's
+    code object with the class's parameter names, so nothing is compiled). It sets the fields as the generated
+    `__init__` does (the default factories called, `object.__setattr__` on a frozen class, then `__post_init__`);
+    after `_COMPILE_AFTER` instances it compiles the generated one and puts it on the class in its place (a class
+    that makes a handful of instances in a check never pays for the compilation). Until then its globals are its
+    own: `_first`, the builtins and the module's name."""
+    params, defaults, annotations, steps = [], [], {}, []
+    seen_default = False
+    for f in fields:
+        factory = f.default_factory if f.default_factory is not MISSING else None
+        if f.init or factory is not None:
+            steps.append((f.name, f.init, factory))
+        if not f.init:
+            continue
+        has_default = not (f.default is MISSING and factory is None)
+        if has_default:
+            seen_default = True
+            defaults.append(f.default if f.default is not MISSING else _HAS_DEFAULT_FACTORY)
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+        params.append(f.name)
+        annotations[f.name] = f.type
+    if "self" in params:  # the template's own name: compile it now
+        return _compile(cls, fields, frozen, True, {})["__init__"]
+    annotations["return"] = None
+    stand_in = None
+    calls = 0
+    assign = object.__setattr__ if frozen else setattr
+    post_init = hasattr(cls, "__post_init__")
+
+    def first(values: dict):
+        nonlocal calls
+        calls += 1
+        self = values["self"]
+        if calls > _COMPILE_AFTER:
+            fn = _compile(cls, fields, frozen, True, {})["__init__"]
+            if cls.__dict__.get("__init__") is stand_in:
+                cls.__init__ = fn
+            del values["self"]
+            return fn(self, **values)
+        for name, init, factory in steps:
+            if not init:
+                value = factory()
+            else:
+                value = values[name]
+                if factory is not None and value is _HAS_DEFAULT_FACTORY:
+                    value = factory()
+            assign(self, name, value)
+        if post_init:
+            self.__post_init__()
+        return None
+
+    names = ("self", *params)
+    replace = {"co_argcount": len(names), "co_nlocals": len(names), "co_varnames": names}
+    if hasattr(_INIT_CODE, "co_qualname"):  # Python 3.11+: as the standard library's (made in __create_fn__)
+        replace["co_qualname"] = "__create_fn__.<locals>.__init__"
+    scope = {"__builtins__": builtins, "__name__": cls.__module__, "_first": first, "locals": locals}
+    stand_in = types.FunctionType(_INIT_CODE.replace(**replace), scope, "__init__", tuple(defaults) or None)
+    stand_in.__annotations__ = annotations
+    return _named(cls, stand_in, "__init__")
 
 
 def _on_first_use(cls, name: str, names: tuple[str, ...]):
