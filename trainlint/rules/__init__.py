@@ -113,6 +113,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl643_torchtune_moved_component", "TL643", "torchtune"),
     ("tl644_axolotl_batch_size_fields", "TL644", "axolotl"),
     ("tl645_axolotl_torch_compile_with_deepspeed", "TL645", "axolotl"),
+    ("tl646_litgpt_logger_choice", "TL646", "litgpt"),
 )
 
 RULE_MODULES = tuple(module for module, _, _ in RULES)
