@@ -197,6 +197,7 @@ def test_working_dirs_of_each_kind(tmp_path):
     assert dirs("README.md", 3) == (["."], True)
     assert dirs("a/README.md", 3) == (["a", "."], False)
     assert dirs("a/README.md", 3, ("c",)) == (["a/c"], True)  # only a/ holds c/
+    assert dirs("a/README.md", 3, ("c", "c")) == (["a/c"], True)  # the next block's `cd c`: a fresh shell
     assert dirs("a/Makefile", 1) == (["a"], True)
     assert dirs("a/b/x.sh", 0) == ([".", "a/b", "a"], False)
     assert dirs("a/b/x.sh", 0, ("\0self/..",)) == (["a"], True)
@@ -207,3 +208,23 @@ def test_working_dirs_of_each_kind(tmp_path):
     ci = L.commands_in("jobs:\n  t:\n    steps:\n      - working-directory: sub\n        run: torchrun t.py c.yaml\n"
                        "      - run: torchrun t.py d.yaml\n", str(repo / ".github/workflows/ci.yml"), 2)
     assert [c.cd for c in ci] == [("sub",), ()]
+
+
+def test_tl007_reads_an_hf_deepspeed_path_from_the_launch_folder(tmp_path):
+    cfg = ("model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 2\noutput_dir: out\n"
+           "deepspeed: ds_zero_3.json\n")
+    repo = make_repo(tmp_path, {"demo/configs/sft.yaml": cfg, "demo/configs/ds_zero_3.json": DS_AUTO,
+                                "demo/train.py": CODER_SCRIPT,
+                                "README.md": "```bash\ncd demo\naccelerate launch train.py configs/sft.yaml\n```\n"})
+    result = engine.check_path(repo / "demo/configs/sft.yaml")
+    assert result.launch.found and result.launch.cwd.endswith("demo")
+    found = [d for d in result.diagnostics if d.code == "TL007"]
+    assert found and "'configs/ds_zero_3.json'" in found[0].message and "Expected a string path" in found[0].message
+    (repo / "demo/configs/sft.yaml").write_text(cfg.replace("ds_zero_3.json", "configs/ds_zero_3.json"))
+    L.clear_cache()
+    assert not [d for d in engine.check_path(repo / "demo/configs/sft.yaml").diagnostics if d.code == "TL007"]
+    # no certain launch folder: next to the file still counts, as before
+    (repo / "demo/configs/sft.yaml").write_text(cfg)
+    (repo / "README.md").write_text("")
+    L.clear_cache()
+    assert not [d for d in engine.check_path(repo / "demo/configs/sft.yaml").diagnostics if d.code == "TL007"]

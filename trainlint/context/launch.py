@@ -464,6 +464,10 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
             continue
         inside = [Path(os.path.normpath(str(d / target))) for d in dirs]
         existing = [d for d in inside if d.is_dir()]
+        if not existing and dirs != start:  # each README block's `cd demo` starts from a fresh shell
+            fresh = [Path(os.path.normpath(str(d / target))) for d in start]
+            if any(d.is_dir() for d in fresh):
+                inside, existing, certain = fresh, [d for d in fresh if d.is_dir()], len(start) == 1
         if existing:
             dirs, certain = _unique(existing), certain or len(_unique(existing)) == 1
         else:

@@ -24,6 +24,14 @@ the images hold the repository at /workspace/axolotl, docker/Dockerfile) and LLa
 exist where the documented launch runs: the message says so instead of asking to fix the path; the finding stays,
 as information, because the memory estimate cannot read the file's ZeRO settings from here.
 
+HF TrainingArguments (and axolotl) open the path relative to the process's working directory, not the YAML file's
+folder (`TrainingArguments.__post_init__` → `HfTrainerDeepSpeedConfig`: "Expected a string path to an existing
+deepspeed config, or a dictionary, or a base64 encoded string. Received: ds_zero_3.json"). Where the launch that
+reads the file as its config runs in a known folder (`Launch.cwd`: a `cd X` before it, a README at the root, a
+Makefile), the path is resolved from there only, and a file that exists only next to the YAML is reported with the
+path that would work. Otherwise (no launch, or one whose folder is only plausible) the path is looked for next to
+the file, under the working directory and the project's folders, as the message says.
+
 **Fix**: none; correct the path (or fetch axolotl's shipped file).
 """
 
@@ -54,6 +62,12 @@ def check(ctx: LintContext):
             continue
         if _builtin(ctx, target):
             continue  # ms-swift's `zero2`: the parser's own bundled config, not a path
+        cwd = _launch_cwd(ctx)
+        if cwd and _under(cwd, target):
+            continue  # there where the launch runs
+        if cwd and resolve_link(doc.path, target) is not None:
+            yield RULE.at(doc, node, _not_from_cwd(ctx, doc, target, cwd))
+            continue
         if resolve_link(doc.path, target) is None:
             command = _fetched(ctx, target)
             if command:
@@ -75,6 +89,49 @@ def check(ctx: LintContext):
                           f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
                           "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
                           "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")
+
+
+# Parsers that hand the path to TrainingArguments (or open it as given): the file is opened relative to the process's
+# working directory, not to the YAML file (transformers TrainingArguments.__post_init__ -> HfTrainerDeepSpeedConfig
+# -> HfDeepSpeedConfig: os.path.exists(config_file_or_dict) else "Expected a string path to an existing deepspeed
+# config, or a dictionary, or a base64 encoded string. Received: ds_zero_3.json").
+CWD_RELATIVE = ("huggingface", "axolotl")
+
+
+def _launch_cwd(ctx: LintContext) -> str:
+    """The directory the launch that reads this file as its config runs in, when certain; "" otherwise (then the
+    path is looked for next to the file, under the working directory and the project's folders, as before)."""
+    launch = ctx.launch
+    if ctx.flavor not in CWD_RELATIVE or not launch.found or launch.role != "config" or launch.assumed:
+        return ""
+    return launch.cwd
+
+
+def _under(cwd: str, target: str) -> bool:
+    from pathlib import Path
+
+    candidate = Path(target.strip()).expanduser()
+    path = candidate if candidate.is_absolute() else Path(cwd) / candidate
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _not_from_cwd(ctx: LintContext, doc, target: str, cwd: str) -> str:
+    import os
+
+    found = resolve_link(doc.path, target)
+    launch = ctx.launch
+    where = launch.origin.path + (f":{launch.origin.span.start.line + 1}" if launch.origin.span else "")
+    try:
+        written = os.path.relpath(found, cwd)
+    except (TypeError, ValueError):
+        written = str(found)
+    return (f"the DeepSpeed config {target!r} is opened relative to the working directory the launch runs in "
+            f"({cwd}, {where}), not next to this file, and is not there: TrainingArguments stops with \"Expected a "
+            f"string path to an existing deepspeed config, or a dictionary, or a base64 encoded string. Received: "
+            f"{target}\". The file exists as {written!r} from there; write that path (or an absolute one).")
 
 
 def _fetched(ctx: LintContext, target: str) -> str | None:
