@@ -104,3 +104,15 @@ def test_git_commit_range_decides_removed_keys(tmp_path):
     newer = make_repo(tmp_path / "n", {"requirements.txt": "trl==0.20.0\n", "a.yaml": GRPO})
     found = [d for d in engine.check_path(newer / "a.yaml").diagnostics if d.code == "TL524"]
     assert any("vllm_max_model_len" in d.message and "0.18" in d.message for d in found)
+
+
+def test_install_files_invalidate_the_caches(tmp_path):
+    from trainlint.context import installs
+
+    repo = make_repo(tmp_path, {"docker/Dockerfile": "RUN pip install trl==0.16.1\n", "a.yaml": SFT})
+    assert resolve(str(repo / "a.yaml")).get("trl").version == "0.16.1"
+    assert installs.is_install_file(str(repo / "docker/Dockerfile"))
+    (repo / "docker/Dockerfile").write_text("RUN pip install trl==0.17.0\n")
+    pins.clear_cache()
+    assert resolve(str(repo / "a.yaml")).get("trl").version == "0.17.0"
+    assert not installs.is_install_file(str(repo / "a.yaml"))

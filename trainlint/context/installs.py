@@ -29,6 +29,16 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
+def is_install_file(path: str) -> bool:
+    """Whether a changed file may change what the repository installs: a Dockerfile (the other install evidence,
+    shell scripts, Markdown, workflows, Makefiles, are launch files already), or a file a scan read (an
+    environment file under any name `conda env create -f` gave)."""
+    low = os.path.basename(path).lower()
+    if low.startswith("dockerfile") or low.endswith(".dockerfile"):
+        return True
+    return any(path in files for _pins, _names, files in _CACHE.values())
+
+
 _API = None  # trainlint.context.pins, handed in by its caller (this module never imports it: no cycle)
 
 

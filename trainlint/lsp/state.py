@@ -534,12 +534,12 @@ class TrainlintServer(LanguageServer):
 
     def context_changed(self, path: str) -> bool:
         """Whether a changed file decides how configs run: a launch script, Makefile, CI workflow or README (the
-        launch index), a pin file (versions), an accelerate config a launch names, or a Python script (the parser).
+        launch index), a pin file or Dockerfile (versions), an accelerate config a launch names, or a Python script (the parser).
         If so, forget the context caches so the next lint reads them again."""
-        from trainlint.context import launch, pins
+        from trainlint.context import installs, launch, pins
 
         if not (launch.is_launch_file(path) or pins.is_pin_file(path) or launch.is_cached_config(path)
-                or path.endswith(".py")):
+                or installs.is_install_file(path) or path.endswith(".py")):
             return False
         from trainlint.context import dialect, imports
 
