@@ -119,8 +119,8 @@ def test_tl224_uses_the_script_argument(tmp_path):
     assert "gradient_accumulation_steps 8" in found[0].message and "run.sh:1" in found[0].message
     _fresh()
     (repo / "run.sh").unlink()
-    found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # no launch: the two may differ
-    assert len(found) == 1 and found[0].severity.value == "warning"
+    found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # no launch, no script: nothing says HF Trainer
+    assert len(found) == 1 and found[0].severity.value == "info" and "if an HF Trainer script runs" in found[0].message
 
 
 DS_AUTO = json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}})
@@ -380,3 +380,33 @@ def test_prose_in_a_comment_is_no_usage_line():
     assert not L.find_in_comments("/nonexistent/sft.yaml", comments, []).found
     usage = [(1, 0, "#   tune run --nproc_per_node 2 full_finetune_distributed --config llama3_1/8B_full")]
     assert L.find_in_comments("/nonexistent/8B_full.yaml", usage, []).launcher == "tune"
+
+
+def test_tl224_without_a_launch_reads_the_scripts_near_the_config(tmp_path):
+    # huggingface/peft examples/causal_language_modeling: the accelerate config beside a plain Accelerator loop
+    loop = ("from accelerate import Accelerator\naccelerator = Accelerator()\nfor b in dl:\n"
+            "    accelerator.backward(loss)\n")
+    repo = make_repo(tmp_path, {"examples/clm/acc.yaml": ACC, "examples/clm/peft_lora_clm.py": loop})
+    assert not _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")  # no TrainingArguments there
+    _fresh()
+    (repo / "examples/clm/peft_lora_clm.py").unlink()  # no script at all: information, no claim
+    found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")
+    assert [d.severity.value for d in found] == ["info"] and "no launch names this file" in found[0].message
+    _fresh()
+    (repo / "examples/train_sft.py").write_text("from trl import SFTConfig, SFTTrainer\ntrainer = SFTTrainer()\n")
+    found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")  # the folder above: an HF Trainer
+    assert [d.severity.value for d in found] == ["warning"] and "examples/train_sft.py" in found[0].message
+    _fresh()
+    (repo / "examples/train_sft.py").unlink()
+    (repo / "tools").mkdir()
+    (repo / "tools/run.py").write_text("from transformers import Trainer, TrainingArguments\n"
+                                       "CONFIG = 'examples/clm/acc.yaml'\n")  # far away, but it names the file
+    found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")
+    assert [d.severity.value for d in found] == ["warning"] and "tools/run.py" in found[0].message
+
+
+def test_tl224_a_project_trainer_class_is_no_hf_trainer(tmp_path):
+    # huggingface/smollm vision: m4/training/main.py builds m4.training.trainer.Trainer, an accelerator.backward loop
+    main = "from m4.training.trainer import Trainer\ntrainer = Trainer(accelerator=accelerator)\n"
+    repo = make_repo(tmp_path, {"cfg/acc.yaml": ACC, "cfg/main.py": main + "accelerator.backward(loss)\n"})
+    assert not _codes(engine.check_path(repo / "cfg/acc.yaml"), "TL224")

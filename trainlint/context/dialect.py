@@ -139,6 +139,7 @@ def clear_cache() -> None:
     _REPO_SCRIPTS.clear()
     _REPO_ALL.clear()
     _SCRIPT_TEXTS.clear()
+    _NAMING.clear()
 
 
 def repository_parser(root: str) -> tuple[str, str] | None:
@@ -464,3 +465,93 @@ def script_syntax(launch, repo_root: str = "") -> str:
 
     _path, text = _script_text(launch.script, bases_of(launch, repo_root or None))
     return "h4" if text and _H4.search(text) else ""
+
+
+# A script that runs an HF Trainer (whose HfTrainerDeepSpeedConfig compares an accelerate DeepSpeed config with the
+# TrainingArguments): it names TrainingArguments or an HF-style parser, imports transformers' Trainer or a trl
+# trainer/config, or imports a framework that runs one. A class of the project's own called Trainer (huggingface/
+# smollm's m4.training.trainer.Trainer, an accelerator.backward loop) is not one.
+_HF_TRAINER_USE = re.compile(
+    r"\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|\bH4ArgumentParser\b|\btransformers\.Trainer\b|"
+    r"^\s*from\s+(?:transformers|trl)\b[^\n]*\b\w*(?:Trainer|Config)\b|"
+    r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct|alignment)\b", re.M)
+_ACCELERATOR_LOOP = re.compile(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
+                               re.M)
+MAX_NEAR_SCRIPTS = 64  # .py files read per folder
+MAX_NAMING_WALK = 3000  # repository files looked at for a script that names the config
+
+
+def runs_hf_trainer(text: str) -> bool:
+    """Whether a script's text shows an HF Trainer run (see _HF_TRAINER_USE)."""
+    return bool(_HF_TRAINER_USE.search(text or ""))
+
+
+def scripts_using(config_path: str, repo_root: str = "") -> tuple[str, str]:
+    """With no launch naming an accelerate config: what the repository's scripts that could use it do. The
+    candidates are the .py files in the config's folder and the folder above it, and the repository's .py files
+    that name the config's file name. ("trainer", path) when one of them runs an HF Trainer (runs_hf_trainer);
+    ("loop", path) when none does and one trains with an Accelerator of its own; ("", "") when none trains."""
+    config = Path(config_path)
+    name = config.name
+    seen: set[str] = set()
+    loop = ""
+    candidates: list[Path] = []
+    for folder in (config.parent, config.parent.parent):
+        try:
+            candidates += sorted(p for p in folder.glob("*.py") if p.is_file())[:MAX_NEAR_SCRIPTS]
+        except OSError:
+            continue
+    candidates += _naming_scripts(name, Path(repo_root) if repo_root else config.parent)
+    for path in candidates:
+        key = str(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            if path.stat().st_size > MAX_SCRIPT_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if runs_hf_trainer(text):
+            return "trainer", key
+        if not loop and _ACCELERATOR_LOOP.search(text):
+            loop = key
+    return ("loop", loop) if loop else ("", "")
+
+
+_NAMING: dict[tuple[str, str], list] = {}
+
+
+def _naming_scripts(name: str, root: Path) -> list[Path]:
+    """The repository's .py files whose text contains `name` (a bounded walk, remembered per run)."""
+    import os
+
+    from trainlint.context.launch import SKIP_DIRS
+
+    key = (name, str(root))
+    if key in _NAMING:
+        return _NAMING[key]
+    found: list[Path] = []
+    needle = name.encode("utf-8", errors="surrogateescape")
+    looked = 0
+    for here, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for file in sorted(files):
+            if not file.endswith(".py"):
+                continue
+            looked += 1
+            if looked > MAX_NAMING_WALK:
+                break
+            path = Path(here) / file
+            try:
+                if path.stat().st_size <= MAX_SCRIPT_BYTES and needle in path.read_bytes():
+                    found.append(path)
+            except OSError:
+                continue
+        if looked > MAX_NAMING_WALK:
+            break
+    if len(_NAMING) > 256:
+        _NAMING.clear()
+    _NAMING[key] = found
+    return found

@@ -33,6 +33,19 @@ parser, and whose other launches run no script that does, is not reported: nothi
 DeepSpeed config is the only place that sets them. So is a file no launch names inside a project whose every
 trainer is such a loop (trlx: `trlx/trainer/accelerate_base_trainer.py`, AccelerateRLTrainer).
 
+Only an HF Trainer compares the two (transformers' Trainer hands the DeepSpeedPlugin's config, built from these
+keys, to `HfTrainerDeepSpeedConfig.trainer_config_process`, whose `fill_match` records every numeric mismatch with
+TrainingArguments; a plain `Accelerator()` loop only warns "Gradient accumulation steps mismatch ... Using
+DeepSpeed's value."). So where the launch decides no value, the warning needs evidence of an HF Trainer run: the
+launched script's parser is an HF Trainer one, or its text names TrainingArguments, HfArgumentParser, TrlParser or a
+transformers/trl trainer; with no launch, a script in the file's folder or the one above (or any repository script
+that names the file) does, or the file belongs to a project whose scripts are HF Trainer ones (trl, transformers,
+alignment-handbook, LLaMA-Factory, open-r1, open-instruct). When those nearby scripts are Accelerator loops of their
+own (huggingface/peft's `examples/causal_language_modeling/*.py`; a class of the project's own called Trainer, such
+as smollm's m4 Trainer, is no HF Trainer) nothing is reported; when nothing says which script runs the file (no
+launch, no script near it: a folder of accelerate configs alone), the finding is information that says what would be
+compared and how to name the launch.
+
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
 **Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
@@ -67,6 +80,7 @@ def check(ctx: LintContext):
         return
     if _own_loop(ctx):
         return  # the launched script trains without an HF Trainer: nothing compares these with TrainingArguments
+    evidence = None  # what shows an HF Trainer reads the file, looked up once the launch decides nothing
     for entry in section.entries:
         if entry.key not in KEYS or entry.value.kind != "scalar" or is_auto(entry.value):
             continue
@@ -93,13 +107,28 @@ def check(ctx: LintContext):
                                delete_entry(doc, section, entry), safe=False)],
                           severity=Severity.ERROR if trainer else None)
             continue
+        if evidence is None:
+            evidence = _trainer_evidence(ctx)
+        kind, where = evidence
+        if kind == "loop":
+            return  # the scripts that could use it are Accelerator loops of their own: nothing compares the values
+        remedy = [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
+                      delete_entry(doc, section, entry), safe=False)]
+        if kind == "trainer":
+            yield RULE.at(doc, entry.key_span,
+                          f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by the HF Trainer script "
+                          f"that uses this config ({where}: `--{hf_key}`, default {hf_default}); when the two differ "
+                          f"the Trainer stops with \"Please correct the following DeepSpeed config values that "
+                          f"mismatch TrainingArguments values\" (LlamaFactory#201). Remove it here and set `{hf_key}` "
+                          "in the training arguments.", remedy)
+            continue
         yield RULE.at(doc, entry.key_span,
-                      f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by an HF Trainer script "
-                      f"(`--{hf_key}`, default {hf_default}); when the two differ the Trainer stops with \"Please "
-                      f"correct the following DeepSpeed config values that mismatch TrainingArguments values\" "
-                      f"(LlamaFactory#201). Remove it here and set `{hf_key}` in the training arguments.",
-                      [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
-                           delete_entry(doc, section, entry), safe=False)])
+                      f"`deepspeed_config.{entry.key}: {entry.value.raw}`: if an HF Trainer script runs with this "
+                      f"config, its `--{hf_key}` (default {hf_default}) must equal it, or the Trainer stops with "
+                      "\"Please correct the following DeepSpeed config values that mismatch TrainingArguments "
+                      f"values\" (LlamaFactory#201); {where}. Setting `{hf_key}` once, in the training arguments, "
+                      "avoids the question; name the launch (`launch = \"accelerate launch --config_file ... "
+                      "script.py\"` in [tool.trainlint]) to have it checked.", remedy, severity=Severity.INFO)
 
 
 # Parsers whose gradient_accumulation_steps / max_grad_norm default is TrainingArguments' own (1, 1.0); ms-swift
@@ -198,3 +227,61 @@ def _script_found(launch) -> bool:
 
     root = pins.repo_root(Path(launch.origin.path).parent)
     return any((base / launch.script).is_file() for base in launch_context.bases_of(launch, root))
+
+
+def _trainer_evidence(ctx: LintContext) -> tuple[str, str]:
+    """What says an HF Trainer reads this accelerate config when the launch decides no value: ("trainer", where)
+    for the launched script or its parser (an HF Trainer one), or, with no launch, a script in or near the file's
+    folder (or one naming it) that runs one; ("loop", path) when, with no launch, those scripts are Accelerator loops
+    of their own; ("", why) when nothing says which script runs it."""
+    from pathlib import Path
+
+    from trainlint.context import pins
+    from trainlint.context.dialect import _script_text, runs_hf_trainer, scripts_using
+
+    launch = ctx.launch
+    project = _trainer_project(ctx)
+    if launch.found and launch.role == "accelerate":
+        from trainlint.rules.dscommon import where_launched
+
+        if ctx.dialect.name in HF_TRAINER:
+            return "trainer", f"{launch.script or 'the script'} {where_launched(launch.origin)}"
+        from trainlint.context import launch as launch_context
+
+        root = pins.repo_root(Path(launch.origin.path).parent)
+        path, text = _script_text(launch.script, list(launch_context.bases_of(launch, root)))
+        if text and runs_hf_trainer(text):
+            return "trainer", f"{_shown(path)} {where_launched(launch.origin)}"
+        if project and not text:
+            return "trainer", project
+        return "", (f"the script {where_launched(launch.origin)} ({launch.script or 'unknown'}) shows no HF Trainer"
+                    if text else f"the script {where_launched(launch.origin)} ({launch.script or 'unknown'}) was not "
+                                 "found, so nothing says it is an HF Trainer")
+    if not ctx.document.path:
+        return "", "no script near this file shows an HF Trainer using it"
+    here = Path(ctx.document.path).resolve().parent
+    kind, path = scripts_using(str(Path(ctx.document.path).resolve()), str(pins.repo_root(here)))
+    if kind:
+        return kind, _shown(path)
+    if project:
+        return "trainer", project
+    return "", "no launch names this file and no script in or near its folder (or naming it) trains with it"
+
+
+
+# Projects whose training entry points are HF Trainer scripts: an accelerate config they ship serves those (trl's
+# examples/accelerate_configs/*.yaml are for `accelerate launch --config_file ... trl/scripts/sft.py ...`).
+HF_TRAINER_PROJECTS = ("trl", "transformers", "alignment-handbook", "llamafactory", "open-r1", "open-instruct")
+
+
+def _trainer_project(ctx: LintContext) -> str:
+    from trainlint.context import pins
+
+    if not ctx.document.path:
+        return ""
+    try:
+        _pins, projects = pins.pins_for(ctx.document.path)
+    except (OSError, ValueError):
+        return ""
+    name = next((p for p in projects if p in HF_TRAINER_PROJECTS), "")
+    return f"a config of the {name} project, whose scripts train with HF Trainer" if name else ""
