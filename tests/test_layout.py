@@ -35,8 +35,9 @@ ALLOWED = {
     "__main__": {"cli"},
     "__init__": set(),
     "_dataclass": set(),  # the dataclass decorator (standard library only), which every stage may use
+    "_pattern": set(),  # regular expressions compiled on first use (standard library only), as _dataclass
 }
-EVERYWHERE = {"_dataclass"}
+EVERYWHERE = {"_dataclass", "_pattern"}
 SHELLS = {"output", "lsp", "cli", "__main__"}
 LSP_LIBRARIES = {"pygls", "lsprotocol"}
 

@@ -133,3 +133,35 @@ def test_collection_pause_is_only_for_the_process_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path).stdout.split("\n")
     assert [line for line in out if line.startswith(("True", "False"))] == ["True True 0", "True False 0"]
+
+
+def test_lazy_patterns_compile_on_first_use_and_match_as_compiled():
+    import re
+
+    from trainlint._pattern import lazy
+
+    pattern = lazy(r"(?P<n>\d+)\s*(gb|g)\b", re.IGNORECASE)
+    assert "compiled" not in vars(pattern)
+    same = re.compile(r"(?P<n>\d+)\s*(gb|g)\b", re.IGNORECASE)
+    for text in ("80GB", "a 24 g card", "none", "141g and 80 GB"):
+        assert [m.groups() for m in pattern.finditer(text)] == [m.groups() for m in same.finditer(text)]
+        assert pattern.sub("#", text) == same.sub("#", text) and pattern.split(text) == same.split(text)
+    assert vars(pattern)["compiled"] is same  # re's cache: the very pattern re.compile makes
+    assert (pattern.pattern, pattern.flags, pattern.groupindex) == (same.pattern, same.flags, same.groupindex)
+
+
+def test_a_plain_check_leaves_the_rare_patterns_uncompiled(tmp_path):
+    """The module-level patterns made with trainlint._pattern.lazy that a plain check of a Hugging Face YAML never
+    uses stay uncompiled (the GPU-name parsing, pip install lines, Jinja2 markup, TOML tables, ...)."""
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
+    probe = ("import sys\nimport trainlint._pattern as p\n"
+             "made = []\norig = p._LazyPattern.__init__\n"
+             "def init(self, *a):\n    orig(self, *a)\n    made.append(self)\n"
+             "p._LazyPattern.__init__ = init\nfrom trainlint.cli import main\nmain(['check', sys.argv[1]])\n"
+             "print('LAZY', len(made), sum('compiled' in vars(x) for x in made))")
+    out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout
+    line = next(line for line in out.splitlines() if line.startswith("LAZY"))
+    made, compiled = map(int, line.split()[1:])
+    assert made >= 15 and compiled <= made // 3, line

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
+from trainlint._pattern import lazy
 from trainlint.catalog import schemas
 
 FILE_NAME = "dialects.json"
@@ -62,7 +62,7 @@ def versions(name: str) -> list[str]:
     return [v["version"] for v in entry["versions"]] if entry else []
 
 
-_NUM = re.compile(r"\d+")
+_NUM = lazy(r"\d+")
 
 
 def _key(label: str) -> tuple:

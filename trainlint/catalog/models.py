@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint._dataclass import dataclass
+from trainlint._pattern import lazy
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
 from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.hf_config import from_hf_config
@@ -138,7 +139,7 @@ _VARIANT_WORDS = frozenset(
     "instruct chat it base hf pt sft dpo rlhf bnb 4bit 8bit nf4 awq gptq gguf fp8 fp16 bf16 int4 int8 "
     "exl2 mlx unsloth dynamic".split()
 )
-_WORD_SPLIT = re.compile(r"[-_ .]+")
+_WORD_SPLIT = lazy(r"[-_ .]+")
 
 
 def _without_variant_words(name: str) -> str | None:
@@ -340,7 +341,7 @@ def derivative_of(name: str) -> CatalogModel | None:
     return None
 
 
-_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+_SIZE = lazy(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 
 
 @lru_cache(maxsize=1024)

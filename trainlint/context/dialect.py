@@ -9,6 +9,7 @@ it; rules judge unknown keys against it, and an unknown parser means no unknown-
 from __future__ import annotations
 
 from trainlint._dataclass import dataclass
+from trainlint._pattern import lazy
 from trainlint.plan import Origin
 
 DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "ms-swift-megatron", "axolotl",
@@ -428,9 +429,9 @@ def _row_versions(catalog, name: str) -> list[str | None]:
 # Trainer, so no HfTrainerDeepSpeedConfig comparing a DeepSpeed config with TrainingArguments): an
 # `accelerator.backward(...)` loop of its own, or trlx (trlx/trainer/accelerate_base_trainer.py:
 # AccelerateRLTrainer builds `Accelerator(log_with=..., project_dir=...)` and steps it itself).
-_OWN_LOOP = re.compile(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
+_OWN_LOOP = lazy(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
 # Any sign of an HF Trainer or a parser whose framework runs one.
-_HF_TRAINER_SIGNS = re.compile(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
+_HF_TRAINER_SIGNS = lazy(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
                                r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct)\b",
                                re.M)
 

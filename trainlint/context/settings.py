@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint._dataclass import dataclass
+from trainlint._pattern import lazy
 from trainlint.plan import Origin, Setting, TrainingPlan
 
 
@@ -394,7 +395,7 @@ def _load_toml(path: Path) -> dict:
         raise SettingsError(f"{path}: cannot read it: {exc}", path=str(path)) from None
 
 
-_TABLE = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
+_TABLE = lazy(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
 
 
 def _table_parts(header: str) -> tuple[str, ...]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 
-import re
 from pathlib import Path
 from typing import Any, Callable
 
+from trainlint._pattern import lazy
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Origin, Setting
 
-_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_FLOAT_TEXT = lazy(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def as_int(value: Any) -> int | None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from trainlint._pattern import lazy
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value, scalar_text
 from trainlint.rules import dscommon as ds
@@ -102,7 +103,7 @@ def check(ctx: LintContext):
 
 
 # What pydantic v2 (lax mode) turns into an int from a string: digits, an optional sign, underscores, ".0".
-PYDANTIC_INT = re.compile(r"\s*[-+]?\d[\d_]*(\.0*)?\s*")
+PYDANTIC_INT = lazy(r"\s*[-+]?\d[\d_]*(\.0*)?\s*")
 
 
 def _integer_only(path: tuple) -> bool:
