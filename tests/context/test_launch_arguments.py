@@ -410,3 +410,26 @@ def test_tl224_a_project_trainer_class_is_no_hf_trainer(tmp_path):
     main = "from m4.training.trainer import Trainer\ntrainer = Trainer(accelerator=accelerator)\n"
     repo = make_repo(tmp_path, {"cfg/acc.yaml": ACC, "cfg/main.py": main + "accelerator.backward(loss)\n"})
     assert not _codes(engine.check_path(repo / "cfg/acc.yaml"), "TL224")
+
+
+NULL_ACC = ("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmachine_rank: 0\nmixed_precision: 'no'\n"
+            "num_machines: null\nnum_processes: 1\nuse_cpu: false\n")
+
+
+def test_accelerate_options_the_launch_gives_override_the_config(tmp_path):
+    # huggingface/smollm vloom: train.slurm passes --num_machines $SLURM_NNODES --num_processes $NUM_GPUS
+    run = ("NUM_GPUS=$((G*N))\nsrun accelerate launch --config_file acc.yaml --num_machines $SLURM_NNODES \\\n"
+           "    --num_processes $NUM_GPUS --machine_rank $SLURM_PROCID train.py --lr 1e-4\n")
+    repo = make_repo(tmp_path, {"acc.yaml": NULL_ACC, "train.slurm": run})
+    launch = L.find(str(repo / "acc.yaml"), root=str(repo))
+    assert launch.role == "accelerate" and set(launch.overrides) == {"machine_rank", "num_machines", "num_processes"}
+    assert launch.num_processes.value is None  # given by a shell variable: unknown, not the file's 1
+    assert not _codes(engine.check_path(repo / "acc.yaml"), "TL520")  # the file's null is never read
+    _fresh()
+    (repo / "other.sh").write_text("accelerate launch --config_file acc.yaml train.py\n")  # this one reads the null
+    found = _codes(engine.check_path(repo / "acc.yaml"), "TL520")
+    assert [(d.span.start.line, d.severity.value) for d in found] == [(4, "error")]
+    _fresh()
+    (repo / "other.sh").unlink()
+    (repo / "train.slurm").unlink()
+    assert [d.severity.value for d in _codes(engine.check_path(repo / "acc.yaml"), "TL520")] == ["error"]

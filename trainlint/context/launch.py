@@ -57,6 +57,9 @@ class Launch:
     # is an assumption, said here; a finding it makes an error is then at most a warning (engine.calibrate).
     assumed: str = ""
     cwd: str = ""  # the directory the command runs in, when certain (relative paths in it are read from there)
+    # The accelerate config keys (dotted: `num_processes`, `deepspeed_config.zero_stage`) that every accelerate
+    # launch naming the file as its --config_file sets on its own command line: the file's value is never used.
+    overrides: tuple = ()
 
     def get(self, name: str):
         return dict(self.extra).get(name)
@@ -528,20 +531,25 @@ class Parsed:
     script: str = ""
     args: list = None  # what follows the script
     env: dict = None
+    options: list = None  # the launcher's own options as given (`--num_processes`, `--use_deepspeed`, ...)
 
     def __post_init__(self):
         self.values = {} if self.values is None else self.values
+        self.options = [] if self.options is None else self.options
         self.args = [] if self.args is None else self.args
         self.env = {} if self.env is None else self.env
 
 
-def _read_opts(tokens: list[str], i: int, opts: dict, flags: dict, values: dict) -> int:
-    """Consume launcher options from tokens[i:]; return the index of the first non-option."""
+def _read_opts(tokens: list[str], i: int, opts: dict, flags: dict, values: dict, seen: list | None = None) -> int:
+    """Consume launcher options from tokens[i:]; return the index of the first non-option (`seen` collects the
+    options' names)."""
     while i < len(tokens):
         tok = tokens[i]
         if not tok.startswith("-"):
             return i
         name, eq, val = tok.partition("=")
+        if seen is not None and name not in ("-m", "--module"):
+            seen.append(name)
         if name in flags:
             field_name = flags[name]
             if field_name == "module":
@@ -593,7 +601,8 @@ def parse_command(text: str, env: dict | None = None) -> Parsed | None:
         nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
         if base == "accelerate" and nxt == "launch":
             p = Parsed("accelerate", env=env)
-            return _with_script(p, tokens, _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values))
+            return _with_script(p, tokens, _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values,
+                                                      p.options))
         if base == "torchrun" or (base.startswith("python") and nxt == "-m" and pos + 2 < len(tokens)
                                   and tokens[pos + 2] in ("torch.distributed.run", "torch.distributed.launch")):
             p = Parsed("torchrun", env=env)
@@ -730,8 +739,10 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", co
                 acc_origin = Origin("launch", acc_path, note=f"accelerate config named by {origin.path}"
                                     + (f":{origin.span.start.line + 1}" if origin.span else ""))
                 sharding, extra = _sharding_from_accelerate(data)
-                procs = procs or _int(data.get("num_processes"))
-                machines = machines or _int(data.get("num_machines"))
+                # a value the command line gives wins, even one a shell variable leaves unknown (accelerate's
+                # _validate_launch_command reads the file only for the options not given)
+                procs = procs if "num_processes" in values else _int(data.get("num_processes"))
+                machines = machines if "num_machines" in values else _int(data.get("num_machines"))
                 mixed = mixed or (str(data["mixed_precision"]) if data.get("mixed_precision") is not None else None)
             else:
                 notes.append(f"accelerate config {cfg_value} not found")
@@ -1184,8 +1195,58 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         return _replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
                         other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
                         other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
-                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "")
+                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
+                        overrides=_common_overrides([(m[2], m[3]) for m in matches], config, repo))
     return find_in_comments(config_path, comments, [repo, config.parent])
+
+
+# `accelerate launch` options that set an accelerate config key (commands/launch.py: _validate_launch_command copies
+# a config value only onto the options left at None, and a deepspeed_config / fsdp_config entry only onto those not
+# given: `args.nondefault`); the flags that choose the distributed type set distributed_type.
+_ACCELERATE_OPTION_KEYS = {
+    **{k: k for k in ("num_processes", "num_machines", "machine_rank", "main_process_ip", "main_process_port",
+                      "mixed_precision", "gpu_ids", "same_network", "rdzv_backend", "main_training_function",
+                      "debug", "enable_cpu_affinity", "downcast_bf16")},
+    "use_deepspeed": "distributed_type", "use_fsdp": "distributed_type", "multi_gpu": "distributed_type",
+    "use_megatron_lm": "distributed_type", "tpu": "distributed_type", "cpu": "use_cpu",
+    "dynamo_backend": "dynamo_config.dynamo_backend", "dynamo_mode": "dynamo_config.dynamo_mode",
+    **{k: "deepspeed_config." + k for k in (
+        "zero_stage", "offload_optimizer_device", "offload_param_device", "offload_optimizer_nvme_path",
+        "offload_param_nvme_path", "gradient_accumulation_steps", "gradient_clipping", "zero3_init_flag",
+        "zero3_save_16bit_model", "deepspeed_config_file", "deepspeed_hostfile", "deepspeed_exclusion_filter",
+        "deepspeed_inclusion_filter", "deepspeed_multinode_launcher", "deepspeed_moe_layer_cls_names")},
+}
+
+
+def accelerate_overrides(p: Parsed) -> set[str]:
+    """The accelerate config keys an `accelerate launch` command sets with its own options."""
+    if p.launcher != "accelerate":
+        return set()
+    out = set()
+    for option in p.options:
+        name = option.lstrip("-").replace("-", "_")
+        if name in _ACCELERATE_OPTION_KEYS:
+            out.add(_ACCELERATE_OPTION_KEYS[name])
+        elif name.startswith("fsdp_"):
+            out.add("fsdp_config." + name)
+    return out
+
+
+def _runs_accelerate_config(p: Parsed, config: Path, bases: list[Path], repo: Path) -> bool:
+    """Whether the `accelerate launch` command `p` runs `config` as its --config_file."""
+    return p.launcher == "accelerate" and bool(p.values.get("config_file")) and \
+        names_config(p.values["config_file"], config, [*bases, repo, config.parent], repo)
+
+
+def _common_overrides(parsed: list, config: Path, repo: Path) -> tuple:
+    """The accelerate config keys every launch in `parsed` ((Parsed, its bases) pairs) that runs `config` as its accelerate config sets itself
+    (none unless each of them is one)."""
+    sets = []
+    for p, bases in parsed:
+        if not _runs_accelerate_config(p, config, bases, repo):
+            return ()
+        sets.append(accelerate_overrides(p))
+    return tuple(sorted(set.intersection(*sets))) if sets else ()
 
 
 # What a usage line in a comment starts with (after VAR=value assignments): a launcher, or a wrapper of one.
@@ -1225,6 +1286,12 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
         launch = from_parsed(parsed, origin, bases, body)
         from dataclasses import replace as _replace
 
+        # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8
+        # train.py`): the launch's own options set those keys
+        config = Path(config_path).resolve()
+        if bases and _runs_accelerate_config(parsed, config, bases, bases[0]):
+            return _replace(launch, origin=origin, role="accelerate",
+                            overrides=tuple(sorted(accelerate_overrides(parsed))))
         return _replace(launch, origin=origin, role="config")
     return Launch()
 

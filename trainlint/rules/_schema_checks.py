@@ -66,7 +66,9 @@ _cache: dict = {}
 
 def findings(ctx) -> list[Finding]:
     doc = ctx.document
-    key = (id(doc), ctx.flavor)
+    launch = getattr(ctx, "launch", None)
+    key = (id(doc), ctx.flavor, getattr(launch, "overrides", ()) if launch is not None and launch.role == "accelerate"
+           else ())  # the options a launch gives itself drop findings (launch_sets)
     if key in _cache and _cache[key][0] is doc:
         return _cache[key][1]
     result = _compute(ctx)
@@ -110,6 +112,8 @@ def _compute(ctx) -> list[Finding]:
         node = doc.find(path)
         if node is None or _covered_elsewhere(ctx, dialect, node, path, err):
             continue
+        if ctx.flavor == "accelerate" and launch_sets(ctx, path):
+            continue  # every launch of the file gives this option itself: the file's value is never read
         if err.kind == "range" and tuple(path[len(base):]) in MINIMUMS.get(ctx.flavor, {}):
             continue  # _code_constraints says it with the framework's own words
         message = err.message
@@ -131,8 +135,20 @@ def _compute(ctx) -> list[Finding]:
                 certain = bool(gone)
         out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions))
         seen.add(path)
-    out.extend(_code_constraints(ctx, base, seen))
+    out.extend(f for f in _code_constraints(ctx, base, seen)
+               if not (ctx.flavor == "accelerate" and launch_sets(ctx, f.key_path)))
     return out
+
+
+def launch_sets(ctx, path: tuple) -> bool:
+    """Whether every `accelerate launch` that runs this accelerate config sets the key at `path` (or the section
+    holding it) with its own option (`--num_processes $N`): accelerate's _validate_launch_command copies a config
+    value only onto the options not given, so the file's value is never used (huggingface/smollm's vloom configs
+    keep `num_processes: null` for train.slurm's `--num_processes $NUM_GPUS`)."""
+    launch = getattr(ctx, "launch", None)
+    overrides = getattr(launch, "overrides", ()) if launch is not None and launch.role == "accelerate" else ()
+    dotted = ".".join(str(p) for p in path)
+    return any(dotted == key or dotted.startswith(key + ".") for key in overrides)
 
 
 def _removed_value(path: tuple, value) -> dict | None:

@@ -17,6 +17,14 @@ string default through the option's type, `string_to_bool` included) and Lightni
 yes/no booleans (TL004) have their own rules. Holds for transformers 4.40 - 5.24, TRL 0.18 - 1.16,
 accelerate 1.13 - 1.15.
 
+An Accelerate config key that every `accelerate launch` running the file sets with its own option
+(`--num_processes $NUM_GPUS`, `--num_machines`, `--machine_rank`, `--mixed_precision`, `--zero_stage`, ...:
+`Launch.overrides`) is not checked: `_validate_launch_command` (accelerate `commands/launch.py`) copies a config value
+only onto the options not given, so the file's value is never read (huggingface/smollm's vloom configs keep
+`num_processes: null` for it). With no such launch a null `num_processes` / `num_machines` stays an error: the
+launcher does not fall back to the device count when a config file is given and stops on `num_machines > 1`. The
+same holds for TL521 and TL522.
+
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
 reaches the run as written); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
 
