@@ -36,8 +36,9 @@ ALLOWED = {
     "__init__": set(),
     "_dataclass": set(),  # the dataclass decorator (standard library only), which every stage may use
     "_pattern": set(),  # regular expressions compiled on first use (standard library only), as _dataclass
+    "_pep440": set(),  # PEP 440 versions and specifiers (standard library only), as _dataclass
 }
-EVERYWHERE = {"_dataclass", "_pattern"}
+EVERYWHERE = {"_dataclass", "_pattern", "_pep440"}
 SHELLS = {"output", "lsp", "cli", "__main__"}
 LSP_LIBRARIES = {"pygls", "lsprotocol"}
 

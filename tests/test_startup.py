@@ -165,3 +165,18 @@ def test_a_plain_check_leaves_the_rare_patterns_uncompiled(tmp_path):
     line = next(line for line in out.splitlines() if line.startswith("LAZY"))
     made, compiled = map(int, line.split()[1:])
     assert made >= 15 and compiled <= made // 3, line
+
+
+def test_a_check_with_pins_does_not_import_packaging(tmp_path):
+    """Versions and specifiers are trainlint._pep440's: `packaging` (a test dependency) is not imported by a check
+    that reads pins."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n'
+                                             'dependencies = ["transformers>=4.52,<5", "trl==0.18.0"]\n')
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\neval_strategy: steps\n")
+    probe = ("import sys\nfrom trainlint.cli import main\nmain(['check', sys.argv[1]])\n"
+             "import trainlint.context.versions\nprint('PACKAGING', 'packaging' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout
+    assert "PACKAGING False" in out, out

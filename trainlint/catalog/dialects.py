@@ -149,7 +149,7 @@ def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:
     for row in table:
         spec = row.get(PACKAGE.get(name, name), "")
         if version is not None and spec:
-            from packaging.specifiers import SpecifierSet  # noqa: PLC0415 - only where a version is known
+            from trainlint._pep440 import SpecifierSet  # noqa: PLC0415 - only where a version is known
 
             try:
                 if not SpecifierSet(spec).contains(version, prereleases=True):

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
-
+from trainlint._pep440 import InvalidVersion, SpecifierSet, Version
 from trainlint.catalog.files import read_data
 
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from trainlint._pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 # (trainlint.context.versions calls in here: its FrameworkVersion / Versions are taken as given, never imported)
 

@@ -225,7 +225,7 @@ def _requirement(text: str) -> Pin | None:
     match = _PEP508.match(text)
     if match is None:
         return None
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from trainlint._pep440 import InvalidSpecifier, SpecifierSet
 
     try:
         specifier = SpecifierSet(match.group(2).strip().strip("()").strip())

@@ -6,17 +6,15 @@ repository's pins, the installed environment, or trainlint's newest known releas
 names to them. Rules ask through `LintContext.version_of(name)` / `LintContext.version_in(name, spec)`; a rule
 whose `Rule.framework` + `Rule.versions` range excludes the resolved version is not run at all.
 
-Versions and specifiers are PEP 440 (`packaging`). Nothing here imports a framework or runs code.
+Versions and specifiers are PEP 440 (`trainlint._pep440`, as `packaging` reads them). Nothing here imports a framework or runs code.
 """
 
 from __future__ import annotations
 
 from dataclasses import field
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from trainlint._dataclass import dataclass
+from trainlint._pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
