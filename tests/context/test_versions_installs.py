@@ -116,3 +116,15 @@ def test_install_files_invalidate_the_caches(tmp_path):
     pins.clear_cache()
     assert resolve(str(repo / "a.yaml")).get("trl").version == "0.17.0"
     assert not installs.is_install_file(str(repo / "a.yaml"))
+
+
+def test_git_tables_in_pipfile_and_poetry(tmp_path):
+    repo = make_repo(tmp_path, {
+        "Pipfile": '[packages]\ntrl = {git = "https://github.com/huggingface/trl.git", ref = "v0.16.1"}\n',
+        "sub/pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.10"\n'
+                              'trl = {git = "https://github.com/huggingface/trl.git", branch = "main"}\n',
+        "a.yaml": SFT, "sub/b.yaml": SFT})
+    v = resolve(str(repo / "a.yaml"), use_environment=False)
+    assert (v.get("trl").version, v.get("trl").assumed) == ("0.16.1", False)
+    near = resolve(str(repo / "sub/b.yaml"), use_environment=False).get("trl")
+    assert near.origin == "pin" and "git reference main" in near.source

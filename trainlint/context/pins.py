@@ -268,6 +268,13 @@ def git_pin(name: str, url: str) -> Pin:
     return Pin(name, "", "", False, f"{what}: a development version, release unknown")
 
 
+def _git_table(dist: str, spec: dict) -> Pin:
+    """A Pipfile / Poetry git dependency table: `{git = URL, ref | rev | tag | branch = REF}`."""
+    ref = next((spec[k] for k in ("tag", "rev", "ref", "branch") if isinstance(spec.get(k), str)), "")
+    url = spec["git"] if spec["git"].startswith("git+") else "git+" + spec["git"]
+    return git_pin(canonical(dist), url + (f"@{ref}" if ref else ""))
+
+
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
     if name in ("uv.lock", "poetry.lock"):
         data = tomllib.loads(text)
@@ -288,6 +295,9 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
         out = []
         for section in ("packages", "dev-packages"):
             for dist, spec in (data.get(section) or {}).items():
+                if isinstance(spec, dict) and isinstance(spec.get("git"), str):  # trl = {git = "...", ref = "..."}
+                    out.append(_git_table(dist, spec))
+                    continue
                 spec = spec if isinstance(spec, str) else (spec.get("version", "") if isinstance(spec, dict) else "")
                 pin = _requirement(dist + ("" if spec in ("*", "") else spec))
                 if pin:
@@ -333,6 +343,9 @@ def _pyproject(data: dict) -> tuple[list[Pin], list[str]]:
     out.extend(p for p in (_requirement(s) for s in strings if isinstance(s, str)) if p)
     poetry = (data.get("tool") or {}).get("poetry") or {}
     for dist, spec in (poetry.get("dependencies") or {}).items():
+        if isinstance(spec, dict) and isinstance(spec.get("git"), str):  # trl = {git = "...", rev/tag/branch = ...}
+            out.append(_git_table(dist, spec))
+            continue
         if isinstance(spec, dict):
             spec = spec.get("version", "")
         if isinstance(spec, str) and dist.lower() != "python":
