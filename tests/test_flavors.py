@@ -184,6 +184,17 @@ def test_litgpt_fork_with_arguments_of_its_own():
     assert flavors.detect(parse_document(base + "lora_rnk: 8\n", "cfg.yaml")) != "litgpt"
 
 
+def test_lightning_cli_subclass_with_arguments_of_its_own():
+    # hepattn's LightningCLI subclass adds `name` and `matmul_precision` (add_arguments_to_parser)
+    base = ("trainer:\n  max_epochs: 10\n  accelerator: gpu\n  devices: 1\n  precision: bf16-mixed\n"
+            "model:\n  class_path: pkg.Model\ndata:\n  batch_size: 8\n")
+    assert flavors.detect(parse_document("name: run\nmatmul_precision: high\n" + base, "cfg.yaml")) == "lightning"
+    # Hydra composition, near-misses of LightningCLI keys and many unknown keys are not LightningCLI's
+    assert flavors.detect(parse_document("defaults:\n  - _self_\n" + base, "cfg.yaml")) != "lightning"
+    assert flavors.detect(parse_document("seed_everythin: 1\n" + base, "cfg.yaml")) != "lightning"
+    assert flavors.detect(parse_document("a: 1\nb: 2\nc: 3\nd: 4\n" + base, "cfg.yaml")) != "lightning"
+
+
 def test_unknown_format():
     doc = parse_document("name: web\nreplicas: 3\n", "deploy.yaml")
     assert flavors.detect(doc) == "unknown"

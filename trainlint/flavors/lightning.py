@@ -56,7 +56,7 @@ def detect(doc: Document) -> float:
     if target is not None and isinstance(target.value, str) and target.value.endswith(("Trainer",)) and "lightning" in target.value:
         return 0.9
     if not keys <= CLI_KEYS:
-        return 0.0
+        return 0.8 if _cli_subclass(root, keys) else 0.0
     if trainer is not None and trainer.kind == "mapping":
         if _foreign_trainer(trainer):
             return 0.0  # another framework's `trainer:` section (levanter/draccus: mp, num_train_steps, tracker, ...)
@@ -68,6 +68,26 @@ def detect(doc: Document) -> float:
     if keys & set(SUBCOMMANDS):
         return 0.8
     return 0.3
+
+
+def _cli_subclass(root, keys: set) -> bool:
+    """A LightningCLI subclass's YAML: a Lightning `trainer:` section (three or more Trainer arguments, no
+    foreign ones), a model: or data: section, and up to three top-level arguments the subclass adds in
+    add_arguments_to_parser (hepattn's CLI: `name`, `matmul_precision`), none a near-miss of a LightningCLI key
+    and no Hydra composition (`defaults:`)."""
+    extra = keys - CLI_KEYS
+    if not extra or len(extra) > 3 or "defaults" in keys or not keys & {"model", "data"}:
+        return False
+    trainer = root.get("trainer")
+    if trainer is None or trainer.kind != "mapping" or _foreign_trainer(trainer):
+        return False
+    known = _trainer_args()
+    names = {e.key for e in trainer.entries if isinstance(e.key, str)}
+    if not known or len(names & known) < 3:
+        return False
+    import difflib  # noqa: PLC0415 - only for a file with keys LightningCLI does not define
+
+    return not any(difflib.get_close_matches(key, CLI_KEYS, n=1, cutoff=0.75) for key in extra)
 
 
 def _trainer_args() -> set[str]:
