@@ -180,3 +180,16 @@ def test_a_check_with_pins_does_not_import_packaging(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path).stdout
     assert "PACKAGING False" in out, out
+
+
+def test_a_check_without_toml_files_does_not_import_tomllib(tmp_path):
+    """tomllib (which imports datetime and compiles its patterns) is imported when a TOML file is read."""
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
+    probe = ("import sys\nfrom trainlint.cli import main\nmain(['check', sys.argv[1]])\n"
+             "print('TOML', 'tomllib' in sys.modules or 'tomli' in sys.modules)")
+    run = [sys.executable, "-c", probe, str(config)]
+    assert "TOML False" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["trl==0.18.0"]\n')
+    assert "TOML True" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout

@@ -23,10 +23,15 @@ from pathlib import Path
 
 from trainlint._dataclass import dataclass
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+
+def _toml_loads(text: str) -> dict:
+    """tomllib.loads, imported when a TOML pin file is read (it imports datetime and compiles its patterns)."""
+    try:  # Python 3.11+
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
 
 MAX_LEVELS = 8
 MAX_BYTES = 2_000_000  # a pin file larger than this is skipped (lock files of huge monorepos)
@@ -277,7 +282,7 @@ def _git_table(dist: str, spec: dict) -> Pin:
 
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
     if name in ("uv.lock", "poetry.lock"):
-        data = tomllib.loads(text)
+        data = _toml_loads(text)
         return [Pin(canonical(p["name"]), f"=={p['version']}", "", True) for p in data.get("package", [])
                 if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("version"), str)], []
     if name == "Pipfile.lock":
@@ -289,9 +294,9 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
                     out.append(Pin(canonical(dist), info["version"], "", info["version"].startswith("==")))
         return out, []
     if name == "pyproject.toml":
-        return _pyproject(tomllib.loads(text))
+        return _pyproject(_toml_loads(text))
     if name == "Pipfile":
-        data = tomllib.loads(text)
+        data = _toml_loads(text)
         out = []
         for section in ("packages", "dev-packages"):
             for dist, spec in (data.get(section) or {}).items():
