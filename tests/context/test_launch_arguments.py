@@ -433,3 +433,19 @@ def test_accelerate_options_the_launch_gives_override_the_config(tmp_path):
     (repo / "other.sh").unlink()
     (repo / "train.slurm").unlink()
     assert [d.severity.value for d in _codes(engine.check_path(repo / "acc.yaml"), "TL520")] == ["error"]
+
+
+def test_the_world_size_the_launch_gives_wins_over_the_accelerate_config(tmp_path):
+    acc = ("compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+           "mixed_precision: bf16\nnum_machines: 1\nnum_processes: 1\n")
+    repo = make_repo(tmp_path, {"acc.yaml": acc, "run.sh": "accelerate launch --config_file acc.yaml --num_processes 8 t.py\n"})
+    result = engine.check_path(repo / "acc.yaml")
+    assert result.plan.num_gpus.value == 8 and result.plan.num_gpus.origin.kind == "launch"
+    assert not _codes(result, "TL426")  # ZeRO-3 over 8 processes, not the file's 1
+    _fresh()
+    (repo / "run.sh").write_text("accelerate launch --config_file acc.yaml --num_processes $N t.py\n")
+    result = engine.check_path(repo / "acc.yaml")
+    assert result.plan.num_gpus.is_default and not _codes(result, "TL426")  # unknown, not the file's 1
+    _fresh()
+    (repo / "run.sh").write_text("accelerate launch --config_file acc.yaml t.py\n")
+    assert _codes(engine.check_path(repo / "acc.yaml"), "TL426")  # the file's 1 is the run's

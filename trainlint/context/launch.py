@@ -1315,6 +1315,14 @@ def apply(plan, launch: Launch):
         changes["num_gpus"] = launch.num_processes
     if launch.num_machines.value is not None and weak(plan.num_nodes):
         changes["num_nodes"] = launch.num_machines
+    if launch.role == "accelerate":  # the accelerate config linted: the options its launch gives win over its keys
+        for key, field_name in (("num_processes", "num_gpus"), ("num_machines", "num_nodes")):
+            given = getattr(launch, key)
+            if key not in launch.overrides or field_name in changes:
+                continue
+            changes[field_name] = given if given.value is not None else Setting(
+                getattr(plan, field_name).value, Origin("default", note=f"the launch gives --{key} through a shell "
+                                                                         "variable: unknown"))
     sharding = launch.sharding.value or ""
     unsharded = weak(plan.zero_stage) and weak(plan.fsdp)
     if sharding.startswith("zero") and sharding[4:].isdigit() and unsharded and plan.flavor != "deepspeed":

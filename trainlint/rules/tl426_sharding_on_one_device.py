@@ -18,6 +18,10 @@ and needs the unsharded memory); verified against DeepSpeed, FSDP: any release.
 
 **Example**: `distributed_type: DEEPSPEED`, `deepspeed_config: {zero_stage: 3}`, `num_processes: 1`.
 
+An accelerate config whose every launch gives `--num_processes` / `--num_machines` itself is read with the
+launch's value (`Launch.overrides`: accelerate reads the file only for the options not given); a value the launch
+gives through a shell variable is unknown, and nothing is reported.
+
 **Fix**: none automatic: use more GPUs (`num_processes` = the GPUs you have), or add CPU offload
 (`offload_optimizer_device: cpu`, `offload_param_device: cpu`) to trade speed for memory.
 """
