@@ -128,3 +128,22 @@ def test_git_tables_in_pipfile_and_poetry(tmp_path):
     assert (v.get("trl").version, v.get("trl").assumed) == ("0.16.1", False)
     near = resolve(str(repo / "sub/b.yaml"), use_environment=False).get("trl")
     assert near.origin == "pin" and "git reference main" in near.source
+
+
+def test_unknown_git_pin_is_still_narrowed_by_the_launched_scripts_imports(tmp_path):
+    from trainlint import engine
+    from trainlint.context import imports
+
+    imports.clear_cache()
+    script = ("from trl import ModelConfig, TrlParser, SFTConfig, setup_chat_format\n\n"
+              "if __name__ == \"__main__\":\n    parser = TrlParser((SFTConfig, ModelConfig))\n")
+    repo = make_repo(tmp_path, {
+        "setup.py": '_deps = ["trl @ git+https://github.com/huggingface/trl.git@main"]\n',
+        "scripts/sft.py": script, "README.md": "```shell\naccelerate launch scripts/sft.py --config recipes/a.yaml\n```\n",
+        "recipes/a.yaml": "model_name_or_path: Qwen/Qwen2.5-0.5B\ntorch_dtype: bfloat16\nper_device_train_batch_size: 2\n"
+                          "output_dir: data/out\n"})
+    result = engine.check_path(repo / "recipes/a.yaml")
+    trl = result.versions.get("trl")
+    assert trl.origin == "pin" and "git reference main" in trl.source and "<0.26.0" in trl.spec
+    assert any("setup_chat_format" in why for why in trl.narrowed)
+    assert not [d for d in result.diagnostics if d.code == "TL524"]  # torch_dtype: removed only in TRL 0.27
