@@ -16,7 +16,10 @@ the offending key). Accelerate's own template says it:
 "set the mixed precision now instead of in the deepspeed config file ... requires the `fp16` and
 `bf16` options to be set to `auto`". `accelerate launch` passes every key of `deepspeed_config`, plus
 `mixed_precision` whenever the file sets it, to that check (`commands/launch.py`), and the
-`accelerate config` questionnaire writes no `mixed_precision` when a DeepSpeed file is chosen.
+`accelerate config` questionnaire writes no `mixed_precision` when a DeepSpeed file is chosen. A
+`--mixed_precision` that every launch running the file gives itself keeps the file's value out of that list
+(`launch_command` adds it only when it came from the config: `mp_from_config_flag`), so the top-level
+`mixed_precision` is then not reported; the `deepspeed_config` keys are passed whatever the command line says.
 
 **Evidence**: `accelerate/utils/dataclasses.py: DeepSpeedPlugin._deepspeed_config_checks` (stops);
 verified against accelerate 1.13 - 1.15. First message: "When using `deepspeed_config_file`, the
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
+from trainlint.rules._schema_checks import launch_sets
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL623", "accelerate-deepspeed-file-with-plugin-keys", Severity.ERROR,
@@ -60,7 +64,8 @@ def check(ctx: LintContext):
                           [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)])
     root = doc.root
     mp = root.entry("mixed_precision") if root is not None else None
-    if mp is not None and mp.value.kind == "scalar" and mp.value.value is not None:
+    if mp is not None and mp.value.kind == "scalar" and mp.value.value is not None and \
+            not launch_sets(ctx, ("mixed_precision",)):  # a --mixed_precision the launch gives keeps it out
         yield RULE.at(doc, mp.key_span,
                       f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate stops "
                       f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
