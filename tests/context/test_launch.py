@@ -205,6 +205,8 @@ def test_working_dirs_of_each_kind(tmp_path):
     commands = L.commands_in("cd a && torchrun t.py --deepspeed c/ds.json\npushd /tmp\npopd\ntorchrun t.py x.yaml\n",
                              str(repo / "run.sh"))
     assert [c.cd for c in commands] == [("a",), ("a", "/tmp", "\0popd")]
+    make = L.commands_in("train:\n\tcd a && torchrun t.py x.yaml\n\tcd b\n\ttorchrun t.py y.yaml\n", str(repo / "Makefile"), 1)
+    assert [c.cd for c in make] == [("a",), ()]  # a recipe line's cd ends with its shell
     ci = L.commands_in("jobs:\n  t:\n    steps:\n      - working-directory: sub\n        run: torchrun t.py c.yaml\n"
                        "      - run: torchrun t.py d.yaml\n", str(repo / ".github/workflows/ci.yml"), 2)
     assert [c.cd for c in ci] == [("sub",), ()]

@@ -268,6 +268,7 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
     cds: list[str] = []  # the `cd X` seen so far (a README's shell session, a script's own cd)
     step_dir = ""  # a CI step's `working-directory: X`
     workflow = path.endswith((".yml", ".yaml"))
+    makefile = os.path.basename(path) == "Makefile" or path.endswith(".mk")
     lines = text.splitlines()
     in_block = not markdown
     i = 0
@@ -304,6 +305,8 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
         if assign and not has_launch_words(line[assign.end():]):
             env.append((assign.group(1), assign.group(2).strip("\"'")))
             continue
+        if makefile:
+            cds.clear()  # each recipe line runs in a shell of its own
         change = _CD.match(line)
         if change:
             if change.group(1) == "popd":
@@ -434,7 +437,8 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
     its own folder or at the root (not certain); a Makefile's recipes in the Makefile's folder; a shell script in
     any folder from the root down to its own (`bash scripts/run.sh` from the root or from `train/`: certain only for
     a script at the root). Then each `cd X` before the command in the file (`cd X && ...`, `cd X; ...`, a line of
-    its own, a CI step's `working-directory: X`): `cd "$(dirname "$0")"` is the script's own folder (certain); a
+    its own, a CI step's `working-directory: X`; in a Makefile only on the recipe line itself, each line being a
+    shell of its own): `cd "$(dirname "$0")"` is the script's own folder (certain); a
     relative folder is kept from the starting folders that hold it (certain when exactly one does); a folder
     through a shell variable the file does not set, or an absolute one, leaves the candidates as they were, not
     certain."""
