@@ -114,6 +114,17 @@ def test_show_settings_cli(tmp_path, capsys):
     assert "0.20.0  (cli" in out and "torchrun, 2 processes" in out
 
 
+def test_show_settings_paths_are_relative_to_the_working_directory(tmp_path, capsys, monkeypatch):
+    from trainlint import cli
+
+    repo = handbook(tmp_path, "README.md", f"```\n{CMD}\n```\n")
+    monkeypatch.chdir(repo)
+    cli.main(["check", "--show-settings", "--exit-zero", "recipes/m/sft/c.yaml"])
+    out = capsys.readouterr().out
+    assert "recipes/accelerate_configs/zero3.yaml" in out and "README.md:" in out
+    assert str(repo) not in out
+
+
 def test_brace_expansion_names_each_config(tmp_path):
     repo = make_repo(tmp_path, {"recipes/zero3.yaml": ZERO3, "recipes/sft/config_grok.yaml": SFT,
                                 "recipes/sft/config_anthropic.yaml": SFT, "recipes/sft/config_other.yaml": SFT,
@@ -230,3 +241,16 @@ def test_tl007_reads_an_hf_deepspeed_path_from_the_launch_folder(tmp_path):
     (repo / "README.md").write_text("")
     L.clear_cache()
     assert not [d for d in engine.check_path(repo / "demo/configs/sft.yaml").diagnostics if d.code == "TL007"]
+
+
+def test_a_model_loaded_in_bf16_under_a_launched_deepspeed_keeps_fp32_masters(tmp_path):
+    # torch_dtype: bfloat16 alone would be pure bf16 (bf16 Adam moments, no master copy); once the launch hands
+    # the run to the DeepSpeed engine, its ZeRO optimizer keeps fp32 master weights and fp32 moments.
+    repo = make_repo(tmp_path, {"recipes/accelerate_configs/zero3.yaml": ZERO3,
+                                "recipes/m/sft/c.yaml": "# trainlint: gpu=A100-80GB\ntorch_dtype: bfloat16\n" + SFT,
+                                "README.md": f"```\n{CMD}\n```\n"})
+    plan = engine.check_path(repo / "recipes/m/sft/c.yaml").plan
+    assert plan.zero_stage.value == 3
+    assert plan.precision.value.param_dtype == "bf16" and plan.precision.value.master_weights
+    alone = make_repo(tmp_path / "alone", {"c.yaml": "# trainlint: gpu=A100-80GB\ntorch_dtype: bfloat16\n" + SFT})
+    assert not engine.check_path(alone / "c.yaml").plan.precision.value.master_weights

@@ -10,7 +10,7 @@ was found: everything in it is unknown, and a verdict that depends on it says wh
 from __future__ import annotations
 
 from trainlint._dataclass import dataclass
-from trainlint.plan import Origin, Setting
+from trainlint.plan import MASTER_BF16, MASTER_FP16, Origin, Setting
 
 NO_LAUNCH = Origin("default", note="no launch command names this file")
 
@@ -1334,12 +1334,29 @@ def apply(plan, launch: Launch):
         for key, name in (("offload_optimizer", "offload_optimizer"), ("offload_param", "offload_params")):
             if launch.get(key) and weak(getattr(plan, name)):
                 changes[name] = Setting(launch.get(key), launch.sharding.origin)
+        held = _held_by_deepspeed(plan.precision)
+        if held is not None:
+            changes["precision"] = held
     elif sharding == "fsdp" and unsharded:
         mode = FSDP_MODES.get(str(launch.get("fsdp_strategy") or "FULL_SHARD").lower(), "full_shard")
         changes["fsdp"] = Setting(mode, launch.sharding.origin)
     changes.update(_argument_changes(plan, launch, weak))
     return plan.with_(**changes) if changes else plan
 
+
+
+def _held_by_deepspeed(precision: Setting) -> Setting | None:
+    """A 16-bit run that the launch hands to the DeepSpeed engine keeps fp32 master weights and fp32 optimizer
+    states whatever dtype the model was loaded in (ZeRO 1/2 single_partition_of_fp32_groups, ZeRO-3
+    fp32_partitioned_groups_flat, BF16_Optimizer at stage 0); None when there is nothing to change."""
+    value = precision.value
+    dtype = value.autocast or value.param_dtype
+    if value.master_weights or dtype not in ("bf16", "fp16"):
+        return None
+    o = precision.origin
+    return Setting(MASTER_BF16 if dtype == "bf16" else MASTER_FP16,
+                   Origin(o.kind, o.path, o.key_path, o.span,
+                          "held by DeepSpeed as 16-bit weights with an fp32 master copy"))
 
 
 # The script arguments that set a plan field, per flavor of the file the script reads (its parser's field names).

@@ -51,6 +51,14 @@ def entries(result) -> list[tuple[str, str, str]]:
     return out
 
 
+def _relative_to_cwd(text: str) -> str:
+    """Paths under the working directory as people type them (the launch, pin and link origins are absolute)."""
+    import os
+
+    prefix = os.getcwd().rstrip(os.sep) + os.sep
+    return text.replace(prefix, "")
+
+
 def render(results: list) -> str:
     lines = []
     for result in results:
@@ -60,7 +68,7 @@ def render(results: list) -> str:
         for name, value, where in rows:
             lines.append(f"  {name.ljust(width)}  {value}  ({where})")
         lines.append("")
-    return "\n".join(lines)
+    return _relative_to_cwd("\n".join(lines))
 
 
 def to_json(result) -> list[dict]:
