@@ -243,7 +243,7 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
             diagnostic, internal = failure(doc, f"rule {identity.code} ({identity.name}) failed", exc)
             result.internal_error = result.internal_error or internal
             diagnostics.append(diagnostic)
-    if launch.assumed and any(d.severity is Severity.ERROR for d in diagnostics):
+    if launch.assumed and any(d.severity in (Severity.ERROR, Severity.WARNING) for d in diagnostics):
         diagnostics = _cap_assumed_launch(diagnostics, ctx, read_plan if flavor != "unknown" else None, result)
     diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in per_file_ignored)]
     suppressions = Suppressions.from_document(doc)
@@ -374,7 +374,8 @@ def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:
 
 def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_plan, result) -> list[Diagnostic]:
     """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
-    each error the rules do not also make without that launch carries the assumption, so is at most a warning."""
+    each error or warning the rules do not also make without that launch (same code, place and severity) carries
+    the assumption, so is at most a warning and says what it assumed."""
     from dataclasses import replace as _replace
 
     bare = launch_context.Launch()
@@ -385,17 +386,18 @@ def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_pl
         plan = apply_builtin_deepspeed(plan, ctx.document, result.dialect, ctx.versions)
     alone = _replace(ctx, launch=bare, plan=plan, linked=linked, estimate=None)
     _estimate(alone, FileResult(ctx.document.path, ctx.flavor, ctx.document))
-    codes = {d.code for d in diagnostics if d.severity is Severity.ERROR}
+    serious = (Severity.ERROR, Severity.WARNING)
+    codes = {d.code for d in diagnostics if d.severity in serious}
     still: set = set()
     for rule in all_rules(ctx.flavor):
         if rule.RULE.code not in codes:
             continue
         try:
-            still.update((d.code, d.span) for d in rule.check(alone) if d.severity is Severity.ERROR)
-        except Exception:  # noqa: BLE001 - then the error is not known to stand without the launch
+            still.update((d.code, d.span, d.severity) for d in rule.check(alone) if d.severity in serious)
+        except Exception:  # noqa: BLE001 - then the finding is not known to stand without the launch
             continue
     note = "the launch: " + ctx.launch.assumed
-    return [calibrate(d, (note,)) if d.severity is Severity.ERROR and (d.code, d.span) not in still else d
+    return [calibrate(d, (note,)) if d.severity in serious and (d.code, d.span, d.severity) not in still else d
             for d in diagnostics]
 
 
