@@ -449,3 +449,15 @@ def test_the_world_size_the_launch_gives_wins_over_the_accelerate_config(tmp_pat
     _fresh()
     (repo / "run.sh").write_text("accelerate launch --config_file acc.yaml t.py\n")
     assert _codes(engine.check_path(repo / "acc.yaml"), "TL426")  # the file's 1 is the run's
+
+
+def test_tl224_not_for_a_key_the_launch_gives(tmp_path):
+    run = ("accelerate launch --config_file acc.yaml --gradient_accumulation_steps 2 train.py "
+           "--gradient_accumulation_steps 2\n")
+    trainer = "from transformers import Trainer, TrainingArguments\n"
+    repo = make_repo(tmp_path, {"acc.yaml": ACC, "train.py": trainer, "run.sh": run})
+    assert not _codes(engine.check_path(repo / "acc.yaml"), "TL224")  # the file's 16 is never used
+    _fresh()
+    (repo / "run.sh").write_text(run.replace("--gradient_accumulation_steps 2 train.py", "train.py"))
+    found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
+    assert len(found) == 1 and "gradient_accumulation_steps 2" in found[0].message  # 16 in the file, 2 for the script

@@ -46,6 +46,9 @@ as smollm's m4 Trainer, is no HF Trainer) nothing is reported; when nothing says
 launch, no script near it: a folder of accelerate configs alone), the finding is information that says what would be
 compared and how to name the launch.
 
+A key every launch of the file gives itself (`accelerate launch --gradient_accumulation_steps 8 ...`: its
+`deepspeed_config` options win over the file's, `Launch.overrides`) is not reported: the file's value is never used.
+
 **Example**: `deepspeed_config: {gradient_accumulation_steps: 4, zero_stage: 2}`.
 
 **Fix** (unsafe): remove it and set accumulation/clipping once, in the training arguments.
@@ -57,6 +60,7 @@ from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
 from trainlint.context.dialect import HF_TRAINER
+from trainlint.rules._schema_checks import launch_sets
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
@@ -84,6 +88,8 @@ def check(ctx: LintContext):
     for entry in section.entries:
         if entry.key not in KEYS or entry.value.kind != "scalar" or is_auto(entry.value):
             continue
+        if launch_sets(ctx, ("deepspeed_config", entry.key)):
+            continue  # every launch gives `--{entry.key}` itself: the file's value is never used
         value = as_float(entry.value.value)
         if value is None:
             continue
