@@ -134,6 +134,36 @@ def test_removed_arguments_follow_the_pinned_releases():
     assert mid == []
 
 
+def test_trlparser_unknown_keys_follow_the_trl_release():
+    """TrlParser's handling of a config key no dataclass declares, per TRL release (schemas/dialects.json):
+    0.12 raises "Some specified config arguments are not used by the TrlParser", 0.13 - 0.18 drop the key
+    silently, 0.19+ raise "Unknown arguments from config file"."""
+    from trainlint.diagnostics import Severity
+    from trainlint.rules import tl523_hf_unknown_key as tl523
+    from trainlint.rules import tl524_hf_removed_argument as tl524
+
+    text = "dataset_name: x\nwarmup_ratio: 0.1\n"
+    old = _check_with_versions(tl524, text, {"trl": "0.12.0", "transformers": "5.15.0"})
+    assert len(old) == 1 and "not used by the TrlParser" in old[0].message and old[0].severity is Severity.ERROR
+    silent = _check_with_versions(tl524, text, {"trl": "0.13.0", "transformers": "5.15.0"})
+    assert len(silent) == 1 and "TRL 0.13 - 0.18" in silent[0].message and "without a word" in silent[0].message
+    assert silent[0].severity is Severity.ERROR  # the setting has no effect: still an error with the release known
+    new = _check_with_versions(tl524, text, {"trl": "0.19.1", "transformers": "5.15.0"})
+    assert len(new) == 1 and "Unknown arguments from config file" in new[0].message
+    assert "without a word" not in new[0].message
+    # removed in TRL 0.18, release unknown: the stop holds from 0.19 on, 0.18 drops it silently
+    unknown = _check_with_versions(tl524, "dataset_name: x\nvllm_max_model_len: 10\n", {})
+    assert len(unknown) == 1 and unknown[0].severity is Severity.WARNING and unknown[0].assumptions
+    assert "(TRL >= 0.19) stops" in unknown[0].message and "TRL 0.13 - 0.18: dropped" in unknown[0].message
+    assert "0.12" not in unknown[0].message  # the key still existed on 0.12
+    # removed in 0.20: every release from the removal on stops, no caveat
+    later = _check_with_versions(tl524, "dataset_name: x\nmax_seq_length: 5\n", {})
+    assert "stops with \"Unknown arguments from config file\"; older" in later[0].message
+    typo = "dataset_name: x\nlerning_rate: 0.1\n"
+    assert "not used by the TrlParser" in _check_with_versions(tl523, typo, {"trl": "0.12.0"})[0].message
+    assert "TRL 0.13 - 0.18" in _check_with_versions(tl523, typo, {"trl": "0.17.0"})[0].message
+
+
 AUDITED = ("TL003 TL004 TL220 TL223 TL224 TL310 TL311 TL312 TL313 TL315 TL316 TL420 TL421 TL422 TL423 TL424 TL425 "
            "TL426 TL427 TL428 TL429 TL520 TL521 TL522 TL523 TL524 TL525 TL526 TL527 TL528 TL529 TL530 TL531 TL620 "
            "TL621 TL622 TL623 TL624").split()

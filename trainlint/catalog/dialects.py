@@ -23,7 +23,7 @@ FILE_NAME = "dialects.json"
 FORMAT = "trainlint-dialects/1"
 
 __all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "builtin_deepspeed", "dialect", "extra_keys", "load",
-           "not_training_configs", "unknown_keys_action", "versions"]
+           "not_training_configs", "unknown_keys_action", "unknown_keys_releases", "versions"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,6 +137,16 @@ def unknown_keys_action(name: str) -> str | None:
     `dialect(name)["unknown_keys"]["by_version"]` has the version- and script-dependent cases)."""
     entry = dialect(name)
     return entry["unknown_keys"]["action"] if entry else None
+
+
+def unknown_keys_releases(name: str) -> list[dict]:
+    """The release-dependent rows of what the parser does with a key it does not know
+    (`unknown_keys.by_version` rows with a version range of the dialect's package, oldest first): each has the
+    range, "releases" (display), "action" ('error' / 'ignored') and the framework's "message" ({keys})."""
+    entry = dialect(name) or {}
+    package = PACKAGE.get(name, name)
+    rows = (entry.get("unknown_keys") or {}).get("by_version") or []
+    return [row for row in rows if isinstance(row, dict) and isinstance(row.get(package), str)]
 
 
 def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:

@@ -246,3 +246,58 @@ def version_status(ctx, package: str, spec: str) -> tuple[bool | None, tuple[str
     if holds is None:
         return None, (f"assumed {found.describe()}",)
     return holds, ()
+
+
+TRL_STOP = "TrlParser stops with \"Unknown arguments from config file\""  # when the data cannot be read
+
+
+def _upper(spec: str) -> str | None:
+    """The exclusive upper bound of a range like ">=0.13.0,<0.19.0", None when open."""
+    import re
+
+    found = re.search(r"<\s*(\d[\d.]*)", spec)
+    return found.group(1) if found else None
+
+
+def _before(a: str, b: str) -> bool:
+    def parts(v: str) -> tuple:
+        return tuple(int(p) for p in v.split(".") if p.isdigit())
+
+    return parts(a) < parts(b)
+
+
+def _phrase(row: dict, label: bool) -> str:
+    where = f" ({row.get('releases')})" if label and row.get("releases") else ""
+    if row.get("action") == "ignored":
+        return f"TrlParser{where} drops the key without a word, so the setting has no effect"
+    text = str(row.get("message") or "").split(":")[0]
+    return f"TrlParser{where} stops with \"{text}\"" if text else TRL_STOP
+
+
+def trl_unknown_key(ctx, since: str | None = None) -> tuple[str, bool]:
+    """What TrlParser does with a config key its dataclasses do not declare, for the TRL release in play
+    (`schemas/dialects.json` trl `unknown_keys.by_version`): (phrase, silent). With the release known (a pin
+    range all of whose releases agree counts), the row that holds; otherwise the current behaviour (stop) with the
+    older releases that differ named, those from `since` (the release that removed the key) on only."""
+    try:
+        from trainlint.catalog import dialects
+
+        rows = dialects.unknown_keys_releases("trl")
+    except Exception:  # noqa: BLE001
+        rows = []
+    for row in rows:
+        if version_status(ctx, "trl", row["trl"])[0] is True:
+            return _phrase(row, label=row is not rows[-1]), row.get("action") == "ignored"
+    if not rows:
+        return TRL_STOP, False
+    newest = rows[-1]
+    older = [row for row in rows[:-1] if row.get("action") != newest.get("action") or row.get("message") !=
+             newest.get("message")]
+    older = [row for row in older if since is None or (_upper(row["trl"]) and _before(since, _upper(row["trl"])))]
+    phrase = _phrase(newest, label=bool(older))
+    if older:
+        said = "; ".join(f"{row.get('releases')}: " + ("dropped without a word" if row.get("action") == "ignored"
+                                                        else f"\"{str(row.get('message') or '').split(':')[0]}\"")
+                         for row in older)
+        phrase += f" ({said})"
+    return phrase, False

@@ -6,9 +6,12 @@ usual script dataclasses, and that is one typo away from one that is (`lerning_r
 `per_device_batch_size`, `gradient_acumulation_steps`).
 
 **Why**: HfArgumentParser.parse_yaml_file/parse_json_file stop on keys no dataclass takes: "Some keys
-are not used by the HfArgumentParser: [...]"; TrlParser (TRL >= 0.19, `TrlParser.parse_args_and_config`): "Unknown arguments from config
-file: [...]. Please remove them, add them to the dataclass, or set `fail_with_unknown_args=False`."; TRL
-0.18 and older drop unknown config keys silently (`set_defaults_with_config` returns them unused). Scripts that
+are not used by the HfArgumentParser: [...]". TrlParser follows the TRL release (`schemas/dialects.json`, trl
+`unknown_keys.by_version`): TRL >= 0.19 (`trl/scripts/utils.py: TrlParser.parse_args_and_config`,
+`fail_with_unknown_args=True`): "Unknown arguments from config file: [...]. Please remove them, add them to
+the dataclass, or set `fail_with_unknown_args=False`."; TRL 0.13 - 0.18 drop unknown config keys silently
+(`set_defaults_with_config` returns them, `parse_args_and_config` discards them); TRL 0.12 and older
+(`trl/commands/cli_utils.py`): "Some specified config arguments are not used by the TrlParser: {...}". Scripts that
 ignore extra keys silently train with the default instead. Known keys come from the
 hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
 so a key with no close known spelling is not reported. The parser comes from the run's context
@@ -16,8 +19,10 @@ so a key with no close known spelling is not reported. The parser comes from the
 LLaMA-Factory, open-instruct, ms-swift or open-r1 the keys are judged against that parser's own fields
 (`schemas/dialects.json`); when no launch, script or pin names the parser the finding is only info.
 
-**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser <= 0.18:
-silent, the key is dropped)); verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16. First message:
+**Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser 0.13 -
+0.18: silent, the key is dropped; 0.12: "Some specified config arguments are not used by the TrlParser");
+verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16 (the parser's unknown-key handling: TRL tags
+v0.11.0 - v1.9.0). First message:
 "Some keys are not used by the HfArgumentParser: [...]".
 
 **Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, version_status
+from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, trl_unknown_key
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
@@ -107,9 +112,7 @@ def check(ctx: LintContext):
             if message:
                 parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
         elif dialect == "trl":
-            old_trl = version_status(ctx, "trl", "<0.19")[0] is True
-            parser = ("TrlParser (TRL < 0.19) drops it without a word" if old_trl
-                      else "TrlParser stops with \"Unknown arguments from config file\"")
+            parser = trl_unknown_key(ctx)[0]
         else:
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"

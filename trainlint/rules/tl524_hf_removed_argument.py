@@ -23,10 +23,17 @@ and the release from which its replacement exists:
 | `vllm_max_model_len` (GRPOConfig, from 0.15) | TRL 0.16 | 0.18 | `vllm_max_model_length` (0.26; 0.18 - 0.25: the vLLM server's `--max_model_len`) |
 
 **Why**: on a release without the field, `HfArgumentParser.parse_dict` (transformers `hf_argparser.py`)
-stops with "Some keys are not used by the HfArgumentParser: [...]", and `TrlParser.parse_args_and_config`
-(TRL `scripts/utils.py`, TRL >= 0.19) with "Unknown arguments from config file: [...]. Please remove them,
-add them to the dataclass, or set `fail_with_unknown_args=False`."; TrlParser <= 0.18 drops the key
-silently (the setting has no effect). On the releases before the removal the key works. With the
+stops with "Some keys are not used by the HfArgumentParser: [...]". What TrlParser does depends on the TRL
+release (`schemas/dialects.json`, trl `unknown_keys.by_version`, read from TRL's tags): TRL 0.12 and older
+(`trl/commands/cli_utils.py: TrlParser.parse_args_and_config`, the leftovers come back as a Namespace) raise
+"Some specified config arguments are not used by the TrlParser: {...}"; TRL 0.13 - 0.18
+(`trl/scripts/utils.py: TrlParser.set_defaults_with_config` returns the unused keys, `parse_args_and_config`
+discards them) drop the key without a word, so the setting has no effect (still an error with the release
+known: the file says something the run will not do); TRL >= 0.19 (`parse_args_and_config`,
+`fail_with_unknown_args=True` by default, #3543) raise "Unknown arguments from config file: [...]. Please
+remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." With the TRL release
+unknown the message names the stop and the older releases that differ. On the releases before the removal
+the key works. With the
 release known exactly (a pin, a setting), a removed key is an error and a key the release still has is
 not reported: a file pinned to an old stack (open-r1: transformers 4.52.3, TRL 0.18.0) is fine with
 `torch_dtype`, `warmup_ratio` and `max_prompt_length`. With the release unknown or assumed, the finding is
@@ -39,8 +46,9 @@ TrainingArguments/TRL field: a script's own dataclass reads it (PEFT's
 `optimizer_type`, `use_amp`, ... and a `max_seq_length` of its own TrainConfig).
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
-removed the key (TrlParser <= 0.18: silent)); verified against transformers 4.40 - 5.24, TRL 0.15 -
-1.16. First message: "Some keys are not used by the HfArgumentParser: [...]".
+removed the key; TrlParser per TRL release: 0.12 raises, 0.13 - 0.18 silent, >= 0.19 raises); verified
+against transformers 4.40 - 5.24, TRL 0.15 - 1.16 (the parser's unknown-key handling: TRL tags v0.11.0 -
+v1.9.0, `trl/commands/cli_utils.py`, `trl/scripts/utils.py`). First message: "Some keys are not used by the HfArgumentParser: [...]".
 
 The other way round, a replacement on a transformers release known (pin, setting) to be older than it is refused
 the same way: `eval_strategy` (4.41), `include_for_metrics` (4.46), `parallelism_config` (4.56),
@@ -63,7 +71,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
-from trainlint.rules._frameworks import Claim, foreign_keys_share, hf_dialect, version_status
+from trainlint.rules._frameworks import Claim, foreign_keys_share, hf_dialect, trl_unknown_key, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
@@ -77,7 +85,11 @@ CLAIMS = (
     Claim("trl", "scripts/utils.py TrlParser.parse_args_and_config",
           "Unknown arguments from config file: [{args}]. Please remove them, add them to the dataclass, or set "
           "`fail_with_unknown_args=False`.", "stops", since="0.19.0"),
-    Claim("trl", "scripts/utils.py TrlParser.set_defaults_with_config", "", "silent", until="0.19.0"),
+    Claim("trl", "scripts/utils.py TrlParser.set_defaults_with_config", "", "silent", since="0.13.0",
+          until="0.19.0"),
+    Claim("trl", "commands/cli_utils.py TrlParser.parse_args_and_config",
+          "Some specified config arguments are not used by the TrlParser: {remaining_args}", "stops",
+          until="0.13.0"),
 )
 
 OLDEST_READ = "4.40"  # the oldest transformers release read: "deprecated in 4.40.0" means 4.40 or earlier
@@ -170,8 +182,9 @@ def check(ctx: LintContext):
         if info.get("replacement_since"):
             new_ok, _ = version_status(ctx, package, f">={info['replacement_since']}")
         severity = Severity.ERROR if removed else None
-        silent = dialect == "trl" and version_status(ctx, "trl", "<0.19")[0] is True
-        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), silent=silent),
+        trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None)[0] if dialect == "trl"
+               else None)
+        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), trl=trl),
                       list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions)
     yield from _too_new(ctx, doc, root, dialect, fields, table)
 
@@ -183,8 +196,9 @@ ADDED = ("eval_strategy", "include_for_metrics", "train_sampling_strategy", "par
 def _too_new(ctx, doc, root, dialect, fields, table):
     """A replacement key on a transformers release known to be older than it: the parser does not have it yet
     (`eval_strategy` on transformers 4.36: "Some keys are not used by the HfArgumentParser: ['eval_strategy']")."""
-    if dialect == "trl" and version_status(ctx, "trl", "<0.19")[0] is True:
-        return  # TrlParser <= 0.18 drops unknown keys silently: no stop to claim
+    trl, silent = trl_unknown_key(ctx) if dialect == "trl" else (None, False)
+    if silent:
+        return  # TrlParser 0.13 - 0.18 drops unknown keys silently: no stop to claim
     added = {}
     for old, info in table.items():
         new = info.get("replacement") if isinstance(info, dict) else None
@@ -198,7 +212,7 @@ def _too_new(ctx, doc, root, dialect, fields, table):
             continue  # the release in play has it, or it is not known exactly
         version = ctx.version_of("transformers")
         release = version.version if version is not None else f"< {since}"
-        stop = ("TrlParser stops with \"Unknown arguments from config file\"" if dialect == "trl" else
+        stop = (trl if dialect == "trl" else
                 f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{entry.key}']\"")
         rename = old if entry.key == "eval_strategy" and root.get(old) is None else None
         todo = f"Write `{rename}`, its name there" if rename else f"Remove it, or use transformers >= {_short(since)}"
@@ -208,7 +222,8 @@ def _too_new(ctx, doc, root, dialect, fields, table):
                       f"runs under transformers {release}: {stop}. {todo}.", fixes, severity=Severity.ERROR)
 
 
-def message(key: str, info: dict, dialect: str, certain: bool = False, silent: bool = False) -> str:
+def message(key: str, info: dict, dialect: str, certain: bool = False, trl: str | None = None) -> str:
+    """trl: what TrlParser does with the key on the TRL release in play (`_frameworks.trl_unknown_key`)."""
     package = _name(info.get("package") or "transformers")
     removed = _short(info.get("removed"))
     deprecated = _short(info.get("deprecated"))
@@ -224,10 +239,8 @@ def message(key: str, info: dict, dialect: str, certain: bool = False, silent: b
     else:  # an old table without release numbers
         when = f"removed in {info.get('since') or package}"
         cond = "on that release and later"
-    if silent:
-        stop = "TrlParser (TRL < 0.19) drops the key without a word, so the setting has no effect"
-    elif dialect == "trl":
-        stop = "TrlParser stops with \"Unknown arguments from config file\""
+    if dialect == "trl":
+        stop = trl or "TrlParser stops with \"Unknown arguments from config file\""
     else:
         stop = f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{key}']\""
     replacement, hint, since = info.get("replacement"), info.get("hint"), _short(info.get("replacement_since"))
