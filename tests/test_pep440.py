@@ -141,3 +141,13 @@ def test_contains_as_packaging_on_random_versions_and_specifiers():
                 wrong.append((spec_text, text, expected))
     assert not wrong, wrong[:20]
     assert [str(v) for v in sorted(map(ours.Version, versions))] == [str(v) for v in sorted(map(pver.Version, versions))]
+
+
+def test_a_version_text_is_read_once():
+    assert ours.Version("4.41.0") is ours.Version("4.41.0")
+    assert ours.Version("4.41.0") == ours.Version("4.41") and ours.Version("4.41.0") is not ours.Version("4.41")
+    with pytest.raises(ours.InvalidVersion):
+        ours.Version("not a version")
+    spec = ours.SpecifierSet(">1.0.post1,<2,~=1.2,!=1.5.*")
+    assert [spec.contains(v) for v in ("1.0.post2", "1.2", "1.5.1", "1.9", "2.0a1")] == \
+        [pspec.SpecifierSet(str(spec)).contains(v, prereleases=True) for v in ("1.0.post2", "1.2", "1.5.1", "1.9", "2.0a1")]

@@ -40,6 +40,7 @@ def _pattern(name: str) -> re.Pattern:
     return found
 
 
+_MADE: dict[str, Version] = {}
 _PRE_LETTER = {"alpha": "a", "a": "a", "beta": "b", "b": "b", "c": "rc", "pre": "rc", "preview": "rc", "rc": "rc"}
 
 
@@ -48,7 +49,20 @@ class Version:
 
     __slots__ = ("epoch", "release", "pre", "post", "dev", "_local", "_key", "_str")
 
-    def __init__(self, version: str) -> None:
+    def __new__(cls, version: str):
+        """The version of `version` (one object per text: a version is never changed once made, and a check reads
+        the same pins and release rows many times)."""
+        found = _MADE.get(version) if cls is Version and isinstance(version, str) else None
+        if found is None:
+            found = object.__new__(cls)
+            found._read(version)
+            if cls is Version and isinstance(version, str):
+                if len(_MADE) >= 50_000:
+                    _MADE.clear()
+                _MADE[version] = found
+        return found
+
+    def _read(self, version: str) -> None:
         match = _pattern("version").fullmatch(version)
         if match is None:
             raise InvalidVersion(f"Invalid version: {version!r}")
@@ -167,7 +181,7 @@ _OPERATORS = ("===", "~=", "==", "!=", "<=", ">=", "<", ">")
 class Specifier:
     """One PEP 440 version clause (`>=4.41`, `==0.16.*`, `~=2.1`), as `packaging.specifiers.Specifier`."""
 
-    __slots__ = ("operator", "version", "_parsed")
+    __slots__ = ("operator", "version", "_parsed", "_bound")
 
     def __init__(self, spec: str = "") -> None:
         text = spec.strip()
@@ -175,7 +189,7 @@ class Specifier:
         if operator is None:
             raise InvalidSpecifier(f"Invalid specifier: {spec!r}")
         version = text[len(operator):].strip()
-        self.operator, self.version, self._parsed = operator, version, None
+        self.operator, self.version, self._parsed, self._bound = operator, version, None, None
         if operator == "===":
             if not version or any(c.isspace() or c in ";)" for c in version):
                 raise InvalidSpecifier(f"Invalid specifier: {spec!r}")
@@ -206,13 +220,14 @@ class Specifier:
         if version is None:
             return False
         op = self.operator
+        bound = self._bound
+        if bound is None:
+            bound = self._bound = self._make_bound()
         if self._parsed is None:  # ==X.* / !=X.*
-            return self._prefix(version, self.version[:-2]) == (op == "==")
+            return _prefix(version, bound) == (op == "==")
         spec = self._parsed
         if op == "~=":
-            prefix = ".".join(str(part) for part in spec.release[:-1])
-            return _strip_local(version) >= spec and self._prefix(version, (f"{spec.epoch}!" if spec.epoch else "")
-                                                                  + prefix)
+            return _strip_local(version) >= spec and _prefix(version, bound)
         if op in ("==", "!="):
             equal = (version if spec._local is not None else _strip_local(version)) == spec
             return equal == (op == "==")
@@ -221,22 +236,35 @@ class Specifier:
         if op == ">=":
             return version >= spec
         if op == "<":  # below V's first pre-release (V.dev0) unless V is one itself
-            return version < (spec if spec.is_prerelease else _made(spec, dev=0))
+            return version < bound
         # ">": after V.dev(N+1) for a V.devN, after V.post(N+1).dev0 for a V.postN, else after V, V+local and
         # every V.postN (what shares V's epoch, release and pre-release, and sorts after it)
-        if spec.dev is not None:
-            return version >= _made(spec, dev=spec.dev + 1)
-        if spec.post is not None:
-            return version >= _made(spec, post=spec.post + 1, dev=0)
+        if spec.dev is not None or spec.post is not None:
+            return version >= bound
         return version > spec and (version.epoch, version._key[1], version.pre) != (spec.epoch, spec._key[1], spec.pre)
 
-    @staticmethod
-    def _prefix(version: Version, prefix: str) -> bool:
-        """`version` matches `prefix.*`: the same epoch, and its release (padded with zeros) starts with the
-        prefix's."""
-        spec = Version(prefix)
-        release = version.release + (0,) * (len(spec.release) - len(version.release))
-        return version.epoch == spec.epoch and release[:len(spec.release)] == spec.release
+    def _make_bound(self) -> Version:
+        """The version `contains` compares with, besides the clause's own: the prefix of `==X.*` / `!=X.*` / `~=`
+        (its release), the first pre-release of V for `<V`, the next release after V.devN / V.postN for `>`."""
+        spec, op = self._parsed, self.operator
+        if spec is None:
+            return Version(self.version[:-2])
+        if op == "~=":
+            return Version((f"{spec.epoch}!" if spec.epoch else "") + ".".join(str(p) for p in spec.release[:-1]))
+        if op == "<":
+            return spec if spec.is_prerelease else _made(spec, dev=0)
+        if op == ">" and spec.dev is not None:
+            return _made(spec, dev=spec.dev + 1)
+        if op == ">" and spec.post is not None:
+            return _made(spec, post=spec.post + 1, dev=0)
+        return spec
+
+
+def _prefix(version: Version, spec: Version) -> bool:
+    """`version` matches `spec.*` (`spec` a release): the same epoch, and its release (padded with zeros) starts
+    with the prefix's."""
+    release = version.release + (0,) * (len(spec.release) - len(version.release))
+    return version.epoch == spec.epoch and release[:len(spec.release)] == spec.release
 
 
 _KEEP = object()
