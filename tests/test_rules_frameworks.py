@@ -164,6 +164,28 @@ def test_trlparser_unknown_keys_follow_the_trl_release():
     assert "TRL 0.13 - 0.18" in _check_with_versions(tl523, typo, {"trl": "0.17.0"})[0].message
 
 
+def test_h4_argument_parser_stops_the_hfargumentparser_way(tmp_path):
+    """alignment-handbook's H4ArgumentParser (its older scripts: `parse_yaml_and_args(sys.argv[1], ...)`) reads the
+    recipe with HfArgumentParser.parse_yaml_file (allow_extra_keys=False), not TrlParser: an unknown key stops it
+    with "Some keys are not used by the HfArgumentParser" whatever the TRL release."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(name="alignment-handbook", '
+                                       'install_requires=["transformers==4.39.0", "trl==0.8.1"])\n')
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run_sft.py").write_text(
+        "from alignment import H4ArgumentParser, ModelArguments, DataArguments, SFTConfig\n"
+        "parser = H4ArgumentParser((ModelArguments, DataArguments, SFTConfig))\n"
+        "model_args, data_args, training_args = parser.parse_yaml_and_args(sys.argv[1], sys.argv[2:])\n")
+    (tmp_path / "run.sh").write_text("accelerate launch scripts/run_sft.py recipes/config_full.yaml\n")
+    (tmp_path / "recipes").mkdir()
+    recipe = tmp_path / "recipes" / "config_full.yaml"
+    recipe.write_text("model_name_or_path: m\nlearning_rate: 2.0e-05\nlerning_rate: 2.0e-05\noutput_dir: out\n")
+    found = [d for d in engine.check_path(recipe, Settings(), display_path=str(recipe)).diagnostics
+             if d.code == "TL523"]
+    assert len(found) == 1 and "H4ArgumentParser" in found[0].message
+    assert "Some keys are not used by the HfArgumentParser" in found[0].message and "TrlParser" not in found[0].message
+
+
 AUDITED = ("TL003 TL004 TL220 TL223 TL224 TL310 TL311 TL312 TL313 TL315 TL316 TL420 TL421 TL422 TL423 TL424 TL425 "
            "TL426 TL427 TL428 TL429 TL520 TL521 TL522 TL523 TL524 TL525 TL526 TL527 TL528 TL529 TL530 TL531 TL620 "
            "TL621 TL622 TL623 TL624").split()

@@ -42,6 +42,9 @@ class Launch:
     # "command-line" (no config file: HfArgumentParser reads the command line alone, every other field keeps
     # its default), "file" (HfArgumentParser's parse_yaml_file: the file alone), "" (unknown).
     parser_reads: str = ""
+    # The parser class the script's own text names, when it differs from its dialect's: "h4" (alignment-handbook's
+    # H4ArgumentParser: HfArgumentParser.parse_yaml_file, so unknown keys stop it the HfArgumentParser way).
+    script_parser: str = ""
     script_config: str = ""  # the config file the script reads (as written), when it names one
     # How the launch names the linted file: "config" (the script's config), "hf-deepspeed" (`--deepspeed X`, the
     # TrainingArguments field), "deepspeed" (`--deepspeed_config X`, `--deepspeed_config_file X`), "accelerate"
@@ -1007,7 +1010,8 @@ def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
     arguments, script_config, reads = _arguments(p, launch.origin, command if launch.origin.span else None, syntax)
     from dataclasses import replace as _replace
 
-    return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads)
+    return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads,
+                    script_parser="h4" if syntax == "h4" else launch.script_parser)
 
 
 def _plain_arguments(p: Parsed) -> tuple:

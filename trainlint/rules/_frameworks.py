@@ -248,6 +248,8 @@ def version_status(ctx, package: str, spec: str) -> tuple[bool | None, tuple[str
     return holds, ()
 
 
+H4_STOP = ("H4ArgumentParser (HfArgumentParser.parse_yaml_file) stops with \"Some keys are not used by the "
+           "HfArgumentParser\"")
 TRL_STOP = "TrlParser stops with \"Unknown arguments from config file\""  # when the data cannot be read
 
 
@@ -279,6 +281,10 @@ def trl_unknown_key(ctx, since: str | None = None) -> tuple[str, bool]:
     (`schemas/dialects.json` trl `unknown_keys.by_version`): (phrase, silent). With the release known (a pin
     range all of whose releases agree counts), the row that holds; otherwise the current behaviour (stop) with the
     older releases that differ named, those from `since` (the release that removed the key) on only."""
+    if getattr(getattr(ctx, "launch", None), "script_parser", "") == "h4":
+        # alignment-handbook's H4ArgumentParser.parse_yaml_and_args reads the YAML with parse_yaml_file
+        # (allow_extra_keys=False): HfArgumentParser's stop on every TRL release.
+        return H4_STOP, False
     try:
         from trainlint.catalog import dialects
 

@@ -11,7 +11,9 @@ are not used by the HfArgumentParser: [...]". TrlParser follows the TRL release 
 `fail_with_unknown_args=True`): "Unknown arguments from config file: [...]. Please remove them, add them to
 the dataclass, or set `fail_with_unknown_args=False`."; TRL 0.13 - 0.18 drop unknown config keys silently
 (`set_defaults_with_config` returns them, `parse_args_and_config` discards them); TRL 0.12 and older
-(`trl/commands/cli_utils.py`): "Some specified config arguments are not used by the TrlParser: {...}". Scripts that
+(`trl/commands/cli_utils.py`): "Some specified config arguments are not used by the TrlParser: {...}".
+alignment-handbook's H4ArgumentParser (`src/alignment/configs.py: parse_yaml_and_args` -> `parse_yaml_file`,
+allow_extra_keys=False) stops the HfArgumentParser way. Scripts that
 ignore extra keys silently train with the default instead. Known keys come from the
 hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
 so a key with no close known spelling is not reported. The parser comes from the run's context

@@ -32,7 +32,9 @@ discards them) drop the key without a word, so the setting has no effect (still 
 known: the file says something the run will not do); TRL >= 0.19 (`parse_args_and_config`,
 `fail_with_unknown_args=True` by default, #3543) raise "Unknown arguments from config file: [...]. Please
 remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." With the TRL release
-unknown the message names the stop and the older releases that differ. On the releases before the removal
+unknown the message names the stop and the older releases that differ. alignment-handbook's older scripts
+parse with H4ArgumentParser (`src/alignment/configs.py: H4ArgumentParser.parse_yaml_and_args` ->
+`parse_yaml_file`, allow_extra_keys=False): HfArgumentParser's stop on every TRL release. On the releases before the removal
 the key works. With the
 release known exactly (a pin, a setting), a removed key is an error and a key the release still has is
 not reported: a file pinned to an old stack (open-r1: transformers 4.52.3, TRL 0.18.0) is fine with
