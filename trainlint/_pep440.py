@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["InvalidSpecifier", "InvalidVersion", "Specifier", "SpecifierSet", "Version"]
+__all__ = ["InvalidSpecifier", "InvalidVersion", "Specifier", "SpecifierSet", "Version", "canonical", "parse_specifier",
+           "parse_version"]
 
 
 class InvalidVersion(ValueError):
@@ -312,3 +313,25 @@ class SpecifierSet:
                 return False
             return all(spec.contains(version) for spec in self._specs)
         return all(spec.contains(item) for spec in self._specs)
+
+
+def parse_version(text: str) -> Version | None:
+    """The version `text` names, or None where it is no PEP 440 version."""
+    try:
+        return Version(str(text).strip())
+    except InvalidVersion:
+        return None
+
+
+def parse_specifier(text: str) -> SpecifierSet | None:
+    """The specifier set `text` names, or None where it is none."""
+    try:
+        return SpecifierSet(str(text).strip())
+    except InvalidSpecifier:
+        return None
+
+
+def canonical(name: str) -> str:
+    """PyPI's name normalization (PEP 503), plus the aliases people write."""
+    norm = name.strip().lower().replace("_", "-").replace(".", "-")
+    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)

@@ -21,28 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from trainlint._pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
+from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
 
 # (trainlint.context.versions calls in here: its FrameworkVersion / Versions are taken as given, never imported)
-
-
-def parse_version(text: str) -> Version | None:
-    try:
-        return Version(str(text).strip())
-    except InvalidVersion:
-        return None
-
-
-def parse_specifier(text: str) -> SpecifierSet | None:
-    try:
-        return SpecifierSet(str(text).strip())
-    except InvalidSpecifier:
-        return None
-
-
-def canonical(name: str) -> str:
-    norm = name.strip().lower().replace("_", "-").replace(".", "-")
-    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)
 
 MAX_PASSES = 6
 

@@ -14,31 +14,11 @@ from __future__ import annotations
 from dataclasses import field
 
 from trainlint._dataclass import dataclass
-from trainlint._pep440 import InvalidSpecifier, InvalidVersion, SpecifierSet, Version
+from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
               "llamafactory", "litgpt", "torch")
-
-
-def canonical(name: str) -> str:
-    """PyPI's name normalization (PEP 503), plus the aliases people write."""
-    norm = name.strip().lower().replace("_", "-").replace(".", "-")
-    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)
-
-
-def parse_version(text: str) -> Version | None:
-    try:
-        return Version(str(text).strip())
-    except InvalidVersion:
-        return None
-
-
-def parse_specifier(text: str) -> SpecifierSet | None:
-    try:
-        return SpecifierSet(str(text).strip())
-    except InvalidSpecifier:
-        return None
 
 
 @dataclass(frozen=True)
