@@ -64,47 +64,38 @@ def dependents() -> tuple[str, ...]:
     return tuple(_requirements())
 
 
-@lru_cache(maxsize=1)
-def _removed() -> dict:
+@lru_cache(maxsize=None)
+def _names_by_module(filename: str) -> dict:
+    """{module: {name: [release, release or source]}} from one of the name tables (removed, added)."""
     from trainlint.catalog.files import read_data
 
     try:
-        data = json.loads(read_data("removed_names.json"))
+        data = json.loads(read_data(filename))
     except (OSError, ValueError):  # pragma: no cover
         return {}
     return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+
+
+def _pair(filename: str, module: str, name: str) -> tuple[str, str] | None:
+    entry = (_names_by_module(filename).get(module) or {}).get(name)
+    if isinstance(entry, list) and len(entry) == 2:
+        return str(entry[0]), str(entry[1])
+    return None
 
 
 def removed(module: str, name: str) -> tuple[str, str] | None:
     """(the first release without `module.name`, source) when the data lists it, else None."""
-    entry = (_removed().get(module) or {}).get(name)
-    if isinstance(entry, list) and len(entry) == 2:
-        return str(entry[0]), str(entry[1])
-    return None
+    return _pair("removed_names.json", module, name)
 
 
 def removal_modules() -> frozenset[str]:
     """The modules the removal data covers (`trl`, `trl.models`, `transformers`, ...)."""
-    return frozenset(_removed())
-
-
-@lru_cache(maxsize=1)
-def _added() -> dict:
-    from trainlint.catalog.files import read_data
-
-    try:
-        data = json.loads(read_data("added_names.json"))
-    except (OSError, ValueError):  # pragma: no cover
-        return {}
-    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
+    return frozenset(_names_by_module("removed_names.json"))
 
 
 def added(module: str, name: str) -> tuple[str, str] | None:
     """(the last release without `module.name`, the first with it) when the data lists it, else None."""
-    entry = (_added().get(module) or {}).get(name)
-    if isinstance(entry, list) and len(entry) == 2:
-        return str(entry[0]), str(entry[1])
-    return None
+    return _pair("added_names.json", module, name)
 
 
 @lru_cache(maxsize=1)
