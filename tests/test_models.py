@@ -12,6 +12,8 @@ import pytest
 from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.hf_config import from_hf_config, supported_model_types
 from trainlint.catalog.models import ModelLookupError, catalog, closest_models, find_model
+from trainlint.catalog import models
+from trainlint.catalog.naming import normalize as normalize_name
 
 CATALOG = catalog()
 
@@ -316,10 +318,41 @@ def test_importing_does_not_load_the_catalog():
     import sys
 
     code = ("import trainlint.catalog.models as m, trainlint.catalog.hf_config; "
-            "print(m._load_catalog.cache_info().currsize)")
+            "print(m._load_catalog.cache_info().currsize + m._raw_entries.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "0"
+
+
+def test_no_two_entries_share_a_normalized_name():
+    # what lets a name written as in the catalog be found by a direct scan before the normalized index
+    from trainlint.catalog.naming import normalize
+
+    owner: dict[str, str] = {}
+    for entry in models._load_catalog():
+        for name in entry.all_names():
+            assert owner.setdefault(normalize(name), entry.name) == entry.name, name
+
+
+def test_an_exact_name_is_found_without_the_index_or_every_entry():
+    import subprocess
+    import sys
+
+    code = ("import trainlint.catalog.models as m\n"
+            "a = m.find_model('meta-llama/Llama-3.1-8B'); b = m.find_model('Qwen3-30B-A3B')\n"
+            "print(a.name, b.name, m._index.cache_info().currsize, m._load_catalog.cache_info().currsize,"
+            " m._entry_at.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.split() == ["Llama-3.1-8B", "Qwen3-30B-A3B", "0", "0", "2"]
+
+
+def test_the_direct_lookup_agrees_with_the_index():
+    full, _short = models._index()
+    for entry in models._load_catalog():
+        for name in entry.all_names():
+            assert models._catalog_entry(name, by_short_name=False) is full[normalize_name(name)] is entry
+    assert models._exact_position("no-such-model") is None
 
 
 # ---------------------------------------------------------------- errors

@@ -82,21 +82,41 @@ class CatalogModel:
 
 
 @lru_cache(maxsize=1)
-def _load_catalog() -> tuple[CatalogModel, ...]:
-    text = read_data("models.json")
-    entries = json.loads(text)["models"]
-    return tuple(
-        CatalogModel(
-            name=e["name"],
-            hf_ids=tuple(e.get("hf_ids", ())),
-            aliases=tuple(e.get("aliases", ())),
-            config=e["config"],
-            published_params=int(e["published_params"]),
-            params_source=e.get("params_source", ""),
-            config_source=e.get("config_source", ""),
-        )
-        for e in entries
+def _raw_entries() -> tuple[dict[str, Any], ...]:
+    """The catalog's entries as parsed (no `CatalogModel` made yet)."""
+    return tuple(json.loads(read_data("models.json"))["models"])
+
+
+@lru_cache(maxsize=None)
+def _entry_at(position: int) -> CatalogModel:
+    """The `CatalogModel` of the catalog's entry at `position` (one object per entry, made on first use)."""
+    e = _raw_entries()[position]
+    return CatalogModel(
+        name=e["name"],
+        hf_ids=tuple(e.get("hf_ids", ())),
+        aliases=tuple(e.get("aliases", ())),
+        config=e["config"],
+        published_params=int(e["published_params"]),
+        params_source=e.get("params_source", ""),
+        config_source=e.get("config_source", ""),
     )
+
+
+@lru_cache(maxsize=1)
+def _load_catalog() -> tuple[CatalogModel, ...]:
+    return tuple(_entry_at(i) for i in range(len(_raw_entries())))
+
+
+@lru_cache(maxsize=1024)
+def _exact_position(name: str) -> int | None:
+    """The position of the entry that has `name`, as written, for its name, a Hugging Face id or an alias; None
+    on a miss. A direct scan of the parsed entries, before (and usually instead of) the normalized index: no
+    two entries share a normalized name (`tests/test_models.py`), so an entry found here is the one the index
+    would find."""
+    for position, e in enumerate(_raw_entries()):
+        if e["name"] == name or name in e.get("hf_ids", ()) or name in e.get("aliases", ()):
+            return position
+    return None
 
 
 def catalog() -> list[CatalogModel]:
@@ -118,13 +138,20 @@ def _index() -> tuple[dict[str, CatalogModel], dict[str, CatalogModel]]:
 
 @lru_cache(maxsize=None)
 def _catalog_architecture(name: str) -> Architecture:
-    entry = next(e for e in _load_catalog() if e.name == name)
+    position = _exact_position(name)
+    entry = _entry_at(position) if position is not None and _raw_entries()[position]["name"] == name else \
+        next(e for e in _load_catalog() if e.name == name)
     return from_hf_config(entry.config, entry.name, source="catalog")
 
 
 def _catalog_entry(name: str, *, by_short_name: bool) -> CatalogModel | None:
     """The entry `name` names exactly (normalized), or with `by_short_name` the entry whose
-    name or HF id ends in the `name` part of `org/name`."""
+    name or HF id ends in the `name` part of `org/name`. A name written as in the catalog is found without
+    building the normalized index (`_exact_position`)."""
+    if not by_short_name:
+        position = _exact_position(name)
+        if position is not None:
+            return _entry_at(position)
     full, short = _index()
     key = normalize(name)
     if not key:
