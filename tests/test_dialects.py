@@ -47,3 +47,35 @@ def test_other_dialects():
     assert {"env", "datasets"} <= dialects.extra_keys("trl") and dialects.accepted_keys("trl") is None
     assert "num_processes" in dialects.dialect("trl")["accelerate_launch_options"]
     assert dialects.accepted_keys("nope") is None and dialects.dialect("nope") is None
+
+
+def test_each_part_read_alone_is_the_whole_files():
+    full = dialects.load()
+    assert dialects._sections() is not None  # the shipped file has the layout the sectioned reading expects
+    for name in full["dialects"]:
+        assert dialects.dialect(name) == full["dialects"][name], name
+    assert dialects.not_training_configs() == full["not_training_configs"]
+    assert set(dialects._sections()[1]) == set(full["dialects"])
+    assert dialects.dialect("nope") is None
+
+
+def test_a_dialect_is_read_without_decoding_the_whole_file():
+    dialects.load.cache_clear()
+    dialects._part.cache_clear()
+    assert dialects.dialect("trl")["unknown_keys"] and dialects.not_training_configs()
+    assert dialects.load.cache_info().currsize == 0
+
+
+def test_another_layout_is_read_whole(monkeypatch):
+    import json
+
+    text = json.dumps(dialects.load())  # one line: no section starts a line
+    monkeypatch.setattr(dialects, "_text", lambda: text)
+    for cached in (dialects._sections, dialects._part, dialects.load):
+        cached.cache_clear()
+    try:
+        assert dialects._sections() is None
+        assert dialects.dialect("trl") == json.loads(text)["dialects"]["trl"]
+    finally:
+        for cached in (dialects._sections, dialects._part, dialects.load):
+            cached.cache_clear()

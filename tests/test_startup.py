@@ -193,3 +193,18 @@ def test_a_check_without_toml_files_does_not_import_tomllib(tmp_path):
     assert "TOML False" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["trl==0.18.0"]\n')
     assert "TOML True" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
+
+
+def test_a_check_decodes_only_the_dialects_it_reads(tmp_path):
+    (tmp_path / ".git").mkdir()
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
+    (tmp_path / "train.py").write_text("from trl import TrlParser, SFTConfig\nparser = TrlParser((SFTConfig,))\n")
+    (tmp_path / "train.sh").write_text("accelerate launch train.py train.yaml\n")
+    probe = ("import sys\nsys.argv = ['trainlint', 'check', sys.argv[1]]\nfrom trainlint.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "from trainlint.catalog import dialects\n"
+             "print('WHOLE', dialects.load.cache_info().currsize, 'PARTS', dialects._part.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout
+    assert "WHOLE 0 PARTS" in out and "PARTS 0" not in out, out

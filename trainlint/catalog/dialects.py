@@ -26,20 +26,89 @@ __all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "builtin_deepspeed", "
            "not_training_configs", "unknown_keys_action", "unknown_keys_releases", "versions"]
 
 
-@functools.lru_cache(maxsize=1)
-def load() -> dict:
-    """The parsed file (cached and shared: do not modify it)."""
+def _path():
     for folder in schemas._candidates_dirs():
         candidate = folder / FILE_NAME
         try:
             if candidate.is_file():
-                data = json.loads(candidate.read_text(encoding="utf-8"))
-                if data.get("format") != FORMAT:
-                    raise ValueError(f"{FILE_NAME}: format {data.get('format')!r}, expected {FORMAT!r}")
-                return data
+                return candidate
         except OSError:  # pragma: no cover
             continue
     raise FileNotFoundError(f"{FILE_NAME} not found in trainlint/_schemas or <repo>/schemas")
+
+
+@functools.lru_cache(maxsize=1)
+def _text() -> str:
+    return _path().read_text(encoding="utf-8")
+
+
+def _checked(data: dict) -> dict:
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{FILE_NAME}: format {data.get('format')!r}, expected {FORMAT!r}")
+    return data
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> dict:
+    """The parsed file (cached and shared: do not modify it)."""
+    return _checked(json.loads(_text()))
+
+
+def _keys_at(text: str, marker: str, start: int, end: int) -> dict[str, int]:
+    """Key -> where its value begins, for the keys that open a line with `marker` (a newline and the indentation
+    of one nesting depth) between `start` and `end`."""
+    out: dict[str, int] = {}
+    at = text.find(marker, start, end)
+    while at != -1:
+        name_start = at + len(marker)
+        name_end = text.find('"', name_start, end)
+        if name_end == -1 or text.startswith('\\', name_end - 1) or not text.startswith('": ', name_end):
+            raise ValueError("not the expected layout")
+        out.setdefault(text[name_start:name_end], name_end + 3)
+        at = text.find(marker, name_end, end)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _sections() -> tuple[dict[str, int], dict[str, int]] | None:
+    """Where each top-level value and each dialect's value begin in the file as it is written (one space of
+    indentation per depth: `\\n "dialects": {`, `\\n  "trl": {`), so that a check decodes only the parts it
+    reads (a few KB of the ~250 KB); None for a file in another layout (then everything is read by `load`).
+    `tests/test_dialects.py` holds each part to the whole file's and the shipped file to this layout."""
+    text = _text()
+    try:
+        top = _keys_at(text, '\n "', 0, len(text))
+        names = sorted(top.values())
+        start = top["dialects"]
+        end = next((at for at in names if at > start), len(text))
+        inner = _keys_at(text, '\n  "', start, end)
+        fmt, _ = _DECODER.raw_decode(text, top["format"])
+    except (KeyError, ValueError):
+        return None
+    if fmt != FORMAT:
+        raise ValueError(f"{FILE_NAME}: format {fmt!r}, expected {FORMAT!r}")
+    return top, inner
+
+
+_DECODER = json.JSONDecoder()
+
+
+@functools.lru_cache(maxsize=64)
+def _part(section: str, name: str | None = None):
+    """One top-level value (`section`), or one dialect's entry (`section` "dialects", `name`): decoded from its
+    place in the file, or taken from the whole file when its layout is not the expected one. A missing name is
+    None."""
+    where = _sections()
+    if where is not None:
+        top, inner = where
+        at = top.get(section) if name is None else inner.get(name)
+        if at is not None or name is not None:
+            try:
+                return _DECODER.raw_decode(_text(), at)[0] if at is not None else None
+            except ValueError:
+                pass
+    data = load()
+    return data[section] if name is None else data[section].get(name)
 
 
 DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-swift", "ms-swift-megatron", "firefly",
@@ -48,12 +117,12 @@ DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-sw
 
 def dialect(name: str) -> dict | None:
     """Everything the file says about one dialect, or None for a name it does not have."""
-    return load()["dialects"].get(name)
+    return _part("dialects", name)
 
 
 def not_training_configs() -> dict:
     """Formats that look like a training config but are not one trainlint reads (GPT-NeoX, Megatron, NeMo, ...)."""
-    return load()["not_training_configs"]
+    return _part("not_training_configs")
 
 
 def versions(name: str) -> list[str]:
