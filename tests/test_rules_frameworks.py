@@ -186,6 +186,33 @@ def test_h4_argument_parser_stops_the_hfargumentparser_way(tmp_path):
     assert "Some keys are not used by the HfArgumentParser" in found[0].message and "TrlParser" not in found[0].message
 
 
+def test_trl_cli_hands_unknown_config_keys_to_accelerate_launch():
+    """`trl <command> --config FILE` (TRL >= 0.18: trl/cli.py, trl/cli/commands/training.py) passes the config's
+    leftovers to `accelerate launch`, whose parser stops on one that is no launch option; TRL 0.13 - 0.17 ran the
+    script, whose TrlParser dropped it."""
+    from trainlint.context.launch import Launch
+    from trainlint.context.versions import FrameworkVersion, Versions
+    from trainlint.document.reading import parse_document
+    from trainlint.rules import tl523_hf_unknown_key as tl523
+    from trainlint.rules import tl524_hf_removed_argument as tl524
+    from trainlint.rules.base import LintContext
+
+    def check(module, text, versions):
+        items = {n: FrameworkVersion(n, v, "pin", "setup.py") for n, v in versions.items()}
+        ctx = LintContext(document=parse_document(text, "x.yaml"), flavor="huggingface", versions=Versions(items),
+                          launch=Launch(launcher="trl"))
+        return list(module.check(ctx))
+
+    typo = "dataset_name: x\nlerning_rate: 0.1\n"
+    assert "`accelerate launch`" in check(tl523, typo, {"trl": "0.20.0"})[0].message
+    assert "without a word" in check(tl523, typo, {"trl": "0.17.0"})[0].message
+    removed = check(tl524, "dataset_name: x\nmax_seq_length: 5\n", {})[0].message
+    assert "`trl <command>` hands the key to `accelerate launch`" in removed  # 0.20 > 0.18: no release caveat
+    # a key that is an `accelerate launch` option is taken by it: no stop claimed
+    on_v5 = check(tl524, "dataset_name: x\nfsdp_min_num_params: 10\n", {"trl": "0.20.0", "transformers": "5.0.0"})
+    assert on_v5 and "takes it as its own option" in on_v5[0].message and "stops" not in on_v5[0].message
+
+
 AUDITED = ("TL003 TL004 TL220 TL223 TL224 TL310 TL311 TL312 TL313 TL315 TL316 TL420 TL421 TL422 TL423 TL424 TL425 "
            "TL426 TL427 TL428 TL429 TL520 TL521 TL522 TL523 TL524 TL525 TL526 TL527 TL528 TL529 TL530 TL531 TL620 "
            "TL621 TL622 TL623 TL624").split()

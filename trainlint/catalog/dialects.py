@@ -23,7 +23,7 @@ FILE_NAME = "dialects.json"
 FORMAT = "trainlint-dialects/1"
 
 __all__ = ["DIALECT_NAMES", "accepted_keys", "base_keys", "builtin_deepspeed", "dialect", "extra_keys", "load",
-           "not_training_configs", "unknown_keys_action", "unknown_keys_releases", "versions"]
+           "not_training_configs", "unknown_keys_action", "unknown_keys_command", "unknown_keys_releases", "versions"]
 
 
 def _path():
@@ -216,6 +216,13 @@ def unknown_keys_releases(name: str) -> list[dict]:
     package = PACKAGE.get(name, name)
     rows = (entry.get("unknown_keys") or {}).get("by_version") or []
     return [row for row in rows if isinstance(row, dict) and isinstance(row.get(package), str)]
+
+
+def unknown_keys_command(name: str) -> dict | None:
+    """The `unknown_keys.by_version` row for the dialect's own launcher command (trl: `trl <command> --config FILE`,
+    whose leftovers go to `accelerate launch`), with its release range in "trl_range"; None without one."""
+    rows = ((dialect(name) or {}).get("unknown_keys") or {}).get("by_version") or []
+    return next((row for row in rows if isinstance(row, dict) and row.get("command") and row.get("trl_range")), None)
 
 
 def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:

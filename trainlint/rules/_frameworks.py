@@ -276,7 +276,35 @@ def _phrase(row: dict, label: bool) -> str:
     return f"TrlParser{where} stops with \"{text}\"" if text else TRL_STOP
 
 
-def trl_unknown_key(ctx, since: str | None = None) -> tuple[str, bool]:
+def _trl_command(ctx, key: str | None, since: str | None = None) -> str | None:
+    """Under `trl <command> --config FILE` (TRL >= 0.18) the config's leftovers are `accelerate launch` arguments:
+    a key that is no launch option stops its parser ("unrecognized arguments"), one that is becomes the launcher's.
+    None where that does not apply."""
+    launch = getattr(ctx, "launch", None)
+    if getattr(launch, "launcher", "") != "trl":
+        return None
+    try:
+        from trainlint.catalog import dialects
+
+        row = dialects.unknown_keys_command("trl")
+        options = set((dialects.dialect("trl") or {}).get("accelerate_launch_options") or ())
+    except Exception:  # noqa: BLE001
+        return None
+    if not row:
+        return None
+    holds = version_status(ctx, "trl", row["trl_range"])[0]
+    if holds is False:
+        return None
+    low = row["trl_range"].lstrip(">=").strip()
+    where = "" if holds or (since and not _before(since, low)) else f" ({row.get('releases')})"
+    if key is not None and key in options:
+        return (f"`trl <command>`{where} hands the key to `accelerate launch`, which takes it as its own option "
+                "(`--" + key + "`), not as the training argument")
+    return (f"`trl <command>`{where} hands the key to `accelerate launch`, whose parser stops with "
+            f"\"{str(row.get('message') or 'unrecognized arguments').split(':')[0]}\"")
+
+
+def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> tuple[str, bool]:
     """What TrlParser does with a config key its dataclasses do not declare, for the TRL release in play
     (`schemas/dialects.json` trl `unknown_keys.by_version`): (phrase, silent). With the release known (a pin
     range all of whose releases agree counts), the row that holds; otherwise the current behaviour (stop) with the
@@ -285,6 +313,9 @@ def trl_unknown_key(ctx, since: str | None = None) -> tuple[str, bool]:
         # alignment-handbook's H4ArgumentParser.parse_yaml_and_args reads the YAML with parse_yaml_file
         # (allow_extra_keys=False): HfArgumentParser's stop on every TRL release.
         return H4_STOP, False
+    command = _trl_command(ctx, key, since)
+    if command:
+        return command, False
     try:
         from trainlint.catalog import dialects
 

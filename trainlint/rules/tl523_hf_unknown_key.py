@@ -13,7 +13,8 @@ the dataclass, or set `fail_with_unknown_args=False`."; TRL 0.13 - 0.18 drop unk
 (`set_defaults_with_config` returns them, `parse_args_and_config` discards them); TRL 0.12 and older
 (`trl/commands/cli_utils.py`): "Some specified config arguments are not used by the TrlParser: {...}".
 alignment-handbook's H4ArgumentParser (`src/alignment/configs.py: parse_yaml_and_args` -> `parse_yaml_file`,
-allow_extra_keys=False) stops the HfArgumentParser way. Scripts that
+allow_extra_keys=False) stops the HfArgumentParser way. `trl <command> --config FILE` (TRL >= 0.18, `trl/cli.py`;
+`trl/cli/commands/training.py` from 1.0) hands the leftovers to `accelerate launch`: "unrecognized arguments". Scripts that
 ignore extra keys silently train with the default instead. Known keys come from the
 hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add dataclasses of their own,
 so a key with no close known spelling is not reported. The parser comes from the run's context
@@ -114,7 +115,7 @@ def check(ctx: LintContext):
             if message:
                 parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
         elif dialect == "trl":
-            parser = trl_unknown_key(ctx)[0]
+            parser = trl_unknown_key(ctx, key=key)[0]
         else:
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"

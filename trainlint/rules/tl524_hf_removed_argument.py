@@ -34,7 +34,9 @@ known: the file says something the run will not do); TRL >= 0.19 (`parse_args_an
 remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." With the TRL release
 unknown the message names the stop and the older releases that differ. alignment-handbook's older scripts
 parse with H4ArgumentParser (`src/alignment/configs.py: H4ArgumentParser.parse_yaml_and_args` ->
-`parse_yaml_file`, allow_extra_keys=False): HfArgumentParser's stop on every TRL release. On the releases before the removal
+`parse_yaml_file`, allow_extra_keys=False): HfArgumentParser's stop on every TRL release. Under `trl <command> --config FILE` (TRL >= 0.18: `trl/cli.py`
+main, then `trl/cli/commands/training.py: TrainingCommand.run` from 1.0) the leftovers are `accelerate launch`
+arguments: its parser stops with "unrecognized arguments", or takes a key that is one of its options. On the releases before the removal
 the key works. With the
 release known exactly (a pin, a setting), a removed key is an error and a key the release still has is
 not reported: a file pinned to an old stack (open-r1: transformers 4.52.3, TRL 0.18.0) is fine with
@@ -184,7 +186,7 @@ def check(ctx: LintContext):
         if info.get("replacement_since"):
             new_ok, _ = version_status(ctx, package, f">={info['replacement_since']}")
         severity = Severity.ERROR if removed else None
-        trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None)[0] if dialect == "trl"
+        trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None, entry.key)[0] if dialect == "trl"
                else None)
         yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), trl=trl),
                       list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions)
