@@ -341,10 +341,10 @@ def test_an_exact_name_is_found_without_the_index_or_every_entry():
     code = ("import trainlint.catalog.models as m\n"
             "a = m.find_model('meta-llama/Llama-3.1-8B'); b = m.find_model('Qwen3-30B-A3B')\n"
             "print(a.name, b.name, m._index.cache_info().currsize, m._load_catalog.cache_info().currsize,"
-            " m._entry_at.cache_info().currsize)")
+            " m._raw_entries.cache_info().currsize, m._entry_at.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
-    assert out.stdout.split() == ["Llama-3.1-8B", "Qwen3-30B-A3B", "0", "0", "2"]
+    assert out.stdout.split() == ["Llama-3.1-8B", "Qwen3-30B-A3B", "0", "0", "0", "2"]
 
 
 def test_the_direct_lookup_agrees_with_the_index():
@@ -353,6 +353,27 @@ def test_the_direct_lookup_agrees_with_the_index():
         for name in entry.all_names():
             assert models._catalog_entry(name, by_short_name=False) is full[normalize_name(name)] is entry
     assert models._exact_position("no-such-model") is None
+
+
+def test_an_entry_decoded_alone_is_the_parsed_files():
+    text = models._text()
+    assert text.count(models._ENTRY_START) == len(models._raw_entries())  # the layout the direct lookup reads
+    for cached in (models._exact_position, models._raw_entries, models._entry_at, models._load_catalog):
+        cached.cache_clear()
+    models._DECODED.clear()
+    try:
+        names = [(e["name"], n) for e in json.loads(text)["models"]
+                 for n in (e["name"], *e.get("hf_ids", ()), *e.get("aliases", ()))]
+        found = {n: models._exact_position(n) for _owner, n in names}
+        assert models._raw_entries.cache_info().currsize == 0
+        entries = models._raw_entries()
+        for owner, n in names:
+            assert entries[found[n]]["name"] == owner, n
+            assert models._DECODED[found[n]] == entries[found[n]], n
+    finally:
+        for cached in (models._exact_position, models._raw_entries, models._entry_at, models._load_catalog):
+            cached.cache_clear()
+        models._DECODED.clear()
 
 
 # ---------------------------------------------------------------- errors

@@ -16,7 +16,8 @@
    variant words (`-Instruct`, `-bnb-4bit`, `-GPTQ`, a `-2507` date, ...):
    `unsloth/llama-3-8b-Instruct-bnb-4bit` is Llama-3-8B.
 
-Nothing here touches the network. The catalog is read once, on first use.
+Nothing here touches the network. The catalog is read once, on first use; a name written as the catalog writes
+it decodes only its own entry (the whole file is parsed for a fuzzy lookup, a suggestion or the full list).
 """
 
 from __future__ import annotations
@@ -82,15 +83,26 @@ class CatalogModel:
 
 
 @lru_cache(maxsize=1)
+def _text() -> str:
+    return read_data("models.json")
+
+
+@lru_cache(maxsize=1)
 def _raw_entries() -> tuple[dict[str, Any], ...]:
     """The catalog's entries as parsed (no `CatalogModel` made yet)."""
-    return tuple(json.loads(read_data("models.json"))["models"])
+    return tuple(json.loads(_text())["models"])
+
+
+# Each entry opens a line at this indentation in models.json as written (the line of its `{`).
+_ENTRY_START = "\n    {"
+_DECODER = json.JSONDecoder()
+_DECODED: dict[int, dict[str, Any]] = {}  # entries decoded alone by `_exact_position`, by position
 
 
 @lru_cache(maxsize=None)
 def _entry_at(position: int) -> CatalogModel:
     """The `CatalogModel` of the catalog's entry at `position` (one object per entry, made on first use)."""
-    e = _raw_entries()[position]
+    e = _DECODED.get(position) or _raw_entries()[position]
     return CatalogModel(
         name=e["name"],
         hf_ids=tuple(e.get("hf_ids", ())),
@@ -107,15 +119,35 @@ def _load_catalog() -> tuple[CatalogModel, ...]:
     return tuple(_entry_at(i) for i in range(len(_raw_entries())))
 
 
+def _holds(e: Any, name: str) -> bool:
+    return isinstance(e, dict) and (e.get("name") == name or name in e.get("hf_ids", ()) or name in e.get("aliases", ()))
+
+
 @lru_cache(maxsize=1024)
 def _exact_position(name: str) -> int | None:
     """The position of the entry that has `name`, as written, for its name, a Hugging Face id or an alias; None
-    on a miss. A direct scan of the parsed entries, before (and usually instead of) the normalized index: no
-    two entries share a normalized name (`tests/test_models.py`), so an entry found here is the one the index
-    would find."""
-    for position, e in enumerate(_raw_entries()):
-        if e["name"] == name or name in e.get("hf_ids", ()) or name in e.get("aliases", ()):
+    when the file does not hold it so (the normalized index decides then). Found in the file's text and only
+    that entry decoded (the first such entry, as in `_raw_entries` order; its position is the number of entry
+    starts before it); once the whole file is parsed, a scan of the parsed entries. No two entries share a
+    normalized name (`tests/test_models.py`), so the entry found here is the one the index would find."""
+    if _raw_entries.cache_info().currsize:
+        return next((i for i, e in enumerate(_raw_entries()) if _holds(e, name)), None)
+    text = _text()
+    needle = json.dumps(name)
+    at = text.find(needle)
+    while at != -1:
+        start = text.rfind(_ENTRY_START, 0, at)
+        if start == -1:
+            return None
+        try:
+            e, _end = _DECODER.raw_decode(text, start + len(_ENTRY_START) - 1)
+        except ValueError:
+            return None
+        if _holds(e, name):
+            position = text.count(_ENTRY_START, 0, start)
+            _DECODED.setdefault(position, e)
             return position
+        at = text.find(needle, at + len(needle))
     return None
 
 
@@ -139,7 +171,7 @@ def _index() -> tuple[dict[str, CatalogModel], dict[str, CatalogModel]]:
 @lru_cache(maxsize=None)
 def _catalog_architecture(name: str) -> Architecture:
     position = _exact_position(name)
-    entry = _entry_at(position) if position is not None and _raw_entries()[position]["name"] == name else \
+    entry = _entry_at(position) if position is not None and _entry_at(position).name == name else \
         next(e for e in _load_catalog() if e.name == name)
     return from_hf_config(entry.config, entry.name, source="catalog")
 
