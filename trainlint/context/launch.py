@@ -1226,6 +1226,16 @@ _ACCELERATE_OPTION_KEYS = {
 }
 
 
+def accelerate_option_for(key: str) -> str | None:
+    """The `accelerate launch` option that sets accelerate config key `key` (dotted), or None."""
+    for option, target in _ACCELERATE_OPTION_KEYS.items():
+        if target == key and target != "distributed_type":
+            return "--" + option
+    if key.startswith("fsdp_config.fsdp_"):
+        return "--" + key.split(".", 1)[1]
+    return None
+
+
 def accelerate_overrides(p: Parsed) -> set[str]:
     """The accelerate config keys an `accelerate launch` command sets with its own options."""
     if p.launcher != "accelerate":

@@ -117,7 +117,7 @@ def diagnostic(d: Diagnostic, index: LineIndex) -> t.Diagnostic:
     url = rule_url(d.code)
     return t.Diagnostic(
         range=index.range(d.span.start, d.span.end),
-        message=d.message,
+        message=d.message + "".join(f"\nAssumed: {a}" for a in d.assumptions),
         severity=SEVERITY.get(d.severity, t.DiagnosticSeverity.Warning),
         code=d.code,
         code_description=t.CodeDescription(href=url) if url else None,

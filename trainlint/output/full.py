@@ -80,6 +80,9 @@ def render(results: list, color: bool = False, quiet: bool = False, fixed: int =
         whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
         if doc is not None and doc.text and not whole_file:
             lines.extend("  " + line for line in snippet(doc, d.span))
+        for assumption in d.assumptions:  # what a warning rests on, and how to declare it
+            lines.append("  " + paint("= " + (assumption if assumption.startswith("assum") else f"assumed: {assumption}"),
+                                      "note", color))
         for fix in d.fixes:
             how = "safe, applied by --fix" if fix.safe else "unsafe, applied by --fix --unsafe-fixes"
             lines.append("  " + paint(f"= fix ({how}):", "fix", color) + f" {fix.title}")

@@ -4,6 +4,8 @@ reported twice, plus a few value constraints the frameworks enforce in code. Not
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 
 from trainlint._dataclass import dataclass
@@ -67,8 +69,9 @@ _cache: dict = {}
 def findings(ctx) -> list[Finding]:
     doc = ctx.document
     launch = getattr(ctx, "launch", None)
-    key = (id(doc), ctx.flavor, getattr(launch, "overrides", ()) if launch is not None and launch.role == "accelerate"
-           else ())  # the options a launch gives itself drop findings (launch_sets)
+    runs = launch is not None and launch.found and launch.role == "accelerate"
+    # the options a launch gives itself drop findings (launch_sets); without such a launch they rest on an assumption
+    key = (id(doc), ctx.flavor, runs, getattr(launch, "overrides", ()) if runs else ())
     if key in _cache and _cache[key][0] is doc:
         return _cache[key][1]
     result = _compute(ctx)
@@ -133,11 +136,33 @@ def _compute(ctx) -> list[Finding]:
                 if gone is False:
                     continue  # the release this file runs under still accepts the value
                 certain = bool(gone)
+        if ctx.flavor == "accelerate":
+            assumptions = (*assumptions, *launch_may_set(ctx, path))
         out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions))
         seen.add(path)
-    out.extend(f for f in _code_constraints(ctx, base, seen)
-               if not (ctx.flavor == "accelerate" and launch_sets(ctx, f.key_path)))
+    for f in _code_constraints(ctx, base, seen):
+        if ctx.flavor == "accelerate":
+            if launch_sets(ctx, f.key_path):
+                continue
+            f = replace(f, assumptions=(*f.assumptions, *launch_may_set(ctx, f.key_path)))
+        out.append(f)
     return out
+
+
+def launch_may_set(ctx, path: tuple) -> tuple[str, ...]:
+    """The assumption a finding on an accelerate config key rests on when no `accelerate launch` in the repository
+    is known to run the file: that the launch gives no option of its own for the key (`--num_processes $N` would
+    replace the file's value, huggingface/smollm's `num_processes: null`)."""
+    launch = getattr(ctx, "launch", None)
+    if launch is not None and launch.found and launch.role == "accelerate":
+        return ()
+    from trainlint.context.launch import accelerate_option_for
+
+    option = accelerate_option_for(".".join(str(p) for p in path))
+    if option is None:
+        return ()
+    return (f"assumed the launch gives no `{option}` (it would replace this value): no `accelerate launch` command "
+            "that runs this file was found; declare it with `# trainlint: launch=\"accelerate launch --config_file ...\"`",)
 
 
 def launch_sets(ctx, path: tuple) -> bool:

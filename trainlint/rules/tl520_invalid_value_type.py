@@ -21,8 +21,10 @@ An Accelerate config key that every `accelerate launch` running the file sets wi
 (`--num_processes $NUM_GPUS`, `--num_machines`, `--machine_rank`, `--mixed_precision`, `--zero_stage`, ...:
 `Launch.overrides`) is not checked: `_validate_launch_command` (accelerate `commands/launch.py`) copies a config value
 only onto the options not given, so the file's value is never read (huggingface/smollm's vloom configs keep
-`num_processes: null` for it). With no such launch a null `num_processes` / `num_machines` stays an error: the
-launcher does not fall back to the device count when a config file is given and stops on `num_machines > 1`. The
+`num_processes: null` for it). Where a launch that runs the file is known and does not give the option, a null
+`num_processes` / `num_machines` is an error: the launcher does not fall back to the device count when a config file
+is given and stops on `num_machines > 1`. Where no launch that runs the file is known, such a finding rests on the
+assumption that the launch gives no option for the key: a warning that says so and how to declare the launch. The
 same holds for TL521 and TL522.
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
@@ -76,4 +78,4 @@ def check(ctx: LintContext):
                 and f.expected.startswith("a string"):
             fixes = [fix(f'quote it: "{node.raw}"', replace_value(doc, node, text=f'"{node.raw}"'))]
         yield RULE.at(doc, node, f"{f.message} The framework reads the value as written (no conversion), so the run "
-                                 f"fails or misbehaves; write {f.expected}.", fixes)
+                                 f"fails or misbehaves; write {f.expected}.", fixes, assumptions=f.assumptions)
