@@ -450,7 +450,7 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
     if command.rank == 2 and root is not None:
         start, certain = [root], True
     elif command.rank == 3 and root is not None:
-        at_root = _same(here, root)
+        at_root = _resolved(here) == _resolved(root)
         start, certain = ([root], True) if at_root else ([here, root], False)
     elif command.rank == 1:
         start, certain = [here], True
@@ -485,17 +485,21 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
     return dirs, certain
 
 
-def _same(a: Path, b: Path) -> bool:
+def _resolved(path: Path) -> Path:
     try:
-        return a.resolve() == b.resolve()
+        return path.resolve()
     except (OSError, RuntimeError, ValueError):
-        return a == b
+        return path
 
 
 def _unique(paths: list[Path]) -> list[Path]:
+    """`paths` without the ones naming a folder already listed (each path resolved once)."""
     out: list[Path] = []
+    seen: set[Path] = set()
     for path in paths:
-        if not any(_same(path, seen) for seen in out):
+        real = _resolved(path)
+        if real not in seen:
+            seen.add(real)
             out.append(path)
     return out
 
