@@ -191,12 +191,32 @@ class LaunchIndex:
 
 _INDEX: dict[str, LaunchIndex] = {}
 _YAML_CACHE: dict[str, object] = {}
+# id(command) -> (the command, its Parsed or None, {repo: its working folders}): an index's commands live until
+# clear_cache, and the language server looks the same file up on every edit.
+_PARSED: dict[int, tuple] = {}
 
 
 def clear_cache() -> None:
     """Forget the launch indexes and the accelerate configs read (the language server calls it on changes)."""
     _INDEX.clear()
     _YAML_CACHE.clear()
+    _PARSED.clear()
+
+
+def _parsed_command(command: "Command", repo: Path):
+    """(Parsed or None, working folders, certain) of an index command, computed once per command and repository."""
+    entry = _PARSED.get(id(command))
+    if entry is None or entry[0] is not command:
+        entry = (command, parse_command(command.text, dict(command.env)), {})
+        _PARSED[id(command)] = entry
+    _, parsed, dirs = entry
+    if parsed is None:
+        return None, [], False
+    key = str(repo)
+    if key not in dirs:
+        dirs[key] = working_dirs(command, repo)
+    bases, certain = dirs[key]
+    return parsed, bases, certain
 
 
 def is_cached_config(path: str) -> bool:
@@ -1180,10 +1200,9 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
             continue
         if not may_name(command, config):
             continue
-        parsed = parse_command(command.text, dict(command.env))
+        parsed, bases, certain = _parsed_command(command, repo)
         if parsed is None:
             continue
-        bases, certain = working_dirs(command, repo)
         if _names_file(parsed, config, bases, repo):
             distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
             # by kind (a script before a README), then a command certain of where it runs first
