@@ -11,6 +11,7 @@ from __future__ import annotations
 from trainlint._dataclass import dataclass
 from trainlint._pattern import lazy
 from trainlint.plan import Origin
+from trainlint.document.reading import read_regular_file
 
 DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "ms-swift-megatron", "axolotl",
             "torchtune", "litgpt", "lightning-cli", "unknown")
@@ -166,11 +167,8 @@ def repository_parser(root: str) -> tuple[str, str] | None:
             if seen > MAX_SCRIPTS:
                 break
             path = Path(folder) / name
-            try:
-                if path.stat().st_size > MAX_SCRIPT_BYTES:
-                    continue
-                data = path.read_bytes()
-            except OSError:
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None:
                 continue
             # Byte searches first: a script that names no parser is not decoded, nor scanned with its pattern.
             if b"parse" not in data:
@@ -508,12 +506,10 @@ def scripts_using(config_path: str, repo_root: str = "") -> tuple[str, str]:
         if key in seen:
             continue
         seen.add(key)
-        try:
-            if path.stat().st_size > MAX_SCRIPT_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)  # never blocks on a FIFO named like a script
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         if runs_hf_trainer(text):
             return "trainer", key
         if not loop and _ACCELERATOR_LOOP.search(text):

@@ -16,6 +16,7 @@ import os
 import re
 from pathlib import Path
 from trainlint._pattern import lazy
+from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 60
 MAX_BYTES = 400_000
@@ -97,11 +98,8 @@ def _scan(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
 
     seen: set[str] = set()
     for path in _evidence(root):
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
+        data, _ = read_regular_file(path, MAX_BYTES)
+        if data is None:
             continue
         if not any(word in data for word in _PREFILTER):
             continue

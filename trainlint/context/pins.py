@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from trainlint._dataclass import dataclass
+from trainlint.document.reading import read_regular_file
 
 
 def _toml_loads(text: str) -> dict:
@@ -184,12 +185,10 @@ def _read_folder(folder: Path) -> FolderPins:
                 extra = []
     for name in names + extra:
         path = folder / name
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        data, _ = read_regular_file(path, MAX_BYTES)  # never blocks on a FIFO named like a pin file
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         files.append(str(path))
         try:
             found, defined = _parse(Path(name).name, text)
