@@ -12,7 +12,7 @@ import subprocess
 import sys
 import types
 from dataclasses import FrozenInstanceError, field
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 import pytest
 
@@ -23,7 +23,7 @@ T = TypeVar("T")
 OPTIONS = [{}, {"eq": False}, {"frozen": True}, {"frozen": True, "order": True}, {"order": True}]
 
 
-def _namespace(kind: str) -> dict:
+def _namespace(kind: str, field=field) -> dict:
     ns: dict = {"__module__": __name__, "__qualname__": f"Made_{kind}",
                 "__annotations__": {"a": "int", "b": "str", "c": "list", "d": "float", "e": "int", "f": "dict"},
                 "b": "x", "c": field(default_factory=list), "d": field(default=1.5, repr=False),
@@ -44,8 +44,8 @@ def _namespace(kind: str) -> dict:
 
 def _pair(kind: str, options: dict, bases: tuple = ()):
     made = []
-    for decorator in (dataclasses.dataclass, fast):
-        ns = _namespace(kind)
+    for decorator, make_field in ((dataclasses.dataclass, dataclasses.field), (fast, fast_module.field)):
+        ns = _namespace(kind, make_field)
         cls = types.new_class(f"Made_{kind}", bases, exec_body=lambda body: body.update(ns))
         made.append(decorator(**options)(cls))
     return made
@@ -116,7 +116,7 @@ def test_recursive_repr_and_subclass_of_a_frozen_class():
             obj.a = 2
 
 
-def test_options_it_does_not_handle_go_to_the_standard_library():
+def test_inheritance_and_the_standard_library_s_own_fields_and_bases():
     base = fast(type("Base", (), {"__annotations__": {"a": "int"}, "__module__": __name__}))
     child = fast(frozen=False)(type("Child", (base,), {"__annotations__": {"b": "int"}, "__module__": __name__}))
     assert [f.name for f in dataclasses.fields(child)] == ["a", "b"]
@@ -132,7 +132,7 @@ _DUMP = """
 import dataclasses, importlib, inspect, json, pkgutil, sys
 import trainlint, trainlint._dataclass as fast
 if sys.argv[1] == "stdlib":
-    fast._process = lambda cls, frozen, eq, order: dataclasses.dataclass(cls, frozen=frozen, eq=eq, order=order)
+    fast._process = fast._standard_library
 out = {}
 for info in pkgutil.walk_packages(trainlint.__path__, "trainlint."):
     if info.name == "trainlint.__main__":
@@ -161,7 +161,7 @@ def test_init_is_compiled_after_some_instances_only():
         stand_in = ours.__init__
         assert stand_in.__code__.co_filename != "<string>"  # nothing compiled when the class is made
         assert str(inspect.signature(stand_in)) == str(inspect.signature(std.__init__))
-        assert stand_in.__defaults__ == std.__init__.__defaults__
+        assert repr(stand_in.__defaults__) == repr(std.__init__.__defaults__)  # (each its own `<factory>` sentinel)
         assert stand_in.__annotations__ == std.__init__.__annotations__
         assert _outcome(lambda: stand_in(ours.__new__(ours))) == _outcome(lambda: std())
         sub = type("Sub", (ours,), {})
@@ -171,3 +171,37 @@ def test_init_is_compiled_after_some_instances_only():
         compiled = ours.__init__
         assert compiled is not stand_in and compiled.__code__.co_filename == "<string>"
         assert ours(2).f == {"seen": 2} and ours(3, c=[1]).c == [1] and ours.__init__ is compiled
+
+
+def test_what_it_does_not_handle_goes_to_the_standard_library():
+    slotted = fast(type("Slotted", (), {"__annotations__": {"a": "int"}, "__slots__": ("a",), "__module__": __name__,
+                                        "b": 1}))
+    assert "Slotted(a: 'int')" == slotted.__doc__ and slotted.__dataclass_params__.__class__.__module__ == "dataclasses"
+    with_classvar = fast(type("WithClassVar", (), {"__annotations__": {"a": "int", "k": ClassVar[int], "x": "int"}, "k": 3,
+                                                   "x": fast_module.field(default=2), "__module__": __name__}))
+    assert [f.name for f in dataclasses.fields(with_classvar)] == ["a", "x"] and with_classvar.k == 3
+    assert with_classvar(1).x == 2
+
+
+def test_a_standard_library_field_or_base_is_read_as_its_own():
+    base = dataclasses.dataclass(type("StdBase", (), {"__annotations__": {"a": "int"}, "a": field(default=1),
+                                                      "__module__": __name__}))
+    child = fast(type("Child", (base,), {"__annotations__": {"b": "list"}, "b": field(default_factory=list),
+                                         "__module__": __name__}))
+    assert repr(child()) == "Child(a=1, b=[])" and child(2, [3]).b == [3]
+    assert str(inspect.signature(child)) == "(a: 'int' = 1, b: 'list' = <factory>) -> None"
+    one = child()
+    assert fast_module.replace(one, a=5) == child(5) and dataclasses.replace(one, b=[1]) == child(1, [1])
+    with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+        fast(frozen=True)(type("Frozen", (base,), {"__module__": __name__}))
+    with pytest.raises(TypeError, match="'x' is a field but has no type annotation"):
+        fast(type("Loose", (), {"x": fast_module.field(default=1), "__module__": __name__}))
+    with pytest.raises(ValueError, match="mutable default <class 'list'> for field a is not allowed"):
+        fast(type("Mutable", (), {"__annotations__": {"a": "list"}, "a": [], "__module__": __name__}))
+
+
+def test_making_classes_does_not_import_the_standard_library_s_dataclasses():
+    probe = ("import sys, trainlint.plan, trainlint.memory.model, trainlint.engine\n"
+             "print(sorted({'dataclasses', 'inspect', 'typing'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60).stdout
+    assert "dataclasses" not in out and "inspect" not in out, out

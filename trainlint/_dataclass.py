@@ -1,34 +1,129 @@
-"""`dataclass`, as the standard library's, with one compiled function per class at creation instead of up to seven.
+"""`dataclass`, `field` and `replace` as the standard library's, without importing `dataclasses`.
 
+Importing `dataclasses` (which imports `inspect`, `ast`, `dis`, `tokenize`, ...) costs about 8 ms of CPU, and
 Python 3.11's `dataclasses.dataclass` compiles each generated method (`__init__`, `__repr__`, `__eq__`, `__hash__`,
-the frozen `__setattr__` and `__delattr__`, the orderings) from source when the class is created: about 0.3 ms
-for a frozen class, which over the ~70 classes a check imports was a quarter of a check's CPU time. Here the
-standard library still reads the fields (so `dataclasses.fields`, `replace`, `asdict`, `is_dataclass` and
-`__match_args__` are its own); `__init__` is a stand-in with the generated one's signature that sets the fields as
-it does, replaced after a few dozen instances by the generated one, compiled as it compiles it (most classes make a
-few instances in a check); `__eq__`, the orderings and `__hash__` are compiled from the same source as its own, on
-their first call (most classes are never compared or hashed in a run); `__repr__` and the frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones
-(same results, same exceptions and messages, `repr` guarded against recursion). `tests/test_dataclass.py` holds
-all of it to `dataclasses.dataclass`.
+the frozen `__setattr__` and `__delattr__`, the orderings) from source when the class is created: together about a
+fifth of a one-file check. Here the fields are read as the standard library reads them (annotations in order, the
+bases' fields first, `field()` or a plain default as the class attribute), and the class gets the same
+`__dataclass_fields__`, `__dataclass_params__` and `__match_args__`, so `dataclasses.fields`, `replace`, `asdict`,
+`astuple` and `is_dataclass` work on it as on theirs. `__init__` is a stand-in with the generated one's signature
+that sets the fields as it does, replaced after a few dozen instances by the generated one, compiled as it compiles
+it (most classes make a few instances in a check); `__eq__`, the orderings and `__hash__` are compiled from the same
+source as its own, on their first call (most classes are never compared or hashed in a run); `__repr__` and the
+frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones (same results, same
+exceptions and messages, `repr` guarded against recursion; the frozen error is `dataclasses.FrozenInstanceError`,
+imported when one is raised). `tests/test_dataclass.py` holds all of it to `dataclasses.dataclass`.
 
-Supported: `frozen`, `eq`, `order` (the options trainlint uses); anything else (other options, a dataclass base,
-`InitVar` or `ClassVar` fields, `__slots__`) is handed to `dataclasses.dataclass` unchanged.
+Supported: `frozen`, `eq`, `order` (the options trainlint uses) and `field(default, default_factory, init, repr,
+hash, compare, metadata)`; a class with `__slots__`, `ClassVar` or `InitVar` annotations, or annotations Python does
+not keep in `__annotations__`, is handed to `dataclasses.dataclass` (imported then), unless a base is one of ours.
 """
 
 from __future__ import annotations
 
 import _thread
+import abc
 import builtins
-import dataclasses
-import inspect
 import sys
 import types
-from dataclasses import MISSING, FrozenInstanceError
 
-__all__ = ["dataclass"]
+__all__ = ["dataclass", "field", "replace"]
 
-# The sentinel a field with a default_factory has as its __init__ default (shown as `<factory>` in signatures).
-_HAS_DEFAULT_FACTORY = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", MISSING)
+
+class _MissingType:
+    """No default (the standard library's `MISSING` is another object: compare with ours)."""
+
+    __slots__ = ()
+
+
+class _FactoryType:
+    __slots__ = ()
+
+    def __repr__(self) -> str:  # how a signature shows a field with a default_factory
+        return "<factory>"
+
+
+MISSING = _MissingType()
+_HAS_DEFAULT_FACTORY = _FactoryType()  # the __init__ default of a field with a default_factory
+_EMPTY_METADATA = types.MappingProxyType({})
+
+
+class Field:
+    """One field, with the standard library's attributes."""
+
+    __slots__ = ("name", "type", "default", "default_factory", "repr", "hash", "init", "compare", "metadata",
+                 "kw_only")
+
+    def __init__(self, default, default_factory, init, repr, hash, compare, metadata):  # noqa: A002 - its names
+        self.name = None
+        self.type = None
+        self.default = default
+        self.default_factory = default_factory
+        self.init = init
+        self.repr = repr
+        self.hash = hash
+        self.compare = compare
+        self.metadata = _EMPTY_METADATA if metadata is None else types.MappingProxyType(metadata)
+        self.kw_only = False
+
+    @property
+    def _field_type(self):
+        """What the standard library's `fields`, `asdict` and `replace` compare with: anyone calling them has
+        imported `dataclasses`."""
+        return sys.modules["dataclasses"]._FIELD
+
+    def __repr__(self) -> str:
+        return (f"Field(name={self.name!r},type={self.type!r},default={self.default!r},"
+                f"default_factory={self.default_factory!r},init={self.init!r},repr={self.repr!r},"
+                f"hash={self.hash!r},compare={self.compare!r},metadata={self.metadata!r},kw_only=False)")
+
+    def __set_name__(self, owner, name):  # a descriptor default learns its name, as with the standard library's
+        set_name = getattr(type(self.default), "__set_name__", None)
+        if set_name:
+            set_name(self.default, owner, name)
+
+
+def field(*, default=MISSING, default_factory=MISSING, init=True, repr=True, hash=None, compare=True,  # noqa: A002
+          metadata=None) -> Field:
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return Field(default, default_factory, init, repr, hash, compare, metadata)
+
+
+def replace(obj, /, **changes):
+    """A copy of `obj` with `changes`, through its `__init__` (and `__post_init__`), as `dataclasses.replace`."""
+    own = getattr(type(obj), "__dataclass_fields__", None)
+    if own is None:
+        raise TypeError("replace() should be called on dataclass instances")
+    if not all(type(f) is Field for f in own.values()):  # the standard library's class: its own function
+        import dataclasses
+        return dataclasses.replace(obj, **changes)
+    for f in own.values():
+        if not f.init:
+            if f.name in changes:
+                error = TypeError if sys.version_info >= (3, 13) else ValueError
+                raise error(f"field {f.name} is declared with init=False, it cannot be specified with replace()")
+            continue
+        if f.name not in changes:
+            changes[f.name] = getattr(obj, f.name)
+    return obj.__class__(**changes)
+
+
+class _Params:
+    """`__dataclass_params__`, with the standard library's attributes and repr for this Python."""
+
+    _NAMES = ("init", "repr", "eq", "order", "unsafe_hash", "frozen") + (
+        ("match_args", "kw_only", "slots", "weakref_slot") if sys.version_info >= (3, 12) else ())
+    __slots__ = _NAMES
+
+    def __init__(self, eq: bool, order: bool, frozen: bool):
+        values = {"init": True, "repr": True, "eq": eq, "order": order, "unsafe_hash": False, "frozen": frozen,
+                  "match_args": True, "kw_only": False, "slots": False, "weakref_slot": False}
+        for name in self._NAMES:
+            setattr(self, name, values[name])
+
+    def __repr__(self) -> str:
+        return "_DataclassParams(" + ",".join(f"{name}={getattr(self, name)!r}" for name in self._NAMES) + ")"
 
 
 def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True, order: bool = False):
@@ -38,18 +133,112 @@ def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True, order: bool
     return wrap if cls is None else wrap(cls)
 
 
-def _fallback(cls) -> bool:
-    if "__slots__" in cls.__dict__ or _HAS_DEFAULT_FACTORY is MISSING:
+# Annotations that make pseudo-fields (ClassVar, InitVar): the standard library handles those.
+_PSEUDO_FIELD_PREFIXES = ("ClassVar", "typing.ClassVar", "t.ClassVar", "InitVar", "dataclasses.InitVar")
+
+
+def _needs_standard_library(cls, annotations) -> bool:
+    if annotations is None or "__slots__" in cls.__dict__:
         return True
-    return any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:])
+    for annotation in annotations.values():
+        if isinstance(annotation, str):
+            if annotation.lstrip().startswith(_PSEUDO_FIELD_PREFIXES):
+                return True
+        elif type(annotation).__name__ == "InitVar" or getattr(annotation, "__origin__", annotation) is getattr(
+                sys.modules.get("typing"), "ClassVar", MISSING):
+            return True
+    return False
+
+
+def _standard_library(cls, frozen: bool, eq: bool, order: bool):
+    """The standard library's dataclass, our `field()`s in the class turned into its own."""
+    import dataclasses
+    for name, value in list(cls.__dict__.items()):
+        if type(value) is Field:
+            setattr(cls, name, dataclasses.field(
+                default=dataclasses.MISSING if value.default is MISSING else value.default,
+                default_factory=dataclasses.MISSING if value.default_factory is MISSING else value.default_factory,
+                init=value.init, repr=value.repr, hash=value.hash, compare=value.compare,
+                metadata=dict(value.metadata)))
+    return dataclasses.dataclass(cls, frozen=frozen, eq=eq, order=order)
+
+
+def _own_field(value) -> Field | None:
+    """Ours, or the standard library's `field()` / base-class field read as ours (None for its pseudo-fields)."""
+    if type(value) is Field:
+        return value
+    dataclasses = sys.modules.get("dataclasses")
+    if dataclasses is None or not isinstance(value, dataclasses.Field):
+        return None
+    if value._field_type not in (None, dataclasses._FIELD) or value.kw_only is True:
+        return None
+
+    def own(x):
+        return MISSING if x is dataclasses.MISSING else x
+
+    made = Field(own(value.default), own(value.default_factory), value.init, value.repr, value.hash, value.compare,
+                 value.metadata or None)
+    made.name, made.type = value.name, value.type
+    return made
+
+
+def _fields(cls, annotations: dict, frozen: bool) -> dict[str, Field]:
+    """The class's fields as the standard library collects them: the bases' (in reverse method resolution
+    order), then the class's own annotations, a redefined field keeping its place."""
+    fields: dict[str, Field] = {}
+    has_dataclass_bases, any_frozen_base, all_frozen_bases = False, False, True
+    for base in cls.__mro__[-1:0:-1]:
+        base_fields = getattr(base, "__dataclass_fields__", None)
+        if base_fields is None:
+            continue
+        has_dataclass_bases = True
+        for value in base_fields.values():
+            f = _own_field(value)
+            if f is None:
+                raise TypeError(f"{cls.__name__}: base {base.__name__} has ClassVar, InitVar or keyword-only fields, "
+                                "which trainlint's dataclass does not support")
+            fields[f.name] = f
+        if getattr(base, "__dataclass_params__").frozen:
+            any_frozen_base = True
+        else:
+            all_frozen_bases = False
+    for name, annotation in annotations.items():
+        default = getattr(cls, name, MISSING)
+        f = _own_field(default)
+        if f is None:
+            if isinstance(default, types.MemberDescriptorType):
+                default = MISSING
+            f = Field(default, MISSING, True, True, None, True, None)
+        f.name, f.type = name, annotation
+        if f.default is not MISSING and f.default.__class__.__hash__ is None:
+            raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
+        fields[name] = f
+        if isinstance(getattr(cls, name, None), (Field, getattr(sys.modules.get("dataclasses"), "Field", Field))):
+            if f.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, f.default)
+    for name, value in cls.__dict__.items():
+        if type(value) is Field and name not in annotations:
+            raise TypeError(f"{name!r} is a field but has no type annotation")
+    if has_dataclass_bases:
+        if any_frozen_base and not frozen:
+            raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+        if not all_frozen_bases and frozen:
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+    return fields
 
 
 def _process(cls, frozen: bool, eq: bool, order: bool):
     if order and not eq:
         raise ValueError("eq must be true if order is true")
-    if _fallback(cls):
-        return dataclasses.dataclass(cls, frozen=frozen, eq=eq, order=order)
     body = cls.__dict__
+    annotations = body.get("__annotations__", {} if "__annotate__" not in body else None)
+    if _needs_standard_library(cls, annotations):
+        if any(hasattr(base, "__dataclass_fields__") for base in cls.__mro__[1:]):
+            raise TypeError(f"{cls.__name__}: __slots__, ClassVar and InitVar are not supported by trainlint's "
+                            "dataclass on a dataclass base")
+        return _standard_library(cls, frozen, eq, order)
     if frozen and ("__setattr__" in body or "__delattr__" in body):
         name = "__setattr__" if "__setattr__" in body else "__delattr__"
         raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
@@ -60,14 +249,10 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
                                 "functools.total_ordering")
     class_hash = body.get("__hash__", MISSING)
     has_explicit_hash = not (class_hash is MISSING or (class_hash is None and "__eq__" in body))
-    documented = bool(getattr(cls, "__doc__"))
-    if not documented:
-        cls.__doc__ = "-"  # the standard library would describe the class before it has its __init__
-    # The standard library reads the fields and sets __dataclass_fields__ and __match_args__; it generates nothing.
-    dataclasses.dataclass(cls, init=False, repr=False, eq=False)
-    fields = dataclasses.fields(cls)
-    if len(fields) != len(cls.__dataclass_fields__):  # ClassVar / InitVar pseudo-fields: leave it to the original
-        raise TypeError(f"{cls.__name__}: ClassVar and InitVar fields are not supported by trainlint's dataclass")
+    by_name = _fields(cls, annotations, frozen)
+    cls.__dataclass_fields__ = by_name
+    cls.__dataclass_params__ = _Params(eq, order, frozen)
+    fields = tuple(by_name.values())
 
     compared = tuple(f.name for f in fields if f.compare)
     compiled: dict[str, tuple[str, ...]] = {}  # method -> the fields it reads (compiled together, in one source)
@@ -80,7 +265,8 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
             compiled["__hash__"] = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
         else:
             cls.__hash__ = None
-    if "__init__" not in body:
+    own_init = "__init__" in body  # (`body` is the live class dictionary)
+    if not own_init:
         cls.__init__ = _lazy_init(cls, fields, frozen)
     for name, names in compiled.items():  # compiled on first use: most classes are never compared or hashed
         setattr(cls, name, _on_first_use(cls, name, names))
@@ -90,14 +276,17 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
         names = tuple(f.name for f in fields)
         cls.__setattr__ = _named(cls, _frozen_setattr(cls, names), "__setattr__")
         cls.__delattr__ = _named(cls, _frozen_delattr(cls, names), "__delattr__")
-    params = cls.__dataclass_params__  # the standard library's, made by the call above: say what was made
-    params.init, params.repr, params.eq, params.order, params.frozen = True, True, eq, order, frozen
-    if not documented:
-        cls.__doc__ = None
-        if "__init__" in body:
+    if sys.version_info >= (3, 13) and "__replace__" not in body:
+        cls.__replace__ = replace
+    if not getattr(cls, "__doc__"):
+        if own_init:
+            import inspect
             cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
         else:
             cls.__doc__ = _doc(cls, fields)
+    if "__match_args__" not in body:
+        cls.__match_args__ = tuple(f.name for f in fields if f.init)
+    abc.update_abstractmethods(cls)
     return cls
 
 
@@ -108,13 +297,25 @@ def _doc(cls, fields) -> str:
     for f in fields:
         if not f.init:
             continue
-        text = f"{f.name}: {inspect.formatannotation(f.type)}"  # as inspect.Parameter writes it
+        text = f"{f.name}: {_annotation_text(f.type)}"  # as inspect.Parameter writes it
         if f.default is not MISSING:
             text += f" = {f.default!r}"
         elif f.default_factory is not MISSING:
             text += f" = {_HAS_DEFAULT_FACTORY!r}"
         parts.append(text)
     return f"{cls.__name__}({', '.join(parts)})"
+
+
+def _annotation_text(annotation) -> str:
+    if isinstance(annotation, str):  # what `from __future__ import annotations` leaves: `inspect` writes its repr
+        return repr(annotation)
+    import inspect
+    return inspect.formatannotation(annotation)
+
+
+def _frozen_error(message: str) -> Exception:
+    from dataclasses import FrozenInstanceError  # the standard library's, so that `except` clauses name it
+    return FrozenInstanceError(message)
 
 
 def _named(cls, fn, name: str):
@@ -293,7 +494,7 @@ def _repr(names: tuple[str, ...]):
 def _frozen_setattr(cls, names: tuple[str, ...]):
     def __setattr__(self, name, value):
         if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+            raise _frozen_error(f"cannot assign to field {name!r}")
         super(cls, self).__setattr__(name, value)
 
     return __setattr__
@@ -302,7 +503,7 @@ def _frozen_setattr(cls, names: tuple[str, ...]):
 def _frozen_delattr(cls, names: tuple[str, ...]):
     def __delattr__(self, name):
         if type(self) is cls or name in names:
-            raise FrozenInstanceError(f"cannot delete field {name!r}")
+            raise _frozen_error(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
     return __delattr__

@@ -6,10 +6,9 @@ document text); output formats add 1 where people read them.
 
 from __future__ import annotations
 
-from dataclasses import field
 from enum import Enum
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 
 
 class Severity(str, Enum):

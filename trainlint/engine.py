@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field, replace
 from trainlint._pattern import lazy
 from trainlint import flavors
 from trainlint.diagnostics import Diagnostic, Severity
@@ -376,7 +375,7 @@ def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_pl
     """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
     each error or warning the rules do not also make without that launch (same code, place and severity) carries
     the assumption, so is at most a warning and says what it assumed."""
-    from dataclasses import replace as _replace
+    from trainlint._dataclass import replace as _replace
 
     bare = launch_context.Launch()
     plan, linked = read_plan(bare) if read_plan is not None else (ctx.plan, ctx.linked)

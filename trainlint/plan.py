@@ -7,10 +7,9 @@ point at the line that decided it and fixes know what to edit or where to insert
 
 from __future__ import annotations
 
-from dataclasses import field, replace
 from typing import Any, Generic, TypeVar
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field, replace
 from trainlint.diagnostics import Span
 
 T = TypeVar("T")

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import field
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 
 __all__ = [
     "PEFT_DEFAULT_LORA_TARGETS",

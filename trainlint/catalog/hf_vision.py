@@ -14,7 +14,7 @@ No I/O.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from trainlint._dataclass import replace
 
 import math
 from collections.abc import Mapping

@@ -27,12 +27,11 @@ import math
 import os
 import re
 import stat
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, replace
 from trainlint._pattern import lazy
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
 from trainlint.catalog.checkpoint import count_checkpoint

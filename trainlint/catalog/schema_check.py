@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import field
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 
 # Validation keywords implemented here.
 IMPLEMENTED = frozenset({

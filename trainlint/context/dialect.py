@@ -353,7 +353,7 @@ def implied_versions(dialect: Dialect, versions):
             continue
         found = _from_spec(name, spec, "pin", f"{dialect.label} {samples[-1].get('version', '')} requires {spec}")
         if found is not None:
-            from dataclasses import replace
+            from trainlint._dataclass import replace
 
             # the parser's range, not this repository's pin: it rests on the newest parser release being the one
             # installed, so it rules releases out but makes no claim certain (`sure`: every release without it)

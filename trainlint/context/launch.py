@@ -1032,7 +1032,7 @@ def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
     command = Command(launch.origin.path, launch.origin.span.start.line if launch.origin.span else 0, "", 0, (),
                       launch.command_lines)
     arguments, script_config, reads = _arguments(p, launch.origin, command if launch.origin.span else None, syntax)
-    from dataclasses import replace as _replace
+    from trainlint._dataclass import replace as _replace
 
     return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads,
                     script_parser="h4" if syntax == "h4" else launch.script_parser)
@@ -1149,7 +1149,7 @@ def declared(value: str, origin: Origin, bases: list[Path]) -> Launch | None:
 
 
 def _relabel(launch: Launch, origin: Origin, launcher: str) -> Launch:
-    from dataclasses import replace as _replace
+    from trainlint._dataclass import replace as _replace
 
     src = origin.describe()
     def re_o(s: Setting) -> Setting:
@@ -1213,7 +1213,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         _, command, parsed, bases, certain = matches[0]
         origin = Origin("launch", command.path, span=_span_of(command.line))
         launch = from_parsed(parsed, origin, bases, command.text, command)
-        from dataclasses import replace as _replace
+        from trainlint._dataclass import replace as _replace
 
         assumed = ""
         if not certain:
@@ -1325,7 +1325,7 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
             continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
         origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
         launch = from_parsed(parsed, origin, bases, body)
-        from dataclasses import replace as _replace
+        from trainlint._dataclass import replace as _replace
 
         # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8
         # train.py`): the launch's own options set those keys

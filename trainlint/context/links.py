@@ -25,10 +25,9 @@ import os
 import re
 import stat
 import time
-from dataclasses import field
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint._pattern import lazy
 from trainlint.document.reading import read_regular_file
 from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores

@@ -19,7 +19,7 @@ known release, nothing is narrowed (the pins contradict each other: not trainlin
 
 from __future__ import annotations
 
-from dataclasses import replace
+from trainlint._dataclass import replace
 
 from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field, replace
 from trainlint._pattern import lazy
 from trainlint.plan import Origin, Setting, TrainingPlan
 

@@ -8,9 +8,8 @@ the whole file. A code may be a prefix (`TL1` = the memory family) or `all`.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document
 

@@ -11,9 +11,8 @@ Versions and specifiers are PEP 440 (`trainlint._pep440`, as `packaging` reads t
 
 from __future__ import annotations
 
-from dataclasses import field
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).

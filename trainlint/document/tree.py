@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import bisect
 import copy
-from dataclasses import field
 from typing import Any, Iterator
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Pos, Span
 
 # Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.

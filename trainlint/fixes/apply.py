@@ -22,10 +22,9 @@ import signal
 import stat
 import tempfile
 import threading
-from dataclasses import field
 from typing import Callable
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
 from trainlint.fixes.edits import apply_edits
 

@@ -123,7 +123,7 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
             pass
     elif name == "peft" and value is not None and getattr(value, "rank", 0) > 1:
         try:
-            from dataclasses import replace
+            from trainlint._dataclass import replace
 
             out.append((f"LoRA rank {value.rank // 2}", {"peft": replace(value, rank=value.rank // 2)}))
         except Exception:  # noqa: BLE001

@@ -18,10 +18,9 @@ trainlint.toml, then to what the config itself says.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint.plan import Origin
 from trainlint.context.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
 

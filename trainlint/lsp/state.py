@@ -42,7 +42,6 @@ import logging
 import os
 import time
 import traceback
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint import __version__, engine
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document, SyntaxProblem

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 
 GIB = 2**30
 

@@ -6,11 +6,10 @@ Pure apart from reading catalogs and local config.json files (never the network)
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
 from trainlint.memory.model import OptimizerSpec, Run, estimate_run, optimizer_spec
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan

@@ -87,7 +87,7 @@ def model_family(arch) -> Family:
     named = dict(getattr(arch, "dropout", ()) or ())
     if not named:
         return fam
-    from dataclasses import replace
+    from trainlint._dataclass import replace
     return replace(fam, dropout_resid=named.get("resid", fam.dropout_resid),
                    dropout_attn=named.get("attn", fam.dropout_attn),
                    dropout_embedding=named.get("embedding", fam.dropout_embedding))

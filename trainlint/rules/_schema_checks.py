@@ -4,11 +4,10 @@ reported twice, plus a few value constraints the frameworks enforce in code. Not
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import re
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, replace
 from trainlint.document.tree import Node
 from trainlint.flavors.base import as_int
 from trainlint.rules._frameworks import hf_dialect, lightning_trainer

@@ -26,10 +26,9 @@ The engine caps any diagnostic carrying assumptions at warning: an error is cert
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, Callable, Iterable
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import dataclass, field
 from trainlint.context.dialect import Dialect
 from trainlint.context.launch import Launch
 from trainlint.context.versions import FrameworkVersion, Versions, canonical, parse_specifier
