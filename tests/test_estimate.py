@@ -251,3 +251,35 @@ def test_gradient_accumulation_keeps_gradients_through_later_micro_batches():
     grads = model_states(run()).grads
     assert one.phases["backward"] + grads == many.phases["backward"]
     assert one.phases["optimizer step"] == many.phases["optimizer step"]
+
+
+def test_estimate_total_is_the_breakdowns_total_and_host_bytes():
+    # The fix planner compares estimate_total with the card; it must be what the finding's breakdown says.
+    from dataclasses import replace
+
+    from trainlint.memory.estimate import estimate_total
+
+    arch = find_model("meta-llama/Llama-3.1-8B")
+    base = TrainingPlan("huggingface", "", model=Setting("meta-llama/Llama-3.1-8B"), seq_len=Setting(4096),
+                        micro_batch=Setting(4), num_gpus=Setting(8), precision=Setting(MASTER_BF16))
+    variants = [{}, {"zero_stage": 3}, {"zero_stage": 2, "offload_optimizer": "cpu"}, {"num_gpus": 1},
+                {"grad_ckpt": "full", "attn_impl": "eager"}, {"optimizer": "paged_adamw_8bit"},
+                {"peft": Peft("lora", 16, "all-linear", 4)}, {"task": "dpo", "micro_batch": 1}]
+    for changes in variants:
+        plan = replace(base, **{k: Setting(v) for k, v in changes.items()})
+        breakdown = estimate_plan(plan, arch, find_gpu("A100-80GB"))
+        assert estimate_total(plan, arch) == (breakdown.total, breakdown.host_bytes), changes
+
+
+def test_plan_with_is_dataclasses_replace():
+    from dataclasses import replace
+
+    plan = TrainingPlan("huggingface", "a.yaml", micro_batch=Setting(8), notes=("n",))
+    changed = plan.with_(micro_batch=Setting(2), zero_stage=Setting(3, Origin("cli")))
+    assert changed == replace(plan, micro_batch=Setting(2), zero_stage=Setting(3, Origin("cli")))
+    assert type(changed) is TrainingPlan and changed.micro_batch.value == 2 and changed.notes == ("n",)
+    assert plan.micro_batch.value == 8 and plan.zero_stage.value == 0  # the original is untouched
+    with pytest.raises(TypeError):
+        plan.with_(no_such_field=Setting(1))
+    with pytest.raises(AttributeError):
+        changed.micro_batch = Setting(1)  # still frozen

@@ -504,3 +504,21 @@ def test_hf_home_is_used(tmp_path, monkeypatch):
     config = next(e for e in CATALOG if e.name == "GPT-2").config
     _write_config(tmp_path / "hub" / "models--acme--gpt" / "snapshots" / "x", config)
     assert find_model("acme/gpt").total_params == 124_439_808
+
+
+def test_parameter_counts_are_cached_per_architecture_not_shared():
+    # Architecture and LayerStack cache their counts on the instance: a changed copy counts afresh.
+    from dataclasses import replace
+
+    arch = find_model("meta-llama/Llama-3.1-8B")
+    stack = arch.stacks[0]
+    total, layers, largest, per_layer = (arch.total_params, arch.num_layers, arch.largest_module_params,
+                                         stack.params_per_layer)
+    deeper = replace(arch, stacks=(replace(stack, num_layers=stack.num_layers + 1),))
+    assert deeper.total_params == total + per_layer and deeper.num_layers == layers + 1
+    wider = replace(stack, linears=stack.linears + (replace(stack.linears[0], in_features=10**6),))
+    assert wider.params_per_layer == per_layer + 10**6 * stack.linears[0].out_features
+    assert replace(arch, stacks=(wider,)).largest_module_params == 10**6 * stack.linears[0].out_features > largest
+    assert replace(arch, checkpoint_params=123).total_params == 123
+    assert (arch.total_params, arch.num_layers, arch.largest_module_params, stack.params_per_layer) == \
+        (total, layers, largest, per_layer)

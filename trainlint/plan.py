@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from trainlint._dataclass import dataclass, field, replace
+from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Span
 
 T = TypeVar("T")
@@ -168,7 +168,15 @@ class TrainingPlan:
     notes: tuple[str, ...] = ()  # reader remarks worth showing (e.g. "model size unknown: class_path mae.MAE")
 
     def with_(self, **changes: Any) -> "TrainingPlan":
-        return replace(self, **changes)
+        """A copy with some fields replaced, as `dataclasses.replace` makes it, but without running `__init__` over
+        every field: the fix planner makes one per candidate it re-estimates (about 50 per out-of-memory check)."""
+        unknown = [name for name in changes if name not in self.__dataclass_fields__]
+        if unknown:
+            raise TypeError(f"TrainingPlan has no field {unknown[0]!r}")
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__.update(changes)
+        return copy
 
     @property
     def data_parallel(self) -> int:

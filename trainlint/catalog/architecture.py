@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from functools import cached_property
 
 from trainlint._dataclass import dataclass, field
 
@@ -120,12 +121,14 @@ class LayerStack:
     mixer: str = "attention"
     ssm: SsmShape | None = None  # the scan's shape where mixer == "ssm"
 
-    @property
+    # The counts below are cached on the instance (it is frozen): the memory estimate reads them on every
+    # re-estimate the fix planner makes.
+    @cached_property
     def expert_params(self) -> int:
         """Parameters of ONE routed expert (0 for a dense stack)."""
         return sum(lin.params for lin in self.linears if lin.per_expert)
 
-    @property
+    @cached_property
     def params_per_layer(self) -> int:
         """All parameters of one layer, every routed expert included."""
         shared = sum(lin.params for lin in self.linears if not lin.per_expert)
@@ -230,7 +233,9 @@ class Architecture:
     # trains with resid_pdrop 0.1, PhiConfig's default is 0.0). Empty: the family defaults.
     dropout: tuple[tuple[str, float], ...] = ()
 
-    @property
+    # The counts below are cached on the instance (it is frozen): the memory estimate reads them on every
+    # re-estimate the fix planner makes.
+    @cached_property
     def counted_params(self) -> int:
         """The parameters the stacks, embeddings, head, norms and towers add up to."""
         return sum(stack.params for stack in self.stacks) + self.outside_stacks_params
@@ -241,7 +246,7 @@ class Architecture:
         return (self.embedding_params + self.head_params + self.final_norm_params + self.other_params
                 + sum(t.params for t in self.towers))
 
-    @property
+    @cached_property
     def total_params(self) -> int:
         """Every parameter, tied weights counted once (what `model.num_parameters()` reports), towers
         included; the checkpoint's own count when it was read from safetensors headers."""
@@ -259,7 +264,7 @@ class Architecture:
         """True when the count comes from the generic tier (standard keys only), not a family builder."""
         return self.sizing == SIZING_APPROXIMATE
 
-    @property
+    @cached_property
     def num_layers(self) -> int:
         """Layers in all stacks (encoder plus decoder for T5)."""
         return sum(stack.num_layers for stack in self.stacks)
@@ -275,7 +280,7 @@ class Architecture:
         return (sum(stack.num_layers * stack.active_params_per_layer for stack in self.stacks)
                 + self.outside_stacks_params)
 
-    @property
+    @cached_property
     def largest_module_params(self) -> int:
         """Parameters of the largest module that holds parameters directly (not through children).
 

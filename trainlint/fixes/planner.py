@@ -321,11 +321,19 @@ def _final(plan, changes: dict, field: str):
     return changes[field] if field in changes else getattr(plan, field).value
 
 
-def _valid(ctx, combo: tuple[Knob, ...]) -> bool:
-    plan = ctx.plan
+def _changes(combo: tuple[Knob, ...]) -> dict:
+    """The plan fields a combination sets."""
     changes: dict = {}
     for knob in combo:
         changes.update(knob.changes)
+    return changes
+
+
+def _valid(ctx, combo: tuple[Knob, ...], conflicts: set | None = None) -> bool:
+    """Whether the frameworks accept the combination and its edits can go together (`conflicts`: the pairs of
+    `_edit_conflicts`, else the edits are combined and compared here)."""
+    plan = ctx.plan
+    changes = _changes(combo)
     stage = min(3, max(0, _final(plan, changes, "zero_stage") or 0))
     fsdp = _final(plan, changes, "fsdp")
     if "offload_optimizer" in changes and fsdp is None and stage < 1:
@@ -338,7 +346,23 @@ def _valid(ctx, combo: tuple[Knob, ...]) -> bool:
         return False  # DeepSpeed's offload replaces the optimizer with its CPU Adam
     if _final(plan, changes, "activation_offload") and _final(plan, changes, "grad_ckpt") == "none":
         return False  # axolotl / torchtune offload activations only with checkpointing on
+    if conflicts is not None:
+        return not any((id(a), id(b)) in conflicts for i, a in enumerate(combo) for b in combo[i:])
     return not _overlap(_combine_edits(e for knob in combo for e in (knob.edits or ())))
+
+
+def _edit_conflicts(knobs: list[Knob]) -> set[tuple[int, int]]:
+    """The pairs `(id(a), id(b))` of knobs whose edits overlap, `(id(a), id(a))` where a knob's own edits do.
+    Overlap is a relation between two edits (insertions at one point are merged, and two merged insertions never
+    overlap), so a combination's edits overlap exactly when those of one knob, or of two of them, do: checking
+    pairs once replaces combining and comparing the edits of every combination."""
+    conflicts: set[tuple[int, int]] = set()
+    for i, a in enumerate(knobs):
+        for b in knobs[i:]:
+            edits = (a.edits or ()) if b is a else (a.edits or ()) + (b.edits or ())
+            if _overlap(_combine_edits(edits)):
+                conflicts.update(((id(a), id(b)), (id(b), id(a))))
+    return conflicts
 
 
 def _dominates(found: tuple[Knob, ...], combo: tuple[Knob, ...]) -> bool:
@@ -358,16 +382,16 @@ def _merge(combo: tuple[Knob, ...], extra: float = 0.0) -> Candidate:
     else:
         parts = "; ".join(k.cost_text for k in combo)
         cost_text = f"about {_pct(cost)} time in all ({parts})" if cost > 0 else f"about the same speed or faster ({parts})"
-    changes: dict = {}
-    for k in combo:
-        changes.update(k.changes)
     edits = _combine_edits(e for k in combo for e in (k.edits or ()))
-    return Candidate(title, changes, cost, cost_text, all(k.safe for k in combo), edits,
+    return Candidate(title, _changes(combo), cost, cost_text, all(k.safe for k in combo), edits,
                      " ".join(k.flags for k in combo if k.flags), combo)
 
 
+PLANNED = Origin("cli", note="planner")
+
+
 def _apply(plan, changes: dict):
-    return plan.with_(**{k: Setting(v, Origin("cli", note="planner")) for k, v in changes.items()})
+    return plan.with_(**{k: Setting(v, PLANNED) for k, v in changes.items()})
 
 
 def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
@@ -388,26 +412,27 @@ def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
 
 
 def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -> list[Offer]:
-    from trainlint.memory.estimate import estimate_plan
+    from trainlint.memory.estimate import estimate_total
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
+    conflicts = _edit_conflicts([knob for name in names for knob in groups[name]])
     combos: list[tuple[float, tuple[Knob, ...]]] = []
     for size in range(1, min(MAX_KNOBS, len(names)) + 1):
         for chosen in itertools.combinations(names, size):
             if must and not set(must) & set(chosen):
                 continue
             for combo in itertools.product(*(groups[g] for g in chosen)):
-                if _valid(ctx, combo):
+                if _valid(ctx, combo, conflicts):
                     combos.append((sum(k.cost for k in combo), combo))
     combos.sort(key=lambda item: (not all(k.safe for k in item[1]), item[0], len(item[1])))
     capacity = gpu.memory_bytes
     before = ctx.estimate.total if ctx.estimate is not None else None
     budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
-    estimates: dict[int, object] = {}  # combo index -> estimate: the second budget re-reads the first's
+    estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes): the second budget re-reads them
 
     def estimated(index: int, combo):
         if index not in estimates:
-            estimates[index] = estimate_plan(_apply(plan, _merge(combo).changes), arch, gpu)
+            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch)
         return estimates[index]
 
     for budget in budgets:
@@ -418,11 +443,10 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
                 break
             if any(_dominates(w, combo) for w in winners):
                 continue
-            est = estimated(evaluated, combo)
-            if est.total <= budget:
-                host = est.host_bytes
+            total, host = estimated(evaluated, combo)
+            if total <= budget:
                 cand = _merge(combo, HOST_PENALTY * host / GIB)
-                found.append(Offer(cand, est.total, host))
+                found.append(Offer(cand, total, host))
                 winners.append(combo)
         if found:
             found.sort(key=lambda o: (not o.candidate.safe, o.candidate.cost, o.total))
@@ -479,7 +503,7 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
     """Advice without an edit: what fits on the GPUs the run has (sharding and offload the config cannot
     express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor
     parallelism as well), and QLoRA."""
-    from trainlint.memory.estimate import estimate_plan
+    from trainlint.memory.estimate import estimate_total
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
     budget = gpu.memory_bytes
@@ -489,7 +513,7 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
     sharded = {**base, "zero_stage": 3, "fsdp": None}
 
     def fits(changes: dict) -> bool:
-        return estimate_plan(_apply(plan, changes), arch, gpu).total <= budget
+        return estimate_total(_apply(plan, changes), arch)[0] <= budget
 
     ladder = [
         (sharded, "ZeRO-3 (or FSDP full_shard)"),

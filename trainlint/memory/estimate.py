@@ -256,15 +256,8 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     assumptions.extend(result.assumptions)
     assumptions.extend(_sizing_assumptions(arch, images_stated=any(a.startswith("vision tower") for a in assumptions)))
     components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
-    reserved = int(result.peak_allocated * (1 + FRAGMENTATION))
-    overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,
-                          "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
-    if run.world > 1:
-        overhead.append(Component("overhead", "NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
-    if result.paged_bytes:
-        overhead.append(Component("overhead", "paged optimizer state", result.paged_bytes,
-                                  "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to "
-                                  "host RAM under pressure, slowly"))
+    reserved = _reserved(result)
+    overhead = _overhead(run, result)
     total = reserved + sum(c.bytes for c in overhead)
     for setting, what in ((plan.micro_batch, "micro-batch"), (plan.num_gpus, "world size"),
                           (plan.precision, "precision"), (plan.optimizer, "optimizer"), (plan.grad_ckpt, "checkpointing")):
@@ -275,6 +268,32 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
                      peak_allocated=result.peak_allocated, peak_reserved=reserved, total=total,
                      peak_phase=result.peak_phase, overhead=tuple(overhead), host_bytes=result.host_bytes,
                      assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases)
+
+
+def estimate_total(plan: TrainingPlan, arch) -> tuple[int, int]:
+    """`(total, host_bytes)` of `estimate_plan(plan, arch)`: what the fix planner compares with the card and shows,
+    without building the breakdown (its components and assumptions) for each candidate it re-estimates."""
+    run = build_run(plan, arch, [])
+    result = estimate_run(run)
+    return _reserved(result) + sum(c.bytes for c in _overhead(run, result)), result.host_bytes
+
+
+def _reserved(result) -> int:
+    """What the caching allocator holds at the peak: the live tensors plus fragmentation."""
+    return int(result.peak_allocated * (1 + FRAGMENTATION))
+
+
+def _overhead(run: Run, result) -> list[Component]:
+    """The card's memory outside the allocator."""
+    overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,
+                          "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
+    if run.world > 1:
+        overhead.append(Component("overhead", "NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
+    if result.paged_bytes:
+        overhead.append(Component("overhead", "paged optimizer state", result.paged_bytes,
+                                  "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to "
+                                  "host RAM under pressure, slowly"))
+    return overhead
 
 
 def attach(ctx) -> None:
@@ -306,4 +325,5 @@ def what_if(result, **changes) -> Breakdown | None:
     return estimate_plan(plan.with_(**fields), arch, resolve_gpu(plan))
 
 
-__all__ = ["attach", "estimate_plan", "what_if", "resolve_architecture", "resolve_gpu", "Unestimable", "gib"]
+__all__ = ["attach", "estimate_plan", "estimate_total", "what_if", "resolve_architecture", "resolve_gpu", "Unestimable",
+           "gib"]
