@@ -74,7 +74,7 @@ def test_plain_check_imports_only_what_it_needs(tmp_path):
     # Heavy modules a plain check does without: OpenSSL's hashlib, shutil (and the compression modules it imports),
     # importlib.resources (tempfile, zipfile), traceback (only for a failure), difflib (only for a suggestion),
     # jsonschema (the schemas are checked by trainlint.catalog.schema_check), dataclasses and the inspect/ast/dis it
-    # imports (trainlint._dataclass reads the fields itself).
+    # imports (trainlint._dataclass reads the fields itself), typing (annotations only), tomllib (none read here).
     for heavy in ("_hashlib", "shutil", "importlib.resources", "traceback", "difflib", "jsonschema", "dataclasses",
-                  "inspect"):
+                  "inspect", "typing", "tomllib"):
         assert heavy not in loaded, heavy

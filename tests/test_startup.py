@@ -182,8 +182,9 @@ def test_a_check_with_pins_does_not_import_packaging(tmp_path):
     assert "PACKAGING False" in out, out
 
 
-def test_a_check_without_toml_files_does_not_import_tomllib(tmp_path):
-    """tomllib (which imports datetime and compiles its patterns) is imported when a TOML file is read."""
+def test_a_check_imports_tomllib_only_for_toml_its_own_reader_does_not_take(tmp_path):
+    """tomllib (which imports datetime and typing and compiles its patterns) is imported only when a TOML file
+    holds what trainlint._toml hands it (here a date)."""
     (tmp_path / ".git").mkdir()
     config = tmp_path / "train.yaml"
     config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
@@ -191,7 +192,11 @@ def test_a_check_without_toml_files_does_not_import_tomllib(tmp_path):
              "print('TOML', 'tomllib' in sys.modules or 'tomli' in sys.modules)")
     run = [sys.executable, "-c", probe, str(config)]
     assert "TOML False" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["trl==0.18.0"]\n')
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["trl==0.18.0"]\n'
+                                            '[tool.trainlint]\ngpu = "H100"\n')
+    assert "TOML False" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\ndependencies = ["trl==0.18.0"]\n'
+                                            'released = 2026-01-01\n')
     assert "TOML True" in subprocess.run(run, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout
 
 

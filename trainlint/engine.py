@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from trainlint._dataclass import dataclass, field, replace
 from trainlint._pattern import lazy
@@ -27,6 +26,10 @@ from trainlint.context import launch as launch_context
 from trainlint.context import versions as version_context
 from trainlint.plan import Origin
 from trainlint.context.suppressions import Suppressions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 INTERNAL = "TL000"
 

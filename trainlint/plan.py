@@ -7,12 +7,12 @@ point at the line that decided it and fixes know what to edit or where to insert
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
-
 from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Span
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Where a value came from, strongest first.
 ORIGIN_KINDS = ("cli", "directive", "project", "launch", "config", "linked", "inferred", "default")
@@ -46,8 +46,8 @@ DEFAULT = Origin("default")
 
 
 @dataclass(frozen=True)
-class Setting(Generic[T]):
-    value: T
+class Setting:
+    value: Any  # an int, a str, a Precision, ...
     origin: Origin = DEFAULT
 
     @property
@@ -55,11 +55,11 @@ class Setting(Generic[T]):
         return self.origin.kind == "default"
 
 
-def default(value: T, note: str) -> Setting[T]:
+def default(value: Any, note: str) -> Setting:
     return Setting(value, Origin("default", note=note))
 
 
-def inferred(value: T, note: str) -> Setting[T]:
+def inferred(value: Any, note: str) -> Setting:
     return Setting(value, Origin("inferred", note=note))
 
 

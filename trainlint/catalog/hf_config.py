@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from trainlint._dataclass import replace
-from typing import Any
 
 from trainlint.catalog.architecture import (
     SIZING_APPROXIMATE,
@@ -39,6 +38,10 @@ from trainlint.catalog.architecture import (
 )
 from trainlint.catalog import hf_decoders, hf_encoders, hf_generic, hf_ssm, hf_vision
 from trainlint.catalog.hf_common import _attn_shape, _Cfg, _decoder, _dense_mlp, _qkvo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["from_hf_config", "supported_model_types", "text_config"]
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from trainlint.catalog.architecture import (
     SIZING_APPROXIMATE,
@@ -27,6 +26,10 @@ from trainlint.catalog.architecture import (
     UnsupportedArchitecture,
 )
 from trainlint.catalog.hf_common import check_plausible
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["generic_architecture"]
 

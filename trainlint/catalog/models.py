@@ -29,7 +29,6 @@ import re
 import stat
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from trainlint._dataclass import dataclass, replace
 from trainlint._pattern import lazy
@@ -38,6 +37,10 @@ from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.hf_config import from_hf_config
 from trainlint.catalog.files import read_data
 from trainlint.catalog.naming import closest, normalize
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CatalogModel",

@@ -19,9 +19,12 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
 
 from trainlint._dataclass import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator
 
 __all__ = [
     "SCHEMA_NAMES",

@@ -22,16 +22,8 @@ import sys
 from pathlib import Path
 
 from trainlint._dataclass import dataclass
+from trainlint._toml import loads as loads_toml
 from trainlint.document.reading import read_regular_file
-
-
-def _toml_loads(text: str) -> dict:
-    """tomllib.loads, imported when a TOML pin file is read (it imports datetime and compiles its patterns)."""
-    try:  # Python 3.11+
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    return tomllib.loads(text)
 
 
 MAX_LEVELS = 8
@@ -281,7 +273,7 @@ def _git_table(dist: str, spec: dict) -> Pin:
 
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
     if name in ("uv.lock", "poetry.lock"):
-        data = _toml_loads(text)
+        data = loads_toml(text)
         return [Pin(canonical(p["name"]), f"=={p['version']}", "", True) for p in data.get("package", [])
                 if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("version"), str)], []
     if name == "Pipfile.lock":
@@ -293,9 +285,9 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
                     out.append(Pin(canonical(dist), info["version"], "", info["version"].startswith("==")))
         return out, []
     if name == "pyproject.toml":
-        return _pyproject(_toml_loads(text))
+        return _pyproject(loads_toml(text))
     if name == "Pipfile":
-        data = _toml_loads(text)
+        data = loads_toml(text)
         out = []
         for section in ("packages", "dev-packages"):
             for dist, spec in (data.get(section) or {}).items():

@@ -10,11 +10,14 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from trainlint._dataclass import dataclass, field, replace
 from trainlint._pattern import lazy
 from trainlint.plan import Origin, Setting, TrainingPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # The run settings a user may override, by their CLI/TOML spelling -> TrainingPlan field and parser.
@@ -374,23 +377,28 @@ def find_project_config(directory: str) -> ProjectConfig:
         if own.is_file():
             return parse_project_table(_load_toml(own), str(own))
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
+        if pyproject.is_file() and _mentions_trainlint(pyproject):
             table = _load_toml(pyproject).get("tool", {}).get("trainlint")
             if isinstance(table, dict):
                 return parse_project_table(table, str(pyproject))
     return ProjectConfig()
 
 
+def _mentions_trainlint(pyproject: Path) -> bool:
+    """Whether the file can hold a [tool.trainlint] table (any spelling of it has the word): most pyproject.toml
+    files have none, and need not be parsed for settings."""
+    try:
+        return b"trainlint" in pyproject.read_bytes()
+    except OSError:
+        return True  # parsed, and the error said where
+
+
 def _load_toml(path: Path) -> dict:
-    try:  # Python 3.11+; imported here: most runs have no settings file, and tomllib imports datetime
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from trainlint._toml import loads
 
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # ValueError: tomllib's TOMLDecodeError, or not UTF-8
         raise SettingsError(f"{path}: cannot read it: {exc}", path=str(path)) from None
 
 

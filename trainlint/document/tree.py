@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import bisect
 import copy
-from typing import Any, Iterator
 
 from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Pos, Span
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 # Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.
 MAX_NODES = 200_000

@@ -22,11 +22,14 @@ import signal
 import stat
 import tempfile
 import threading
-from typing import Callable
 
 from trainlint._dataclass import dataclass, field
 from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
 from trainlint.fixes.edits import apply_edits
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
 
 MAX_ROUNDS = 8
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from trainlint.diagnostics import Edit, Fix
 from trainlint.document.tree import Document, Entry, Node
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def scalar_text(doc: Document, value: Any) -> str:

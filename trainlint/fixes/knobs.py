@@ -8,10 +8,13 @@ inserted where the flavor keeps it. None when the flavor has no such setting.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from trainlint.diagnostics import Edit
 from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
 KEYS: dict[str, dict[str, tuple]] = {

@@ -46,13 +46,16 @@ FSDP full shard, then with tensor parallelism, then QLoRA.
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 from trainlint._dataclass import dataclass
 from trainlint.diagnostics import Edit, Fix
 from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB
 from trainlint.plan import Origin, Peft, Setting
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 TARGET = 0.90  # a fix must bring the total under 90% of the card, so no near-capacity warning follows
 MAX_KNOBS = 4

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 
 from pathlib import Path
-from typing import Any, Callable
 
 from trainlint._pattern import lazy
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Origin, Setting
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _FLOAT_TEXT = lazy(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from trainlint._dataclass import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 GIB = 2**30
 

@@ -7,12 +7,15 @@ Pure apart from reading catalogs and local config.json files (never the network)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from trainlint._dataclass import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
 from trainlint.memory.model import OptimizerSpec, Run, estimate_run, optimizer_spec
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 GIB = 2**30
 # Outside the caching allocator (assumptions; see docs/memory-model.md §7).

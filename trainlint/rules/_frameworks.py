@@ -3,11 +3,14 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 
 from __future__ import annotations
 
-from typing import Any, Iterable
 
 from trainlint._dataclass import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 # Keys that scripts built on TRL / the alignment handbook add with their own dataclasses (ScriptArguments,
 # handbook ScriptArguments/SFTConfig extras, ModelConfig spellings): never "unknown" there.

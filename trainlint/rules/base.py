@@ -26,7 +26,6 @@ The engine caps any diagnostic carrying assumptions at warning: an error is cert
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
 
 from trainlint._dataclass import dataclass, field
 from trainlint.context.dialect import Dialect
@@ -35,6 +34,10 @@ from trainlint.context.versions import FrameworkVersion, Versions, canonical, pa
 from trainlint.diagnostics import Diagnostic, Fix, Severity, Span
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Setting, TrainingPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 DOCS_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules/{code}.md"
 

@@ -8,13 +8,16 @@ Not a rule: it has no RULE and is not registered.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from trainlint._dataclass import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto, uses_auto
 from trainlint.flavors.deepspeed import is_megatron
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Integrations that read a DeepSpeed config, and where their configs name it.
 LINK_KEYS = {
