@@ -283,3 +283,11 @@ def test_plan_with_is_dataclasses_replace():
         plan.with_(no_such_field=Setting(1))
     with pytest.raises(AttributeError):
         changed.micro_batch = Setting(1)  # still frozen
+
+
+def test_trainer_versions_are_read_per_text():
+    # _version_tuple keeps what it read (every re-estimate reads the same version): each text its own.
+    from trainlint.memory.estimate import _version_tuple
+
+    assert [_version_tuple(v) for v in ("1.16.0", "0.9.6", "1.16.0", "0.22", None, "", "dev")] == \
+        [(1, 16, 0), (0, 9, 6), (1, 16, 0), (0, 22), None, None, None]

@@ -186,14 +186,14 @@ def test_micro_batch_options_are_divisors_and_bounded():
     assert len(options) <= 13 and all(10**30 % m == 0 for m in options) and options[-1] == 1
 
 
-def test_edit_conflicts_decide_overlap_as_combining_every_combination_does():
-    # The search checks each pair of knobs' edits once (_edit_conflicts) instead of combining and comparing the
+def test_pair_overlaps_decide_as_combining_every_combination_does():
+    # The search compares each pair of knobs' edits once (_pair_overlaps) instead of combining and comparing the
     # edits of every combination: over random replacements and insertions, often at one point, both agree.
     import itertools
     import random
 
     from trainlint.diagnostics import Edit, Pos, Span
-    from trainlint.fixes.planner import Knob, _combine_edits, _edit_conflicts, _overlap
+    from trainlint.fixes.planner import Knob, _combine_edits, _overlap, _pair_overlaps
 
     def edit(path, start, length, text):
         return Edit(path, Span(Pos(0, start, start), Pos(0, start + length, start + length)), text)
@@ -205,9 +205,9 @@ def test_edit_conflicts_decide_overlap_as_combining_every_combination_does():
             edits = tuple(edit(rng.choice("ab"), rng.randint(0, 12), rng.choice((0, 0, 1, 3)), f"x{n}")
                           for _ in range(rng.randint(0, 3)))
             knobs.append(Knob(f"g{n}", 1, f"knob {n}", {}, 0.0, "", edits=edits or None))
-        conflicts = _edit_conflicts(knobs)
+        overlaps = _pair_overlaps()
         for size in range(1, 5):
             for combo in itertools.combinations(knobs, size):
                 whole = _overlap(_combine_edits(e for k in combo for e in (k.edits or ())))
-                pairs = any((id(a), id(b)) in conflicts for i, a in enumerate(combo) for b in combo[i:])
+                pairs = any(overlaps(a, b) for i, a in enumerate(combo) for b in combo[i:])
                 assert whole == pairs, [k.edits for k in combo]

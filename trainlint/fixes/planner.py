@@ -11,11 +11,11 @@ which they require); SDPA instead of eager attention; an 8-bit AdamW; Liger's fu
 Selective checkpointing has no config key in these flavors and is not offered; LoRA/QLoRA changes what is
 trained, so it is only named as a last resort in the advice when nothing else fits.
 
-**Search**: every valid combination of up to four groups is enumerated (a few hundred to a few thousand;
+**Search**: every combination of up to four groups is enumerated (a few hundred to a few thousand;
 one estimate takes well under a millisecond), sorted by safety (safe fixes first: they train the same
-model) and then by the cost model, and re-estimated in that order. A combination that contains, with
-options at least as strong, one that already fits is skipped (it costs more and buys nothing), as is any
-whose edits overlap. The first `limit` that fit are offered. A fix must bring the total under 90% of the
+model) and then by the cost model, and re-estimated in that order. A combination the frameworks would
+refuse, or whose edits overlap, is skipped, as is one that contains, with options at least as strong, one
+that already fits (it costs more and buys nothing). The first `limit` that fit are offered. A fix must bring the total under 90% of the
 card (so no near-capacity warning follows); when nothing reaches that, combinations under 100% are
 offered instead.
 
@@ -55,6 +55,7 @@ from trainlint.plan import Origin, Peft, Setting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 TARGET = 0.90  # a fix must bring the total under 90% of the card, so no near-capacity warning follows
@@ -332,9 +333,9 @@ def _changes(combo: tuple[Knob, ...]) -> dict:
     return changes
 
 
-def _valid(ctx, combo: tuple[Knob, ...], conflicts: set | None = None) -> bool:
-    """Whether the frameworks accept the combination and its edits can go together (`conflicts`: the pairs of
-    `_edit_conflicts`, else the edits are combined and compared here)."""
+def _valid(ctx, combo: tuple[Knob, ...], overlaps: Callable[[Knob, Knob], bool] | None = None) -> bool:
+    """Whether the frameworks accept the combination and its edits can go together (`overlaps`: `_pair_overlaps`,
+    else the edits of the whole combination are combined and compared here)."""
     plan = ctx.plan
     changes = _changes(combo)
     stage = min(3, max(0, _final(plan, changes, "zero_stage") or 0))
@@ -349,23 +350,25 @@ def _valid(ctx, combo: tuple[Knob, ...], conflicts: set | None = None) -> bool:
         return False  # DeepSpeed's offload replaces the optimizer with its CPU Adam
     if _final(plan, changes, "activation_offload") and _final(plan, changes, "grad_ckpt") == "none":
         return False  # axolotl / torchtune offload activations only with checkpointing on
-    if conflicts is not None:
-        return not any((id(a), id(b)) in conflicts for i, a in enumerate(combo) for b in combo[i:])
+    if overlaps is not None:
+        return not any(overlaps(a, b) for i, a in enumerate(combo) for b in combo[i:])
     return not _overlap(_combine_edits(e for knob in combo for e in (knob.edits or ())))
 
 
-def _edit_conflicts(knobs: list[Knob]) -> set[tuple[int, int]]:
-    """The pairs `(id(a), id(b))` of knobs whose edits overlap, `(id(a), id(a))` where a knob's own edits do.
+def _pair_overlaps() -> Callable[[Knob, Knob], bool]:
+    """Whether the edits of two knobs (of one, passed twice) overlap, each pair combined and compared once.
     Overlap is a relation between two edits (insertions at one point are merged, and two merged insertions never
-    overlap), so a combination's edits overlap exactly when those of one knob, or of two of them, do: checking
-    pairs once replaces combining and comparing the edits of every combination."""
-    conflicts: set[tuple[int, int]] = set()
-    for i, a in enumerate(knobs):
-        for b in knobs[i:]:
-            edits = (a.edits or ()) if b is a else (a.edits or ()) + (b.edits or ())
-            if _overlap(_combine_edits(edits)):
-                conflicts.update(((id(a), id(b)), (id(b), id(a))))
-    return conflicts
+    overlap), so a combination's edits overlap exactly when those of one of its knobs, or of two, do."""
+    seen: dict[tuple[int, int], bool] = {}  # by id: the knobs live as long as the search that asks
+
+    def overlaps(a: Knob, b: Knob) -> bool:
+        key = (id(a), id(b))
+        if key not in seen:
+            edits = (a.edits or ()) if a is b else (a.edits or ()) + (b.edits or ())
+            seen[key] = seen[(id(b), id(a))] = _overlap(_combine_edits(edits))
+        return seen[key]
+
+    return overlaps
 
 
 def _dominates(found: tuple[Knob, ...], combo: tuple[Knob, ...]) -> bool:
@@ -418,20 +421,22 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     from trainlint.memory.estimate import estimate_total
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
-    conflicts = _edit_conflicts([knob for name in names for knob in groups[name]])
     combos: list[tuple[float, tuple[Knob, ...]]] = []
     for size in range(1, min(MAX_KNOBS, len(names)) + 1):
         for chosen in itertools.combinations(names, size):
             if must and not set(must) & set(chosen):
                 continue
             for combo in itertools.product(*(groups[g] for g in chosen)):
-                if _valid(ctx, combo, conflicts):
-                    combos.append((sum(k.cost for k in combo), combo))
+                combos.append((sum(k.cost for k in combo), combo))
     combos.sort(key=lambda item: (not all(k.safe for k in item[1]), item[0], len(item[1])))
     capacity = gpu.memory_bytes
     before = ctx.estimate.total if ctx.estimate is not None else None
     budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
-    estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes): the second budget re-reads them
+    # Validity is decided when the walk reaches a combination (most are never reached: the walk stops at `limit`
+    # offers), and kept with the estimate for the second budget's walk.
+    overlaps = _pair_overlaps()
+    valid: dict[int, bool] = {}  # combo index -> _valid
+    estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes)
 
     def estimated(index: int, combo):
         if index not in estimates:
@@ -441,12 +446,18 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     for budget in budgets:
         found: list[Offer] = []
         winners: list[tuple[Knob, ...]] = []
-        for evaluated, (_, combo) in enumerate(combos):
+        evaluated = 0  # valid combinations walked
+        for index, (_, combo) in enumerate(combos):
             if evaluated >= MAX_EVALUATIONS or len(found) >= limit:
                 break
+            if index not in valid:
+                valid[index] = _valid(ctx, combo, overlaps)
+            if not valid[index]:
+                continue
+            evaluated += 1
             if any(_dominates(w, combo) for w in winners):
                 continue
-            total, host = estimated(evaluated, combo)
+            total, host = estimated(index, combo)
             if total <= budget:
                 cand = _merge(combo, HOST_PENALTY * host / GIB)
                 found.append(Offer(cand, total, host))

@@ -6,6 +6,7 @@ Pure apart from reading catalogs and local config.json files (never the network)
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from trainlint._dataclass import dataclass, replace
@@ -230,10 +231,13 @@ def _sizing_assumptions(arch, images_stated: bool = False) -> list[str]:
 
 def _version_tuple(text) -> tuple | None:
     """(1, 16, 0) from "1.16.0" (pre/dev suffixes dropped); None when absent or unreadable."""
-    if not text:
-        return None
+    return _parsed_version(str(text)) if text else None
+
+
+@lru_cache(maxsize=64)  # every re-estimate of the fix planner reads the same trainer version
+def _parsed_version(text: str) -> tuple | None:
     parts = []
-    for piece in str(text).split(".")[:3]:
+    for piece in text.split(".")[:3]:
         digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
         if not digits:
             break
@@ -260,7 +264,7 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     assumptions.extend(_sizing_assumptions(arch, images_stated=any(a.startswith("vision tower") for a in assumptions)))
     components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
     reserved = _reserved(result)
-    overhead = _overhead(run, result)
+    overhead = [Component("overhead", label, size, note) for label, size, note in _outside_allocator(run, result)]
     total = reserved + sum(c.bytes for c in overhead)
     for setting, what in ((plan.micro_batch, "micro-batch"), (plan.num_gpus, "world size"),
                           (plan.precision, "precision"), (plan.optimizer, "optimizer"), (plan.grad_ckpt, "checkpointing")):
@@ -278,7 +282,7 @@ def estimate_total(plan: TrainingPlan, arch) -> tuple[int, int]:
     without building the breakdown (its components and assumptions) for each candidate it re-estimates."""
     run = build_run(plan, arch, [])
     result = estimate_run(run)
-    return _reserved(result) + sum(c.bytes for c in _overhead(run, result)), result.host_bytes
+    return _reserved(result) + sum(size for _, size, _ in _outside_allocator(run, result)), result.host_bytes
 
 
 def _reserved(result) -> int:
@@ -286,17 +290,17 @@ def _reserved(result) -> int:
     return int(result.peak_allocated * (1 + FRAGMENTATION))
 
 
-def _overhead(run: Run, result) -> list[Component]:
-    """The card's memory outside the allocator."""
-    overhead = [Component("overhead", "CUDA context and workspaces", CUDA_CONTEXT,
-                          "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
+def _outside_allocator(run: Run, result) -> list[tuple[str, int, str]]:
+    """The card's memory outside the caching allocator: (label, bytes, assumption) of each part."""
+    parts = [("CUDA context and workspaces", CUDA_CONTEXT,
+              "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
     if run.world > 1:
-        overhead.append(Component("overhead", "NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
+        parts.append(("NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
     if result.paged_bytes:
-        overhead.append(Component("overhead", "paged optimizer state", result.paged_bytes,
-                                  "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to "
-                                  "host RAM under pressure, slowly"))
-    return overhead
+        parts.append(("paged optimizer state", result.paged_bytes,
+                      "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to host RAM under "
+                      "pressure, slowly"))
+    return parts
 
 
 def attach(ctx) -> None:
