@@ -291,3 +291,65 @@ def test_trainer_versions_are_read_per_text():
 
     assert [_version_tuple(v) for v in ("1.16.0", "0.9.6", "1.16.0", "0.22", None, "", "dev")] == \
         [(1, 16, 0), (0, 9, 6), (1, 16, 0), (0, 22), None, None, None]
+
+
+def test_parts_memo_keys_name_every_run_field_the_parts_read():
+    # PartsMemo keys model_states and activations on STATES_READ / ACTIVATIONS_READ: a field either reads (in it or
+    # in any function of memory/model.py it calls, through Run's properties) that is missing would make the memo
+    # hand one run's result to another that differs there.
+    import ast
+    import inspect
+
+    from trainlint.memory import model
+
+    tree = ast.parse(inspect.getsource(model))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    (run_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Run"]
+    properties = {n.name: {a.attr for a in ast.walk(n) if isinstance(a, ast.Attribute)
+                           and isinstance(a.value, ast.Name) and a.value.id == "self"}
+                  for n in run_class.body if isinstance(n, ast.FunctionDef)}
+
+    def reads(name: str, seen: set) -> set:
+        if name in seen:
+            return set()
+        seen.add(name)
+        fn = functions[name]
+        runs = {a.arg for a in fn.args.args
+                if a.arg == "run" or (a.annotation is not None and "Run" in ast.unparse(a.annotation))}
+        found: set = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in runs:
+                found |= properties.get(node.attr, {node.attr})  # a property: the fields it reads
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert not (node.func.id == "getattr" and isinstance(node.args[0], ast.Name)
+                            and node.args[0].id in runs), name
+                if node.func.id in functions:
+                    found |= reads(node.func.id, seen)
+        return found
+
+    fields = set(Run.__dataclass_fields__)
+    assert set(model.STATES_READ) <= fields and set(model.ACTIVATIONS_READ) <= fields
+    assert reads("model_states", set()) - fields == set() == reads("activations", set()) - fields
+    assert reads("model_states", set()) <= set(model.STATES_READ)
+    assert reads("activations", set()) <= set(model.ACTIVATIONS_READ)
+
+
+def test_parts_memo_gives_each_run_its_own_states_and_activations():
+    # One memo across runs that differ in one field each: every result is what the run computes alone.
+    from trainlint.memory.model import PartsMemo, activations
+
+    mixtral = find_model("mistralai/Mixtral-8x7B-v0.1")
+    variants = [{}, {"micro_batch": 4}, {"seq_len": 4096}, {"attn": "eager"}, {"grad_ckpt": "full"},
+                {"zero_stage": 3, "world": 8, "deepspeed": True, "precision": MASTER_BF16}, {"zero_stage": 2, "world": 8},
+                {"precision": PURE_BF16}, {"peft": Peft("lora", 16, "all-linear")}, {"peft": Peft("lora", 16, None, 4)},
+                {"activation_offload": True, "grad_ckpt": "full"}, {"fused_loss": True}, {"loss_kernel": "cce"},
+                {"head": "seq_cls"}, {"tp": 2, "world": 2}, {"pp": 2, "world": 2}, {"cp": 2, "world": 2},
+                {"offload_optimizer": "cpu", "zero_stage": 2, "world": 8, "deepspeed": True}, {"arch": mixtral},
+                {"optimizer": optimizer_spec("adamw_8bit")}, {"optimizer_in_bwd": True}, {"grad_accum": 4},
+                {"world": 8}, {"fsdp": "full_shard", "world": 8}, {"task": "dpo"}]
+    memo = PartsMemo()
+    for changes in variants * 2:
+        r = run(**changes)
+        assert memo.states(r) == model_states(r), changes
+        assert memo.activations(r) == activations(r), changes
+        assert estimate_run(r, memo) == estimate_run(r), changes

@@ -419,6 +419,7 @@ def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
 
 def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -> list[Offer]:
     from trainlint.memory.estimate import estimate_total
+    from trainlint.memory.model import PartsMemo
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     combos: list[tuple[float, tuple[Knob, ...]]] = []
@@ -437,10 +438,11 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     overlaps = _pair_overlaps()
     valid: dict[int, bool] = {}  # combo index -> _valid
     estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes)
+    memo = PartsMemo()
 
     def estimated(index: int, combo):
         if index not in estimates:
-            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch)
+            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch, memo)
         return estimates[index]
 
     for budget in budgets:
@@ -518,16 +520,18 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
     express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor
     parallelism as well), and QLoRA."""
     from trainlint.memory.estimate import estimate_total
+    from trainlint.memory.model import PartsMemo
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
     budget = gpu.memory_bytes
+    memo = PartsMemo()
     have = max(1, plan.num_gpus.value or 1)
     base: dict[str, Any] = {"grad_ckpt": "full", "micro_batch": 1,
                             "grad_accum": max(1, plan.micro_batch.value * plan.grad_accum.value)}
     sharded = {**base, "zero_stage": 3, "fsdp": None}
 
     def fits(changes: dict) -> bool:
-        return estimate_total(_apply(plan, changes), arch)[0] <= budget
+        return estimate_total(_apply(plan, changes), arch, memo)[0] <= budget
 
     ladder = [
         (sharded, "ZeRO-3 (or FSDP full_shard)"),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from trainlint._dataclass import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
-from trainlint.memory.model import OptimizerSpec, Run, estimate_run, optimizer_spec
+from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
 
 TYPE_CHECKING = False
@@ -277,11 +277,12 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
                      assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases)
 
 
-def estimate_total(plan: TrainingPlan, arch) -> tuple[int, int]:
+def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None) -> tuple[int, int]:
     """`(total, host_bytes)` of `estimate_plan(plan, arch)`: what the fix planner compares with the card and shows,
-    without building the breakdown (its components and assumptions) for each candidate it re-estimates."""
+    without building the breakdown (its components and assumptions) for each candidate it re-estimates; `memo`
+    shares the model states and activations between candidates."""
     run = build_run(plan, arch, [])
-    result = estimate_run(run)
+    result = estimate_run(run, memo)
     return _reserved(result) + sum(size for _, size, _ in _outside_allocator(run, result)), result.host_bytes
 
 

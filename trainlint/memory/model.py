@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from functools import lru_cache
+from operator import attrgetter
 
 from trainlint._dataclass import dataclass
 from trainlint.catalog.files import read_data
@@ -855,9 +856,51 @@ def _logits(run: Run) -> tuple[float, float]:
 # Phases and the peak
 # ---------------------------------------------------------------------------------------------
 
-def estimate_run(run: Run) -> Estimate:
-    st = model_states(run)
-    act = activations(run)
+# The Run fields `model_states` and `activations` read, with the functions they call (tests/test_estimate.py holds
+# these lists to the code): runs that agree on them have the same states or activations.
+STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "deepspeed", "optimizer", "momentum",
+               "lowrank", "optimizer_in_bwd", "fsdp", "zero_stage", "gpus_per_node", "reduce_bucket", "overlap_comm",
+               "offload_optimizer", "offload_params", "kbit_fp32_upcast")
+ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
+                    "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
+                    "ssm_path")
+
+
+class PartsMemo:
+    """`model_states` and `activations` of runs that agree on the fields each reads, computed once: the fix
+    planner re-estimates dozens of candidates of one run, each differing in a few fields (ZeRO stage, offload,
+    micro-batch, checkpointing, attention), so most share their states or their activations with another.
+
+    A key holds each field's string, or else the identity of its value (numbers included: a run's numbers are
+    the plan's own objects or small cached ints), so a hit means the same values: equal ones that are distinct
+    objects only miss. The run is kept with its result, so no value of a key is freed (and its id reused) while
+    the memo lives; the results are shared, never modified."""
+
+    def __init__(self):
+        self._states: dict[tuple, tuple[Run, States]] = {}
+        self._activations: dict[tuple, tuple[Run, Activations]] = {}
+
+    def states(self, run: Run) -> States:
+        return self._part(self._states, _STATES_READ, model_states, run)
+
+    def activations(self, run: Run) -> Activations:
+        return self._part(self._activations, _ACTIVATIONS_READ, activations, run)
+
+    @staticmethod
+    def _part(memo: dict, read, compute, run: Run):
+        key = tuple(value if value.__class__ is str else id(value) for value in read(run))
+        if key not in memo:
+            memo[key] = (run, compute(run))
+        return memo[key][1]
+
+
+_STATES_READ = attrgetter(*STATES_READ)
+_ACTIVATIONS_READ = attrgetter(*ACTIVATIONS_READ)
+
+
+def estimate_run(run: Run, memo: PartsMemo | None = None) -> Estimate:
+    st = memo.states(run) if memo is not None else model_states(run)
+    act = memo.activations(run) if memo is not None else activations(run)
     assumptions: list[str] = []
     ref_model = 0.0
     if run.task in ("dpo", "kto") and run.peft is None and run.ref_logps_precomputed:
