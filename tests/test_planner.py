@@ -211,3 +211,16 @@ def test_pair_overlaps_decide_as_combining_every_combination_does():
                 whole = _overlap(_combine_edits(e for k in combo for e in (k.edits or ())))
                 pairs = any(overlaps(a, b) for i, a in enumerate(combo) for b in combo[i:])
                 assert whole == pairs, [k.edits for k in combo]
+
+
+def test_plain_words_are_what_the_pattern_matched():
+    # scalar_text leaves a string unquoted where `[A-Za-z_][\w./-]*` matches it, now checked with str methods.
+    from trainlint.fixes.edits import _plain_word
+
+    pattern = re.compile(r"[A-Za-z_][\w./-]*")
+    chars = [chr(c) for c in range(0x10000) if not 0xD800 <= c < 0xE000] + ["\U0001d7ce", "\U00010400", "\U0001f600"]
+    for ch in chars:
+        for text in (ch, "a" + ch, "_" + ch + "b"):
+            assert _plain_word(text) == bool(pattern.fullmatch(text)), repr(text)
+    for text in ("", "sdpa", "adamw_8bit", "a-b/c.d", "8bit", "x y", "a\n", "é", "aé"):
+        assert _plain_word(text) == bool(pattern.fullmatch(text)), repr(text)

@@ -6,7 +6,6 @@ Every edit is a replacement of a code-point range of the original text; nothing 
 from __future__ import annotations
 
 import json
-import re
 
 from trainlint.diagnostics import Edit, Fix
 from trainlint.document.tree import Document, Entry, Node
@@ -34,10 +33,17 @@ def scalar_text(doc: Document, value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        if re.fullmatch(r"[A-Za-z_][\w./-]*", value) and value.lower() not in _YAML_SPECIAL:
+        if _plain_word(value) and value.lower() not in _YAML_SPECIAL:
             return value
         return json.dumps(value)
     return json.dumps(value)
+
+
+def _plain_word(text: str) -> bool:
+    r"""`re.fullmatch(r"[A-Za-z_][\w./-]*", text)` without compiling a pattern on a check's first fix: an ASCII
+    letter or underscore, then word characters (what `\w` matches: `str.isalnum()` or `_`), dots, slashes, dashes."""
+    return bool(text) and (text[0] == "_" or (text[0].isascii() and text[0].isalpha())) and \
+        all(ch.isalnum() or ch in "_./-" for ch in text[1:])
 
 
 _YAML_SPECIAL = {"yes", "no", "on", "off", "true", "false", "null", "y", "n", "~"}
