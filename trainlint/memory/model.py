@@ -871,10 +871,10 @@ class PartsMemo:
     planner re-estimates dozens of candidates of one run, each differing in a few fields (ZeRO stage, offload,
     micro-batch, checkpointing, attention), so most share their states or their activations with another.
 
-    A key holds each field's string, or else the identity of its value (numbers included: a run's numbers are
-    the plan's own objects or small cached ints), so a hit means the same values: equal ones that are distinct
-    objects only miss. The run is kept with its result, so no value of a key is freed (and its id reused) while
-    the memo lives; the results are shared, never modified."""
+    A key holds the identities of the values of those fields, so a hit means the very same values (a candidate's
+    are the plan's own objects, the knobs' and the code's constants; equal values that are distinct objects only
+    miss). The run is kept with its result, so no value of a key is freed (and its id reused) while the memo
+    lives; the results are shared, never modified."""
 
     def __init__(self):
         self._states: dict[tuple, tuple[Run, States]] = {}
@@ -888,7 +888,7 @@ class PartsMemo:
 
     @staticmethod
     def _part(memo: dict, read, compute, run: Run):
-        key = tuple(value if value.__class__ is str else id(value) for value in read(run))
+        key = tuple(map(id, read(run)))
         if key not in memo:
             memo[key] = (run, compute(run))
         return memo[key][1]
