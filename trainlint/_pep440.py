@@ -64,6 +64,12 @@ class Version:
         return found
 
     def _read(self, version: str) -> None:
+        parts = version.split(".") if isinstance(version, str) else ()
+        if parts and all(part.isascii() and part.isdigit() for part in parts):  # a plain release: no pattern needed
+            self.epoch, self.release, self.pre, self.post, self.dev, self._local = 0, tuple(map(int, parts)), None, \
+                None, None, None
+            self._set_key()
+            return
         match = _pattern("version").fullmatch(version)
         if match is None:
             raise InvalidVersion(f"Invalid version: {version!r}")
@@ -79,6 +85,9 @@ class Version:
         local = match.group("local")
         self._local = tuple(int(part) if part.isdigit() else part.lower() for part in re.split(r"[-_\.]", local)) \
             if local else None
+        self._set_key()
+
+    def _set_key(self) -> None:
         release = self.release
         while len(release) > 1 and release[-1] == 0:
             release = release[:-1]

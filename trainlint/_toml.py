@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from trainlint._pattern import lazy
+
 __all__ = ["loads"]
 
 
@@ -34,19 +36,19 @@ def loads(text: str) -> dict:
 
 
 _CONTROL = "\x00-\x08\x0a-\x1f\x7f"  # not allowed in strings and comments (tab is)
-_SPACE = re.compile(r"[ \t]*")
-_COMMENT = re.compile(f"#[^{_CONTROL}]*")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_BASIC = re.compile(f'"([^"\\\\{_CONTROL}]*)"')
-_LITERAL = re.compile(f"'([^'{_CONTROL}]*)'")
-_NUMBER = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)(\.[0-9](?:_?[0-9])*)?([eE][+-]?[0-9](?:_?[0-9])*)?"
-                     r"(?=[ \t\n,\]}#]|$)")
-_ESCAPE = re.compile(r'\\(?:([btnfr"\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))')
+_SPACE = lazy(r"[ \t]*")
+_COMMENT = lazy(f"#[^{_CONTROL}]*")
+_BARE_KEY = lazy(r"[A-Za-z0-9_-]+")
+_BASIC = lazy(f'"([^"\\\\{_CONTROL}]*)"')
+_LITERAL = lazy(f"'([^'{_CONTROL}]*)'")
+_NUMBER = lazy(r"[+-]?(?:0|[1-9](?:_?[0-9])*)(\.[0-9](?:_?[0-9])*)?([eE][+-]?[0-9](?:_?[0-9])*)?"
+               r"(?=[ \t\n,\]}#]|$)")
+_ESCAPE = lazy(r'\\(?:([btnfr"\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8}))')
 # ... and in a multi-line basic string, a backslash ending a line trims the whitespace and newlines after it
-_MULTILINE_ESCAPE = re.compile(r'\\(?:([btnfr"\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|[ \t]*\n[ \t\n]*)')
+_MULTILINE_ESCAPE = lazy(r'\\(?:([btnfr"\\])|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|[ \t]*\n[ \t\n]*)')
 _ESCAPED = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
-_BASIC_ESCAPES = re.compile(f'"((?:[^"\\\\{_CONTROL}]|\\\\[^\\n])*)"')
-_MULTILINE_CHARS = re.compile(f"[^{_CONTROL.replace(chr(10) + '-', chr(11) + '-')}]*")  # newlines allowed
+_BASIC_ESCAPES = lazy(f'"((?:[^"\\\\{_CONTROL}]|\\\\[^\\n])*)"')
+_MULTILINE_CHARS = lazy(f"[^{_CONTROL.replace(chr(10) + '-', chr(11) + '-')}]*")  # newlines allowed
 
 
 class _Reader:

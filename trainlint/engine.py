@@ -15,7 +15,7 @@ from trainlint._pattern import lazy
 from trainlint import flavors
 from trainlint.diagnostics import Diagnostic, Severity
 from trainlint.document.tree import Document
-from trainlint.document.reading import parse_document, read_document
+from trainlint.document.reading import SURROGATE, has_surrogates, parse_document, read_document
 from trainlint.plan import TrainingPlan
 from trainlint.rules import all_rules, tl009_unused_suppression
 from trainlint.rules.base import LintContext
@@ -103,22 +103,19 @@ def failure(doc: Document, where: str, exc: BaseException) -> tuple[Diagnostic, 
     return _internal(doc, f"{where}: {type(exc).__name__}: {text}", exc), True
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
 def printable(text: str) -> str:
     """`text` without unpaired surrogates (a file name that is not UTF-8, a JSON `\\ud800` escape):
     each becomes `\\xNN` (a byte of the name) or `\\uXXXX`, so every output format can encode it."""
-    if not _SURROGATES.search(text):
+    if not has_surrogates(text):
         return text
-    return _SURROGATES.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}" if 0xDC80 <= ord(m.group()) <= 0xDCFF
-                           else f"\\u{ord(m.group()):04x}", text)
+    return SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}" if 0xDC80 <= ord(m.group()) <= 0xDCFF
+                         else f"\\u{ord(m.group()):04x}", text)
 
 
 def _printable(d: Diagnostic) -> Diagnostic:
-    if _SURROGATES.search(d.message) or _SURROGATES.search(d.path):
+    if has_surrogates(d.message) or has_surrogates(d.path):
         d = replace(d, message=printable(d.message), path=printable(d.path))
-    if any(_SURROGATES.search(f.title) for f in d.fixes):
+    if any(has_surrogates(f.title) for f in d.fixes):
         d = replace(d, fixes=tuple(replace(f, title=printable(f.title)) for f in d.fixes))
     return d
 

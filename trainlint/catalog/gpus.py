@@ -70,8 +70,8 @@ _CAPACITY = lazy(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]{1,3})\s*$")
 _NAME_CAPACITY = lazy(r"(?:^|(?<=[\s\-_/]))(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])", re.IGNORECASE)
 # Memory kinds people add after the capacity ("80GB HBM3"): not part of the card's name.
 _MEMORY_KINDS = lazy(r"(?<![a-z0-9])(?:hbm\d?e?|gddr\d+x?|ecc)(?![a-z0-9])", re.IGNORECASE)
-_COUNT_FRONT = re.compile(r"^\s*(\d{1,5})\s*[x×*]\s*(?=\S)(.*\S)\s*$", re.IGNORECASE)
-_COUNT_BACK = re.compile(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECASE)
+_COUNT_FRONT = lazy(r"^\s*(\d{1,5})\s*[x×*]\s*(?=\S)(.*\S)\s*$", re.IGNORECASE)
+_COUNT_BACK = lazy(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECASE)
 _MARKETED_GB = lazy(r"(\d+(?:\.\d+)?)\s*GB")
 
 

@@ -451,7 +451,7 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     return path
 
 
-_H4 = re.compile(r"\bparse_yaml_and_args\b")
+_H4 = lazy(r"\bparse_yaml_and_args\b")
 
 
 def script_syntax(launch, repo_root: str = "") -> str:
@@ -470,12 +470,12 @@ def script_syntax(launch, repo_root: str = "") -> str:
 # TrainingArguments): it names TrainingArguments or an HF-style parser, imports transformers' Trainer or a trl
 # trainer/config, or imports a framework that runs one. A class of the project's own called Trainer (huggingface/
 # smollm's m4.training.trainer.Trainer, an accelerator.backward loop) is not one.
-_HF_TRAINER_USE = re.compile(
+_HF_TRAINER_USE = lazy(
     r"\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|\bH4ArgumentParser\b|\btransformers\.Trainer\b|"
     r"^\s*from\s+(?:transformers|trl)\b[^\n]*\b\w*(?:Trainer|Config)\b|"
     r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct|alignment)\b", re.M)
-_ACCELERATOR_LOOP = re.compile(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
-                               re.M)
+_ACCELERATOR_LOOP = lazy(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
+                         re.M)
 MAX_NEAR_SCRIPTS = 64  # .py files read per folder
 MAX_NAMING_WALK = 3000  # repository files looked at for a script that names the config
 

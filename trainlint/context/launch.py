@@ -10,6 +10,7 @@ was found: everything in it is unknown, and a verdict that depends on it says wh
 from __future__ import annotations
 
 from trainlint._dataclass import dataclass
+from trainlint._pattern import lazy
 from trainlint.plan import MASTER_BF16, MASTER_FP16, Origin, Setting
 
 NO_LAUNCH = Origin("default", note="no launch command names this file")
@@ -127,15 +128,15 @@ MAX_DEPTH = 8
 # Files that hold launch commands; the number orders them (a script beats a README's example).
 SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job", 0), ("Makefile", 1), (".mk", 1),
                 (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
-LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
-                          r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
-                          r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
-_BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
+LAUNCH_WORDS = lazy(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
+                    r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
+                    r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
+_BRACE_BYTES = lazy(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 # A word every match of LAUNCH_WORDS contains (held to it by tests/test_startup.py): this plain alternation scans
 # text an order of magnitude faster than LAUNCH_WORDS (whose \b-led alternatives have no literal prefix), so a line
 # or file without any of them is not scanned with it.
-_LAUNCH_LITERALS = re.compile(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
-                              r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
+_LAUNCH_LITERALS = lazy(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
+                        r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
 
 
 def has_launch_words(text: str) -> bool:
@@ -143,7 +144,7 @@ def has_launch_words(text: str) -> bool:
     return _LAUNCH_LITERALS.search(text) is not None and LAUNCH_WORDS.search(text) is not None
 
 
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
+_ASSIGN = lazy(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
 @dataclass(frozen=True)
@@ -345,8 +346,8 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
     return out
 
 
-_CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
-_WORKING_DIR = re.compile(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
+_CD = lazy(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
+_WORKING_DIR = lazy(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
 
 
 def _cd_target(text: str) -> str:
@@ -394,7 +395,7 @@ class _Match:
         return self._m.group(0)
 
 
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = lazy(r"\{([^{}]*,[^{}]*)\}")
 MAX_BRACE_WORDS = 32
 
 
@@ -1410,7 +1411,7 @@ PLAN_ARGUMENTS = {
 # Flavors whose reader takes the script's arguments over the file's keys (ConfigView overrides): the file is the
 # script's config, read by a parser that lets the command line win.
 READ_WITH_ARGUMENTS = ("huggingface", "axolotl", "torchtune", "litgpt")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
+_NUMBER = lazy(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
 
 
 def _typed(raw):

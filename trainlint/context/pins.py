@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from trainlint._dataclass import dataclass
+from trainlint._pattern import lazy
 from trainlint._toml import loads as loads_toml
 from trainlint.document.reading import read_regular_file
 
@@ -30,10 +31,10 @@ MAX_LEVELS = 8
 MAX_BYTES = 2_000_000  # a pin file larger than this is skipped (lock files of huge monorepos)
 PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.cfg", "setup.py", "Pipfile",
              "environment.yml", "environment.yaml")
-PIN_NAME = re.compile(r"^(requirements.*\.txt|.*requirements\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|"
-                      r"pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml)$")
-_REQ_DIRECT = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
-_REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
+PIN_NAME = lazy(r"^(requirements.*\.txt|.*requirements\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|"
+                r"pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml)$")
+_REQ_DIRECT = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
+_REQ_STRING = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
 
 def canonical(name: str) -> str:
@@ -202,8 +203,8 @@ def _strength(pin: Pin) -> float:
 # PEP 508, as far as a pin's framework and versions go: `name[extras] (specifiers) ; marker`. A direct reference
 # (`name @ url`) pins no version. (packaging.requirements would pull in markers, tags, platform and subprocess:
 # more CPU than a lint.)
-_PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
-                     r"(\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)\s*(;.*)?$")
+_PEP508 = lazy(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
+               r"(\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)\s*(;.*)?$")
 
 
 def _requirement(text: str) -> Pin | None:
@@ -232,8 +233,8 @@ def _requirement(text: str) -> Pin | None:
     return Pin(canonical(match.group(1)), spec, "", exact)
 
 
-_GIT_REF = re.compile(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
-_RELEASE_TAG = re.compile(r"^v?(\d+(?:\.\d+){1,2})$")
+_GIT_REF = lazy(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
+_RELEASE_TAG = lazy(r"^v?(\d+(?:\.\d+){1,2})$")
 
 
 def git_pin(name: str, url: str) -> Pin:

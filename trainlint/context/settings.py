@@ -41,8 +41,8 @@ FRAMEWORK_KEYS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lig
                   "llamafactory", "litgpt", "torch")
 FAIL_LEVELS = ("error", "warning", "info")
 
-_DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
-_PAIR = re.compile(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+_DIRECTIVE = lazy(r"#\s*trainlint:\s*(?P<body>.*)$")
+_PAIR = lazy(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
 
 
 class SettingsError(ValueError):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import stat
 from pathlib import Path
 
+from trainlint._pattern import lazy
 from trainlint.document.tree import Document, SyntaxProblem
 
 try:  # the built-in BLAKE2 module: `hashlib` would load OpenSSL first, which costs more than reading a config
@@ -144,7 +144,19 @@ def _os_reason(exc: OSError) -> str:
     return f"cannot read the file: {exc.strerror or exc}"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = lazy("[\ud800-\udfff]")  # an unpaired surrogate code point: not Unicode text, cannot be encoded
+
+
+def has_surrogates(text: str) -> bool:
+    """Whether `text` holds an unpaired surrogate (searched for only then: encoding is far cheaper than the
+    pattern's compilation)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def document_from_bytes(data: bytes, shown: str) -> Document:
@@ -196,7 +208,7 @@ def parse_document(text: str, path: str, kind: str | None = None) -> Document:
         text = text[1:]
     kind = kind or kind_for_path(path, text)
     doc = Document(path=path, text=text, kind=kind, bom=bom)
-    bad = _SURROGATE.search(text)
+    bad = SURROGATE.search(text) if has_surrogates(text) else None
     if bad is not None:  # an unpaired surrogate (an editor buffer, a decoded name): not Unicode text
         doc.syntax_error = SyntaxProblem(f"the text holds an unpaired surrogate code point (U+{ord(bad.group()):04X}), "
                                          "which is not valid Unicode; save the file as UTF-8",

@@ -44,7 +44,7 @@ RULE = Rule("TL504", "deepspeed-string-typed-value", Severity.ERROR,
             evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.fill_match; deepspeed/runtime/config_utils.py: DeepSpeedConfigModel",
             raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8")
 
-NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+NUMBER = lazy(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 PARAMS = (("optimizer", "params"), ("scheduler", "params"))
 
 
