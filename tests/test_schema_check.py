@@ -41,7 +41,7 @@ def _raw(validator, data):
 
 
 def _both(name: str, data):
-    ours = schemas._validator(name)
+    ours = schemas._checker(name)
     theirs = schemas.jsonschema_validator(name)
     return ours, theirs
 
@@ -49,7 +49,7 @@ def _both(name: str, data):
 def test_the_shipped_schemas_need_no_jsonschema():
     for name in NAMES:
         assert schema_check.supports(schemas.load_schema(name)), name
-        assert isinstance(schemas._validator(name), schema_check.Checker)
+        assert isinstance(schemas._checker(name), schema_check.Checker)
 
 
 def test_the_corpus_is_there():
@@ -96,10 +96,28 @@ def test_same_findings_as_with_jsonschema(name, monkeypatch):
         if data is None:
             continue
         ours = schemas.validation_errors(name, data)
-        monkeypatch.setattr(schemas, "_validator", schemas.jsonschema_validator)
+        monkeypatch.setattr(schemas, "_schema_errors",
+                            lambda n, d: list(schemas.jsonschema_validator(n).iter_errors(d)))
         theirs = schemas.validation_errors(name, data)
         monkeypatch.undo()
         assert ours == theirs, path
+
+
+def test_a_document_that_reaches_an_unimplemented_keyword_is_validated_by_jsonschema(monkeypatch):
+    schema = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}, "b": {"type": "integer"}}}
+    checker = schema_check.Checker(schema)
+    assert [e.message for e in checker.iter_errors({"b": "x"})] == ["'x' is not of type 'integer'"]  # `a` unread
+    with pytest.raises(schema_check.Unsupported):
+        list(checker.iter_errors({"a": [1, 1]}))
+    monkeypatch.setattr(schemas, "load_schema", lambda name: schema)
+    for cached in (schemas._checker, schemas.jsonschema_validator):
+        cached.cache_clear()
+    try:
+        errors = schemas._schema_errors("made-up", {"a": [1, 1], "b": "x"})
+        assert sorted(e.message for e in errors) == ["'x' is not of type 'integer'", "[1, 1] has non-unique elements"]
+    finally:
+        for cached in (schemas._checker, schemas.jsonschema_validator):
+            cached.cache_clear()
 
 
 def test_a_schema_with_an_unimplemented_keyword_is_left_to_jsonschema():

@@ -4,9 +4,10 @@ Importing `jsonschema` (and `referencing`, `attrs`, `rpds`) costs more CPU than 
 `trainlint check` validates with this module instead. It yields errors with the attributes trainlint reads from
 `jsonschema.ValidationError` (`validator`, `validator_value`, `schema`, `instance`, `absolute_path`,
 `relative_schema_path`, `context`, `message`), with jsonschema's semantics and messages for those keywords;
-`tests/test_schema_check.py` holds it to jsonschema's output on every config in the test corpus. A schema that
-uses a validation keyword this module does not implement is not handled here: `supports()` says so, and the
-caller falls back to jsonschema.
+`tests/test_schema_check.py` holds it to jsonschema's output on every config in the test corpus. A subschema
+that uses a validation keyword this module does not implement is not handled here: meeting one while validating
+raises `Unsupported`, and the caller validates with jsonschema instead (walking the whole schema first to know,
+`supports()`, cost more than the validation).
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ class SchemaViolation:
     message: str
     relative_schema_path: tuple = ()
     context: list = field(default_factory=list)
+
+
+class Unsupported(Exception):
+    """A subschema the document reaches uses a validation keyword this module does not implement."""
 
 
 def supports(schema: Any) -> bool:
@@ -145,6 +150,8 @@ class Checker:
         for keyword, value in schema.items():
             check = _KEYWORDS.get(keyword)
             if check is None:
+                if keyword in VALIDATING:
+                    raise Unsupported(keyword)
                 continue
             for error in check(self, value, instance, schema, path):
                 if not error.validator:

@@ -354,15 +354,21 @@ def describe(name: str, key_path: tuple) -> KeyInfo | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _validator(name: str):
-    """trainlint's own checker where it implements every keyword the schema uses (importing jsonschema costs
-    more than a lint); jsonschema otherwise."""
+def _checker(name: str):
     from trainlint.catalog import schema_check
 
-    schema = load_schema(name)
-    if schema_check.supports(schema):
-        return schema_check.Checker(schema)
-    return jsonschema_validator(name)
+    return schema_check.Checker(load_schema(name))
+
+
+def _schema_errors(name: str, data: Any) -> list:
+    """The violations of `data`: trainlint's own checker's (importing jsonschema costs more than a lint), or
+    jsonschema's where the document reaches a keyword the checker does not implement."""
+    from trainlint.catalog.schema_check import Unsupported
+
+    try:
+        return list(_checker(name).iter_errors(data))
+    except Unsupported:
+        return list(jsonschema_validator(name).iter_errors(data))
 
 
 @functools.lru_cache(maxsize=None)
@@ -613,9 +619,8 @@ def _convert(root: dict, err) -> list[SchemaError]:
 def validation_errors(name: str, data: Any) -> list[SchemaError]:
     """Schema violations of data (a parsed YAML/JSON document), as plain records, in document order of key paths."""
     root = load_schema(name)
-    validator = _validator(_canonical(name))
     results: list[SchemaError] = []
-    for err in validator.iter_errors(data):
+    for err in _schema_errors(_canonical(name), data):
         for leaf in _flatten_errors(err):
             results.extend(_convert(root, leaf))
     # a value of the wrong type also fails its enum/range checks: keep the type error only
