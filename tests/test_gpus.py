@@ -421,3 +421,14 @@ def test_catalog_returns_a_fresh_list():
     first.clear()
     assert len(catalog()) >= 34
     assert gpus.catalog() is not first
+
+
+def test_a_lookup_makes_only_the_gpu_it_finds():
+    code = (
+        "import trainlint.catalog.gpus as g\n"
+        "a = g.find_gpu('A100-80GB'); b = g.find_gpu('nvidia a100 sxm4 80gb')\n"
+        "assert a is b and g._gpu_at.cache_info().currsize == 1 and g._load.cache_info().currsize == 0\n"
+        "every = g.catalog()\n"
+        "assert a in every and all(g.find_gpu(label) is gpu for gpu in every for label in (gpu.name, *gpu.aliases))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -357,7 +357,7 @@ def test_the_direct_lookup_agrees_with_the_index():
 
 def test_an_entry_decoded_alone_is_the_parsed_files():
     text = models._text()
-    assert text.count(models._ENTRY_START) == len(models._raw_entries())  # the layout the direct lookup reads
+    assert models._bytes().count(models._ENTRY_START) == len(models._raw_entries())  # the layout the lookup reads
     for cached in (models._exact_position, models._raw_entries, models._entry_at, models._load_catalog):
         cached.cache_clear()
     models._DECODED.clear()

@@ -8,6 +8,16 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def read_data_bytes(name: str) -> bytes:
+    """The data file as stored (no decoding), for a lookup that decodes only the part it needs."""
+    try:
+        return (DATA / name).read_bytes()
+    except OSError:  # pragma: no cover - zipped installs
+        from importlib import resources
+
+        return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_bytes()
+
+
 def read_data(name: str) -> str:
     path = DATA / name
     try:

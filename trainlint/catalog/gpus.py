@@ -145,21 +145,35 @@ def _gpu_from_entry(entry: dict) -> GPU:
 
 
 @functools.lru_cache(maxsize=None)
-def _load() -> tuple[tuple[GPU, ...], dict[str, GPU]]:
-    """The catalog and its lookup index (normalized name or alias -> GPU), read once."""
+def _entries() -> tuple[dict, ...]:
     import json
     from trainlint.catalog.files import read_data
 
-    text = read_data("gpus.json")
-    gpus = tuple(_gpu_from_entry(entry) for entry in json.loads(text)["gpus"])
-    index: dict[str, GPU] = {}
-    for gpu in gpus:
-        for label in (gpu.name, *gpu.aliases):
-            key = normalize(label)
-            other = index.setdefault(key, gpu)
-            if other is not gpu:
-                raise ValueError(f"gpus.json: {label!r} names both {other.name} and {gpu.name}")
-    return gpus, index
+    return tuple(json.loads(read_data("gpus.json"))["gpus"])
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_at(position: int) -> GPU:
+    """The GPU of the catalog's entry at `position`, made on first use (a lookup makes one, not the ~40)."""
+    return _gpu_from_entry(_entries()[position])
+
+
+@functools.lru_cache(maxsize=None)
+def _index() -> dict[str, int]:
+    """Normalized name or alias -> the position of its entry, read once."""
+    index: dict[str, int] = {}
+    for position, entry in enumerate(_entries()):
+        for label in (entry["name"], *entry.get("aliases", ())):
+            other = index.setdefault(normalize(label), position)
+            if other != position:
+                raise ValueError(f"gpus.json: {label!r} names both {_entries()[other]['name']} and {entry['name']}")
+    return index
+
+
+@functools.lru_cache(maxsize=None)
+def _load() -> tuple[tuple[GPU, ...], dict[str, GPU]]:
+    """The catalog and its lookup index (normalized name or alias -> GPU), read once."""
+    return tuple(_gpu_at(i) for i in range(len(_entries()))), {key: _gpu_at(i) for key, i in _index().items()}
 
 
 def catalog() -> list[GPU]:
@@ -186,10 +200,10 @@ def _candidate_keys(key: str):
 
 
 def _lookup(text: str) -> GPU | None:
-    index = _load()[1]
+    index = _index()
     for key in _candidate_keys(normalize(text)):
         if key in index:
-            return index[key]
+            return _gpu_at(index[key])
     return _lookup_sized(text)
 
 
