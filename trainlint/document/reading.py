@@ -4,7 +4,6 @@ overlay of unsaved editor buffers (or in-memory fixes) that stand in for files o
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -41,16 +40,21 @@ _overlay: dict[str, str] = {}
 _parsed: dict[tuple, "Document"] = {}
 
 
-@contextlib.contextmanager
-def overlay(texts: dict[str, str]):
+class overlay:  # noqa: N801 - used as `with overlay(texts):`, like the function it was (contextlib costs an import)
     """Within the block, `read_document` sees these texts instead of the files' contents."""
-    saved = dict(_overlay)
-    _overlay.update({os.path.realpath(p): t for p, t in texts.items()})
-    try:
-        yield
-    finally:
+
+    def __init__(self, texts: dict[str, str]):
+        self._texts = texts
+        self._saved: dict[str, str] = {}
+
+    def __enter__(self) -> None:
+        self._saved = dict(_overlay)
+        _overlay.update({os.path.realpath(p): t for p, t in self._texts.items()})
+
+    def __exit__(self, *exc) -> bool:
         _overlay.clear()
-        _overlay.update(saved)
+        _overlay.update(self._saved)
+        return False
 
 
 def in_overlay(path: str | Path) -> bool:

@@ -9,7 +9,6 @@ recorded as facts on the document; rules turn them into diagnostics.
 from __future__ import annotations
 
 import bisect
-import copy
 
 from trainlint._dataclass import dataclass, field
 from trainlint.diagnostics import Pos, Span
@@ -189,6 +188,8 @@ class Document:
     def subdocument(self, node: Node) -> "Document":
         """This document seen from a nested mapping (an inline DeepSpeed config, say): same text and
         positions, key paths starting at `node`."""
+        import copy  # (an inline DeepSpeed config is rare: most checks never copy a document)
+
         sub = copy.copy(self)
         sub.root = _rebased(node, ())
         sub.duplicates, sub.relaxed, sub.notes, sub.errors, sub.syntax_error = [], [], [], [], None
