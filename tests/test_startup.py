@@ -213,3 +213,25 @@ def test_a_check_decodes_only_the_dialects_it_reads(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path).stdout
     assert "WHOLE 0 PARTS" in out and "PARTS 0" not in out, out
+
+
+def test_a_check_in_a_repository_of_the_usual_shape_imports_only_what_it_runs(tmp_path):
+    """The benchmark's case (benchmarks/startup): a config with its DeepSpeed JSON, pins in a pyproject.toml, a launch
+    script and the training script it runs. None of these standard library modules is needed for it, and each cost
+    a share of the one-file CPU budget (yamllint's) when it was imported."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "hf-llama3-8b-sft"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    for name in ("train.yaml", "ds_zero2.json"):
+        (tmp_path / "configs" / name).write_bytes((example / name).read_bytes())
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n'
+                                             'dependencies = ["transformers>=4.52,<5", "trl==0.18.0", "deepspeed"]\n')
+    (tmp_path / "train.sh").write_text("accelerate launch --num_processes 8 train.py configs/train.yaml\n")
+    (tmp_path / "train.py").write_text("from trl import TrlParser, SFTConfig\nparser = TrlParser((SFTConfig,))\n")
+    probe = ("import sys\nfrom trainlint.cli import main\nmain(['check', 'configs/train.yaml'])\n"
+             "print('LOADED', sorted(set(sys.argv[1:]) & set(sys.modules)))")
+    avoided = ["dataclasses", "inspect", "typing", "tomllib", "ast", "contextlib", "copy", "importlib.util",
+               "jsonschema", "packaging", "shutil", "difflib", "traceback", "_hashlib"]
+    out = subprocess.run([sys.executable, "-c", probe, *avoided], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path).stdout
+    assert "TL100" in out and "LOADED []" in out, out

@@ -83,20 +83,21 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `command`, only that subcommand's options are added (the others are listed, for --help)."""
+    """The parser; with a known `command`, only that subcommand (each costs an ArgumentParser); otherwise all of
+    them, listed for --help and in the error for an unknown one."""
     parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.",
                                      formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    parsers = {name: sub.add_parser(name, help=text, formatter_class=_HelpFormatter)
-               for name, text in COMMAND_HELP.items()}
-    if command in (None, "check"):
+    made = (command,) if command in COMMAND_HELP else tuple(COMMAND_HELP)
+    parsers = {name: sub.add_parser(name, help=COMMAND_HELP[name], formatter_class=_HelpFormatter) for name in made}
+    if "check" in parsers:
         _add_check_options(parsers["check"])
-    if command in (None, "estimate"):
+    if "estimate" in parsers:
         _add_estimate_options(parsers["estimate"])
-    if command in (None, "rule"):
+    if "rule" in parsers:
         parsers["rule"].add_argument("code")
-    if command in (None, "server"):
+    if "server" in parsers:
         parsers["server"].add_argument("--stdio", action="store_true",
                                        help="accepted for clients that pass it; stdio is the default")
     return parser
