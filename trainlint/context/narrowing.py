@@ -168,10 +168,18 @@ def hull(spec: str) -> Interval | None:
 
 # --- narrowing --------------------------------------------------------------------------------------------------
 
-def _known(name: str) -> list[tuple[Version, str]]:
-    from trainlint.catalog import frameworks
+_KNOWN: dict[str, list[tuple[Version, str]]] = {}
 
-    return [(v, t) for v, t in ((parse_version(t), t) for t in frameworks.known(name)) if v is not None]
+
+def _known(name: str) -> list[tuple[Version, str]]:
+    """The known releases of `name`, parsed (once per run: the catalog does not change)."""
+    found = _KNOWN.get(name)
+    if found is None:
+        from trainlint.catalog import frameworks
+
+        found = _KNOWN[name] = [(v, t) for v, t in ((parse_version(t), t) for t in frameworks.known(name))
+                                if v is not None]
+    return found
 
 
 def _span(releases: list[str]) -> str:

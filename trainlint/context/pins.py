@@ -31,8 +31,8 @@ MAX_LEVELS = 8
 MAX_BYTES = 2_000_000  # a pin file larger than this is skipped (lock files of huge monorepos)
 PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.cfg", "setup.py", "Pipfile",
              "environment.yml", "environment.yaml")
-PIN_NAME = lazy(r"^(requirements.*\.txt|.*requirements\.txt|uv\.lock|poetry\.lock|Pipfile(\.lock)?|"
-                r"pyproject\.toml|setup\.(py|cfg)|environment\.ya?ml)$")
+PIN_NAMES = frozenset({"uv.lock", "poetry.lock", "Pipfile", "Pipfile.lock", "pyproject.toml", "setup.py", "setup.cfg",
+                       "environment.yml", "environment.yaml"})
 _REQ_DIRECT = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
 _REQ_STRING = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
@@ -77,7 +77,10 @@ def clear_cache() -> None:
 
 
 def is_pin_file(path: str) -> bool:
-    return bool(PIN_NAME.match(Path(path).name))
+    """A file that pins versions: PIN_NAMES, requirements*.txt or *requirements.txt (dev-requirements.txt)."""
+    name = Path(path).name
+    return name in PIN_NAMES or (name.endswith(".txt") and (name.startswith("requirements")
+                                                            or name.endswith("requirements.txt")))
 
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
@@ -166,7 +169,7 @@ def _read_folder(folder: Path) -> FolderPins:
     projects: list[str] = []
     files: list[str] = []
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.is_file() and is_pin_file(p.name))
+        names = sorted(p.name for p in folder.iterdir() if is_pin_file(p.name) and p.is_file())
     except OSError:
         return FolderPins({})
     extra = []

@@ -123,7 +123,10 @@ def _dist_info_versions() -> dict[str, str]:
         import sys
 
         found: dict[str, str] = {}
+        stdlib = os.path.dirname(os.__file__)  # ~200 modules and never a .dist-info: not listed
         for folder in sys.path:
+            if folder in (stdlib, os.path.join(stdlib, "lib-dynload")) or folder.endswith(".zip"):
+                continue
             try:
                 names = os.listdir(folder or ".")
             except OSError:
