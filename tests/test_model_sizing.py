@@ -288,3 +288,12 @@ def test_all_linear_lora_reaches_vision_towers_as_peft_does(folder):
     routers = sum(s.num_layers * 8 * (arch.hidden_size + s.num_experts) for s in arch.stacks if s.num_experts)
     assert arch.lora_params(8, "all-linear", include_experts=not fused) + routers == \
         EXPECTED[folder]["lora_all_linear_r8"]
+
+
+def test_no_model_type_has_two_builders():
+    """hf_config's own families and the family modules' (imported only when needed) never name the same model type,
+    so which is looked up first decides nothing."""
+    from trainlint.catalog import hf_config
+
+    assert not set(hf_config._OWN_BUILDERS) & set(hf_config.family_builders())
+    assert len(hf_config.supported_model_types()) > 60

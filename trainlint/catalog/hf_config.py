@@ -36,7 +36,6 @@ from trainlint.catalog.architecture import (
     Linear,
     UnsupportedArchitecture,
 )
-from trainlint.catalog import hf_decoders, hf_encoders, hf_generic, hf_ssm, hf_vision
 from trainlint.catalog.hf_common import _attn_shape, _Cfg, _decoder, _dense_mlp, _qkvo
 
 TYPE_CHECKING = False
@@ -124,7 +123,7 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     outer_type = config.get("model_type")
     if not isinstance(outer_type, str):
         outer_type = None
-    if outer_type in _BUILDERS:
+    if _builder(outer_type) is not None:
         return config
     for key in _MULTIMODAL_TEXT_KEYS:
         nested = config.get(key)
@@ -468,7 +467,9 @@ def _falcon(c: _Cfg, name: str, source: str) -> Architecture:
                     max_pos=c.int("max_position_embeddings", default=2048))
 
 
-_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
+# The families built here; `hf_decoders`, `hf_encoders` and `hf_ssm` hold the others (imported when a model type
+# is not one of these: most checks build a Llama-like model and never need them). No model type is in both.
+_OWN_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     **{t: _llama_like for t in _LLAMA_LIKE},
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
@@ -489,16 +490,30 @@ _BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     "gpt_neox": _gpt_neox,
     "RefinedWeb": _falcon,
     "RefinedWebModel": _falcon,
-    **hf_decoders.BUILDERS,
-    **hf_encoders.BUILDERS,
-    **hf_ssm.BUILDERS,
 }
+_FAMILY_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {}
+
+
+def family_builders() -> dict[str, Callable[[_Cfg, str, str], Architecture]]:
+    """The builders of the family modules, by model type."""
+    if not _FAMILY_BUILDERS:
+        from trainlint.catalog import hf_decoders, hf_encoders, hf_ssm
+
+        _FAMILY_BUILDERS.update({**hf_decoders.BUILDERS, **hf_encoders.BUILDERS, **hf_ssm.BUILDERS})
+    return _FAMILY_BUILDERS
+
+
+def _builder(model_type: str | None) -> Callable[[_Cfg, str, str], Architecture] | None:
+    found = _OWN_BUILDERS.get(model_type)
+    if found is None and model_type is not None:
+        found = family_builders().get(model_type)
+    return found
 
 
 def supported_model_types() -> list[str]:
     """The config.json `model_type` values `from_hf_config` counts exactly: the text families and the
     multimodal ones (their vision towers and projectors included). Others get the generic tier."""
-    return sorted(set(_BUILDERS) | set(_TEXT_MODEL_TYPE))
+    return sorted(set(_OWN_BUILDERS) | set(family_builders()) | set(_TEXT_MODEL_TYPE))
 
 
 def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog") -> Architecture:
@@ -528,14 +543,19 @@ def from_hf_config(config: Mapping[str, Any], name: str, source: str = "catalog"
 
 def _build(outer: Mapping[str, Any], config: Mapping[str, Any], model_type: str, name: str,
            source: str) -> Architecture:
-    builder = _BUILDERS.get(model_type)
+    builder = _builder(model_type)
     if builder is None:
         # The generic tier: approximate, from the standard keys; it raises naming what it lacks.
+        from trainlint.catalog import hf_generic
+
         arch = _with_module_paths(hf_generic.generic_architecture(config, name, source))
     else:
         arch = _with_module_paths(builder(_Cfg(config, model_type), name, source))
-    towers, exact = hf_vision.towers(outer, arch.hidden_size, arch.intermediate_size) if outer is not config \
-        else ((), True)
+    towers, exact = ((), True)
+    if outer is not config:
+        from trainlint.catalog import hf_vision
+
+        towers, exact = hf_vision.towers(outer, arch.hidden_size, arch.intermediate_size)
     extra: dict[str, Any] = {}
     if towers:
         extra["towers"] = towers
