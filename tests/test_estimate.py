@@ -353,3 +353,48 @@ def test_parts_memo_gives_each_run_its_own_states_and_activations():
         assert memo.states(r) == model_states(r), changes
         assert memo.activations(r) == activations(r), changes
         assert estimate_run(r, memo) == estimate_run(r), changes
+
+
+def test_kept_totals_are_each_runs_own():
+    # TotalsCache keys a run on every field's type and value: runs that differ anywhere (8 and 8.0 included) get
+    # their own totals, an unhashable one is estimated every time, and a hit is what estimating gives.
+    from dataclasses import replace
+
+    from trainlint.memory.estimate import TotalsCache, _run_total
+
+    mixtral = find_model("mistralai/Mixtral-8x7B-v0.1")
+    variants = [{}, {"micro_batch": 4}, {"micro_batch": 4.0}, {"seq_len": 4096}, {"attn": "eager"},
+                {"grad_ckpt": "full"}, {"zero_stage": 3, "world": 8, "deepspeed": True, "precision": MASTER_BF16},
+                {"precision": PURE_BF16}, {"peft": Peft("lora", 16, "all-linear")}, {"peft": Peft("lora", 16, None, 4)},
+                {"peft": Peft("lora", 16, ["q_proj", "v_proj"])}, {"offload_optimizer": "cpu", "zero_stage": 2,
+                                                                   "world": 8, "deepspeed": True},
+                {"arch": mixtral}, {"arch": replace(LLAMA2_7B)}, {"optimizer": optimizer_spec("adamw_8bit")},
+                {"grad_accum": 4}, {"task": "dpo"}, {"head": "seq_cls"}, {"fused_loss": True}, {"tp": 2, "world": 2}]
+    kept = TotalsCache()
+    for changes in variants * 2:
+        r = run(**changes)
+        assert kept.total(r) == _run_total(r, None), changes
+    assert len(kept._totals) == len(variants) - 1  # each hashable variant once, the list of targets never
+
+
+def test_totals_are_kept_from_a_processs_second_plan_on(tmp_path):
+    # The first plan of a process makes no keys (nothing to reuse); later ones look their candidates up.
+    import textwrap
+
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 16\n"
+                      "max_length: 4096\nbf16: true\n")
+    code = textwrap.dedent(f"""
+        from trainlint import engine
+        from trainlint.context.settings import Overrides, Settings
+        from trainlint.fixes import planner
+        from trainlint.plan import Origin
+        chosen = Settings(cli=Overrides({{"gpu": "A100-80GB"}}, Origin("cli")), use_project_config=False)
+        first = engine.check_path({str(config)!r}, chosen)
+        assert planner._plans == 1 and planner._kept is None
+        second = engine.check_path({str(config)!r}, chosen)
+        assert planner._plans == 2 and len(planner._kept._totals) > 0
+        assert [(d.code, d.message, d.fixes) for d in first.diagnostics] == \\
+            [(d.code, d.message, d.fixes) for d in second.diagnostics]
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)

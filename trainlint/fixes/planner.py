@@ -438,11 +438,11 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     overlaps = _pair_overlaps()
     valid: dict[int, bool] = {}  # combo index -> _valid
     estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes)
-    memo = PartsMemo()
+    memo, kept = PartsMemo(), _kept_totals()
 
     def estimated(index: int, combo):
         if index not in estimates:
-            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch, memo)
+            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch, memo, kept)
         return estimates[index]
 
     for budget in budgets:
@@ -470,11 +470,31 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     return []
 
 
+# The totals of the runs planned in this process, looked up from its second plan on: the first has nothing to
+# reuse (and making its keys would cost a one-file check ~0.3 ms); the language server re-plans a file at every
+# edit, and a check of many copies of a config plans the same candidates for each.
+_plans = 0
+_kept = None
+
+
+def _kept_totals():
+    global _kept
+    if _plans < 2:
+        return None
+    if _kept is None:
+        from trainlint.memory.estimate import TotalsCache
+
+        _kept = TotalsCache()
+    return _kept
+
+
 def plan_fixes(ctx, limit: int = 4, require_edits: bool = True) -> tuple[list[Offer], str | None]:
     """Offers that bring the run under TARGET of the card (or under the card when nothing reaches that),
     cheapest first; or, when none, advice on what would."""
+    global _plans
     if ctx.gpu is None or ctx.architecture is None:
         return [], None
+    _plans += 1
     offers = search(ctx, limit, require_edits)
     if offers and all(any(k.group in LAST_RESORT for k in o.candidate.knobs) for o in offers):
         # Only LoRA/QLoRA fits within the config: say first what would without changing what is trained.
@@ -524,14 +544,14 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
 
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
     budget = gpu.memory_bytes
-    memo = PartsMemo()
+    memo, kept = PartsMemo(), _kept_totals()
     have = max(1, plan.num_gpus.value or 1)
     base: dict[str, Any] = {"grad_ckpt": "full", "micro_batch": 1,
                             "grad_accum": max(1, plan.micro_batch.value * plan.grad_accum.value)}
     sharded = {**base, "zero_stage": 3, "fsdp": None}
 
     def fits(changes: dict) -> bool:
-        return estimate_total(_apply(plan, changes), arch, memo)[0] <= budget
+        return estimate_total(_apply(plan, changes), arch, memo, kept)[0] <= budget
 
     ladder = [
         (sharded, "ZeRO-3 (or FSDP full_shard)"),

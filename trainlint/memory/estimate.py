@@ -7,6 +7,7 @@ Pure apart from reading catalogs and local config.json files (never the network)
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 
 from trainlint._dataclass import dataclass, replace
@@ -277,13 +278,50 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
                      assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases)
 
 
-def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None) -> tuple[int, int]:
+def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None,
+                   kept: TotalsCache | None = None) -> tuple[int, int]:
     """`(total, host_bytes)` of `estimate_plan(plan, arch)`: what the fix planner compares with the card and shows,
     without building the breakdown (its components and assumptions) for each candidate it re-estimates; `memo`
-    shares the model states and activations between candidates."""
+    shares the model states and activations between candidates, `kept` the totals of runs estimated before."""
     run = build_run(plan, arch, [])
+    return kept.total(run, memo) if kept is not None else _run_total(run, memo)
+
+
+def _run_total(run: Run, memo: PartsMemo | None) -> tuple[int, int]:
     result = estimate_run(run, memo)
     return _reserved(result) + sum(size for _, size, _ in _outside_allocator(run, result)), result.host_bytes
+
+
+_RUN_FIELDS = tuple(Run.__dataclass_fields__)
+_RUN_VALUES = attrgetter(*_RUN_FIELDS)
+
+
+class TotalsCache:
+    """`estimate_total` of runs estimated before, by the runs' values: the language server re-plans a file at
+    every edit, and a check of many copies of one config plans the same candidates for each.
+
+    A key holds each Run field's type and value (8 and 8.0 are different keys), the architecture by identity
+    (catalog architectures are made once per process; it is kept with the total, so its id is not reused); a run
+    with an unhashable value (a list of LoRA target modules) is estimated and not kept. The total is a function of
+    the run alone (`estimate_run` is pure), so a hit is what estimating would give."""
+
+    LIMIT = 8192  # totals kept; all are dropped when it is reached
+
+    def __init__(self) -> None:
+        self._totals: dict[tuple, tuple[Any, int, int]] = {}
+
+    def total(self, run: Run, memo: PartsMemo | None = None) -> tuple[int, int]:
+        key = tuple(id(value) if name == "arch" else (value.__class__, value)
+                    for name, value in zip(_RUN_FIELDS, _RUN_VALUES(run)))
+        try:
+            found = self._totals.get(key)
+        except TypeError:  # unhashable
+            return _run_total(run, memo)
+        if found is None:
+            if len(self._totals) >= self.LIMIT:
+                self._totals.clear()
+            found = self._totals[key] = (run.arch, *_run_total(run, memo))
+        return found[1], found[2]
 
 
 def _reserved(result) -> int:
@@ -333,5 +371,5 @@ def what_if(result, **changes) -> Breakdown | None:
     return estimate_plan(plan.with_(**fields), arch, resolve_gpu(plan))
 
 
-__all__ = ["attach", "estimate_plan", "estimate_total", "what_if", "resolve_architecture", "resolve_gpu", "Unestimable",
-           "gib"]
+__all__ = ["attach", "estimate_plan", "estimate_total", "TotalsCache", "what_if", "resolve_architecture", "resolve_gpu",
+           "Unestimable", "gib"]
