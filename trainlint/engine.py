@@ -490,7 +490,7 @@ def linking_results(path: str, settings: Settings = Settings(), skip: frozenset[
     """Lints of the configs in the repository of `path` that link it (the candidates of the link index, confirmed
     by their own flavor reader), except those whose resolved path is in `skip` (checked in this run anyway).
     `lint(candidate)` lints one file (default: check_path with a path relative to the working directory)."""
-    if path in ("-", "<stdin>"):
+    if path in ("-", "<stdin>") or not settings.use_project_config:  # --isolated: the repository is not read
         return []
     out = []
     seen: set[str] = set()
