@@ -305,7 +305,7 @@ class TotalsCache:
     with an unhashable value (a list of LoRA target modules) is estimated and not kept. The total is a function of
     the run alone (`estimate_run` is pure), so a hit is what estimating would give."""
 
-    LIMIT = 8192  # totals kept; all are dropped when it is reached
+    LIMIT = 2048  # totals kept (~2.3 kB each, ~20 plans); all are dropped when it is reached
 
     def __init__(self) -> None:
         self._totals: dict[tuple, tuple[Any, int, int]] = {}
