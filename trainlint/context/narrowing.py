@@ -131,8 +131,19 @@ def _bump(release: tuple[int, ...], parts: int) -> Version:
     return Version(".".join(str(p) for p in head))
 
 
+_HULLS: dict[str, Interval | None] = {}
+
+
 def hull(spec: str) -> Interval | None:
-    """The interval a PEP 440 specifier set allows (None when it does not parse)."""
+    """The interval a PEP 440 specifier set allows (None when it does not parse). Intervals are never changed, so
+    each text's is made once (the release rows repeat the same requirements)."""
+    if spec in _HULLS:
+        return _HULLS[spec]
+    found = _HULLS[spec] = _hull(spec) if isinstance(spec, str) else None
+    return found
+
+
+def _hull(spec: str) -> Interval | None:
     specifier = parse_specifier(spec) if spec is not None else None
     if specifier is None:
         return None
