@@ -1,5 +1,7 @@
 """schemas/dialects.json and its reader, trainlint.catalog.dialects."""
 
+import json
+
 from trainlint.catalog import dialects
 
 
@@ -51,11 +53,12 @@ def test_other_dialects():
 
 def test_each_part_read_alone_is_the_whole_files():
     full = dialects.load()
-    assert dialects._sections() is not None  # the shipped file has the layout the sectioned reading expects
+    assert dialects._dialects_span() is not None  # the shipped file has the layout the sectioned reading expects
     for name in full["dialects"]:
         assert dialects.dialect(name) == full["dialects"][name], name
     assert dialects.not_training_configs() == full["not_training_configs"]
-    assert set(dialects._sections()[1]) == set(full["dialects"])
+    start, end = dialects._dialects_span()
+    assert json.loads(dialects._text()[start:end] + "\n}") == full["dialects"]  # the span is the whole object
     assert dialects.dialect("nope") is None
 
 
@@ -71,11 +74,11 @@ def test_another_layout_is_read_whole(monkeypatch):
 
     text = json.dumps(dialects.load())  # one line: no section starts a line
     monkeypatch.setattr(dialects, "_text", lambda: text)
-    for cached in (dialects._sections, dialects._part, dialects.load):
+    for cached in (dialects._dialects_span, dialects._part, dialects.load):
         cached.cache_clear()
     try:
-        assert dialects._sections() is None
+        assert dialects._dialects_span() is None
         assert dialects.dialect("trl") == json.loads(text)["dialects"]["trl"]
     finally:
-        for cached in (dialects._sections, dialects._part, dialects.load):
+        for cached in (dialects._dialects_span, dialects._part, dialects.load):
             cached.cache_clear()

@@ -54,43 +54,34 @@ def load() -> dict:
     return _checked(json.loads(_text()))
 
 
-def _keys_at(text: str, marker: str, start: int, end: int) -> dict[str, int]:
-    """Key -> where its value begins, for the keys that open a line with `marker` (a newline and the indentation
-    of one nesting depth) between `start` and `end`."""
-    out: dict[str, int] = {}
-    at = text.find(marker, start, end)
-    while at != -1:
-        name_start = at + len(marker)
-        name_end = text.find('"', name_start, end)
-        if name_end == -1 or text.startswith('\\', name_end - 1) or not text.startswith('": ', name_end):
-            raise ValueError("not the expected layout")
-        out.setdefault(text[name_start:name_end], name_end + 3)
-        at = text.find(marker, name_end, end)
-    return out
+_DECODER = json.JSONDecoder()
+
+
+def _value_at(text: str, marker: str, start: int = 0, end: int = -1) -> int | None:
+    """Where the value of the key that `marker` writes (a newline, the indentation of its depth, the quoted key and
+    `: `) begins, searched between `start` and `end`; None where it is not."""
+    at = text.find(marker, start, len(text) if end < 0 else end)
+    return None if at < 0 else at + len(marker)
 
 
 @functools.lru_cache(maxsize=1)
-def _sections() -> tuple[dict[str, int], dict[str, int]] | None:
-    """Where each top-level value and each dialect's value begin in the file as it is written (one space of
-    indentation per depth: `\\n "dialects": {`, `\\n  "trl": {`), so that a check decodes only the parts it
-    reads (a few KB of the ~250 KB); None for a file in another layout (then everything is read by `load`).
+def _dialects_span() -> tuple[int, int] | None:
+    """Where the `dialects` object begins and ends in the file as it is written (one space of indentation per
+    depth: `\n "dialects": {` ... `\n }`), so that a check decodes only the parts it reads (a few KB of the ~250
+    KB) with a few targeted searches; None for a file in another layout (then everything is read by `load`).
     `tests/test_dialects.py` holds each part to the whole file's and the shipped file to this layout."""
     text = _text()
     try:
-        top = _keys_at(text, '\n "', 0, len(text))
-        names = sorted(top.values())
-        start = top["dialects"]
-        end = next((at for at in names if at > start), len(text))
-        inner = _keys_at(text, '\n  "', start, end)
-        fmt, _ = _DECODER.raw_decode(text, top["format"])
-    except (KeyError, ValueError):
+        at = _value_at(text, '\n "format": ')
+        if at is None or _DECODER.raw_decode(text, at)[0] != FORMAT:
+            return None
+        start = _value_at(text, '\n "dialects": ')
+        if start is None or not text.startswith("{\n  ", start):
+            return None
+        end = text.find("\n }", start)
+    except ValueError:
         return None
-    if fmt != FORMAT:
-        raise ValueError(f"{FILE_NAME}: format {fmt!r}, expected {FORMAT!r}")
-    return top, inner
-
-
-_DECODER = json.JSONDecoder()
+    return (start, end) if end > start else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -98,13 +89,13 @@ def _part(section: str, name: str | None = None):
     """One top-level value (`section`), or one dialect's entry (`section` "dialects", `name`): decoded from its
     place in the file, or taken from the whole file when its layout is not the expected one. A missing name is
     None."""
-    where = _sections()
-    if where is not None:
-        top, inner = where
-        at = top.get(section) if name is None else inner.get(name)
+    span = _dialects_span()
+    if span is not None:
+        text = _text()
+        at = _value_at(text, f'\n "{section}": ') if name is None else _value_at(text, f'\n  "{name}": ', *span)
         if at is not None or name is not None:
             try:
-                return _DECODER.raw_decode(_text(), at)[0] if at is not None else None
+                return _DECODER.raw_decode(text, at)[0] if at is not None else None
             except ValueError:
                 pass
     data = load()
