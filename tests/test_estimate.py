@@ -335,8 +335,9 @@ def test_parts_memo_keys_name_every_run_field_the_parts_read():
 
 
 def test_parts_memo_gives_each_run_its_own_states_and_activations():
-    # One memo across runs that differ in one field each: every result is what the run computes alone.
-    from trainlint.memory.model import PartsMemo, activations
+    # One memo across runs that differ in one field each: every result is what the run computes alone (and the
+    # planner's peak_of is the estimate's peak, host and paged bytes).
+    from trainlint.memory.model import PartsMemo, activations, peak_of
 
     mixtral = find_model("mistralai/Mixtral-8x7B-v0.1")
     variants = [{}, {"micro_batch": 4}, {"seq_len": 4096}, {"attn": "eager"}, {"grad_ckpt": "full"},
@@ -345,7 +346,8 @@ def test_parts_memo_gives_each_run_its_own_states_and_activations():
                 {"activation_offload": True, "grad_ckpt": "full"}, {"fused_loss": True}, {"loss_kernel": "cce"},
                 {"head": "seq_cls"}, {"tp": 2, "world": 2}, {"pp": 2, "world": 2}, {"cp": 2, "world": 2},
                 {"offload_optimizer": "cpu", "zero_stage": 2, "world": 8, "deepspeed": True}, {"arch": mixtral},
-                {"optimizer": optimizer_spec("adamw_8bit")}, {"optimizer_in_bwd": True}, {"grad_accum": 4},
+                {"optimizer": optimizer_spec("adamw_8bit")}, {"optimizer": optimizer_spec("paged_adamw_8bit")},
+                {"optimizer_in_bwd": True}, {"grad_accum": 4},
                 {"world": 8}, {"fsdp": "full_shard", "world": 8}, {"task": "dpo"}]
     memo = PartsMemo()
     for changes in variants * 2:
@@ -353,6 +355,8 @@ def test_parts_memo_gives_each_run_its_own_states_and_activations():
         assert memo.states(r) == model_states(r), changes
         assert memo.activations(r) == activations(r), changes
         assert estimate_run(r, memo) == estimate_run(r), changes
+        full = estimate_run(r)
+        assert peak_of(r, memo) == peak_of(r) == (full.peak_allocated, full.host_bytes, full.paged_bytes), changes
 
 
 def test_kept_totals_are_each_runs_own():

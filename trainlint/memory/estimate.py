@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trainlint._dataclass import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
-from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec
+from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec, peak_of
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
 
 TYPE_CHECKING = False
@@ -264,8 +264,9 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     assumptions.extend(result.assumptions)
     assumptions.extend(_sizing_assumptions(arch, images_stated=any(a.startswith("vision tower") for a in assumptions)))
     components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
-    reserved = _reserved(result)
-    overhead = [Component("overhead", label, size, note) for label, size, note in _outside_allocator(run, result)]
+    reserved = _reserved(result.peak_allocated)
+    overhead = [Component("overhead", label, size, note)
+                for label, size, note in _outside_allocator(run, result.paged_bytes)]
     total = reserved + sum(c.bytes for c in overhead)
     for setting, what in ((plan.micro_batch, "micro-batch"), (plan.num_gpus, "world size"),
                           (plan.precision, "precision"), (plan.optimizer, "optimizer"), (plan.grad_ckpt, "checkpointing")):
@@ -288,8 +289,8 @@ def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None,
 
 
 def _run_total(run: Run, memo: PartsMemo | None) -> tuple[int, int]:
-    result = estimate_run(run, memo)
-    return _reserved(result) + sum(size for _, size, _ in _outside_allocator(run, result)), result.host_bytes
+    allocated, host_bytes, paged_bytes = peak_of(run, memo)
+    return _reserved(allocated) + sum(size for _, size, _ in _outside_allocator(run, paged_bytes)), host_bytes
 
 
 _RUN_FIELDS = tuple(Run.__dataclass_fields__)
@@ -324,19 +325,19 @@ class TotalsCache:
         return found[1], found[2]
 
 
-def _reserved(result) -> int:
+def _reserved(peak_allocated: int) -> int:
     """What the caching allocator holds at the peak: the live tensors plus fragmentation."""
-    return int(result.peak_allocated * (1 + FRAGMENTATION))
+    return int(peak_allocated * (1 + FRAGMENTATION))
 
 
-def _outside_allocator(run: Run, result) -> list[tuple[str, int, str]]:
+def _outside_allocator(run: Run, paged_bytes: int) -> list[tuple[str, int, str]]:
     """The card's memory outside the caching allocator: (label, bytes, assumption) of each part."""
     parts = [("CUDA context and workspaces", CUDA_CONTEXT,
               "CUDA context, kernels and cuBLAS workspaces (torch 2.x, lazy module loading)")]
     if run.world > 1:
         parts.append(("NCCL buffers", NCCL_BUFFERS, "NCCL communicator buffers"))
-    if result.paged_bytes:
-        parts.append(("paged optimizer state", result.paged_bytes,
+    if paged_bytes:
+        parts.append(("paged optimizer state", paged_bytes,
                       "bitsandbytes paged optimizer state in CUDA unified memory; it can spill to host RAM under "
                       "pressure, slowly"))
     return parts

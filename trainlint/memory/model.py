@@ -899,6 +899,21 @@ _ACTIVATIONS_READ = attrgetter(*ACTIVATIONS_READ)
 
 
 def estimate_run(run: Run, memo: PartsMemo | None = None) -> Estimate:
+    terms, phase, phases, st, assumptions = _step(run, memo)
+    return Estimate([Term(*t) for t in terms], _round(sum(t[2] for t in terms)), phase,
+                    {k: int(v) for k, v in phases.items()}, int(st.host), int(st.paged), assumptions)
+
+
+def peak_of(run: Run, memo: PartsMemo | None = None) -> tuple[int, int, int]:
+    """`estimate_run(run)`'s (peak_allocated, host_bytes, paged_bytes), without making its Term and Estimate
+    objects: the fix planner re-estimates dozens of candidates for these three numbers."""
+    terms, _phase, _phases, st, _assumptions = _step(run, memo)
+    return _round(sum(t[2] for t in terms)), int(st.host), int(st.paged)
+
+
+def _step(run: Run, memo: PartsMemo | None):
+    """The step's phases and the terms resident at its peak, as [key, label, bytes, assumption] lists (in the order
+    and with the values of `Estimate.terms`), with the states and the assumptions."""
     st = memo.states(run) if memo is not None else model_states(run)
     act = memo.activations(run) if memo is not None else activations(run)
     assumptions: list[str] = []
@@ -970,17 +985,17 @@ def estimate_run(run: Run, memo: PartsMemo | None = None) -> Estimate:
     end_backward = late_backward and backward_end >= backward_layer
 
     terms = [
-        Term("weights", "weights", st.weights + ref_model, st.weights_note),
-        Term("gradients", "gradients",
-             st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
-             else accumulated,
-             st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")),
-        Term("optimizer_states", "optimizer states", opt_states + st.master,
-             st.optimizer_note + (" + fp32 master weights" if st.master else "")),
+        ["weights", "weights", st.weights + ref_model, st.weights_note],
+        ["gradients", "gradients",
+         st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
+         else accumulated,
+         st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")],
+        ["optimizer_states", "optimizer states", opt_states + st.master,
+         st.optimizer_note + (" + fp32 master weights" if st.master else "")],
     ]
     if end_backward:
-        terms.append(Term("temporaries", "tied embedding gradient being accumulated", tied_grad,
-                          "the embedding's [vocab, hidden] gradient and its sum into the tied head's, end of backward"))
+        terms.append(["temporaries", "tied embedding gradient being accumulated", tied_grad,
+                      "the embedding's [vocab, hidden] gradient and its sum into the tied head's, end of backward"])
     elif phase != "optimizer step":
         if late_backward and early:
             activation_bytes = acts + act.recompute + act.layer_grads
@@ -991,7 +1006,7 @@ def estimate_run(run: Run, memo: PartsMemo | None = None) -> Estimate:
         else:
             activation_bytes = acts
             note = act.note
-        terms.append(Term("activations", "activations", activation_bytes, note))
+        terms.append(["activations", "activations", activation_bytes, note])
         logits = 0.0 if late_backward else (act.logits_forward if phase == "forward" else act.logits_backward)
         kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
         note = {None: "HF cross-entropy upcasts the logits to fp32", "liger": "Liger fused linear cross-entropy",
@@ -999,28 +1014,26 @@ def estimate_run(run: Run, memo: PartsMemo | None = None) -> Estimate:
                 "cce": "Cut Cross-Entropy (no full logits)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
-        terms.append(Term("logits", "logits and loss", logits, note))
+        terms.append(["logits", "logits and loss", logits, note])
         if phase == "backward" and not late_backward and not ckpt and act.layer_grads > act.logits_backward:
-            terms[-1].bytes = 0.0
-            terms.append(Term("temporaries", "activation gradients in the last layer", act.layer_grads,
-                              "the MLP's [tokens, ffn] gradients and the layer output's gradient"))
+            terms[-1][2] = 0.0
+            terms.append(["temporaries", "activation gradients in the last layer", act.layer_grads,
+                          "the MLP's [tokens, ffn] gradients and the layer output's gradient"])
         if st.amp_weight_cache:
             cache = forward_cache if phase == "forward" else (
                 (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
-            terms.append(Term("buffers", "autocast weight copies", cache,
-                              "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"))
+            terms.append(["buffers", "autocast weight copies", cache,
+                          "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"])
         if phase == "forward" and act.kv_cache:
-            terms.append(Term("buffers", "KV cache built in forward", act.kv_cache,
-                              "use_cache keeps the un-repeated k/v alive with eager attention"))
+            terms.append(["buffers", "KV cache built in forward", act.kv_cache,
+                          "use_cache keeps the un-repeated k/v alive with eager attention"])
     else:
-        terms.append(Term("temporaries", "optimizer temporaries", st.step_temp,
-                          "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""))
+        terms.append(["temporaries", "optimizer temporaries", st.step_temp,
+                      "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""])
     if st.buffers:
-        terms.append(Term("buffers", "communication / gather buffers", st.buffers, st.buffers_note))
-    terms = [t for t in terms if t.bytes > 0 or t.key in ("weights", "gradients", "optimizer_states", "activations")]
-    allocated = _round(sum(t.bytes for t in terms))
-    return Estimate(terms, allocated, phase, {k: int(v) for k, v in phases.items()}, int(st.host), int(st.paged),
-                    assumptions)
+        terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
+    terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
+    return terms, phase, phases, st, assumptions
 
 
 def _scaled(act: Activations, factor: float) -> Activations:
