@@ -120,6 +120,22 @@ def _ratio(trainlint: str, yamllint: str, paths: list[str], runs: int, cwd: Path
     return statistics.median(t_runs), statistics.median(y_runs), statistics.median(b_runs) if b_runs else None
 
 
+def _each_corpus_file(trainlint: str, yamllint: str, runs: int) -> dict | None:
+    """Each config of ../shared/corpus checked alone, in its folder (median CPU of `runs` alternating runs per file):
+    the median and the worst of the per-file ratios, and the worst files."""
+    if not CORPUS.is_dir():
+        return None
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
+    ratios = []
+    for path in files:
+        t, y, _ = _ratio(trainlint, yamllint, [path.name], runs, cwd=path.parent)
+        ratios.append((round(t / y, 2), str(path.relative_to(CORPUS))))
+    ratios.sort()
+    return {"files": len(ratios), "median_ratio": statistics.median(r for r, _ in ratios),
+            "share_at_most_1": round(sum(1 for r, _ in ratios if r <= 1.0) / len(ratios), 2),
+            "highest": ratios[-5:][::-1]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -143,6 +159,11 @@ def main() -> int:
         config = _small_repository(Path(tmp))
         t_small, y_small, b_small = _ratio(trainlint, yamllint, [str(config.relative_to(config.parents[1]))],
                                            args.runs, cwd=config.parents[1], baseline=baseline)
+        # pre-commit passes only the changed file: a DeepSpeed JSON alone (trainlint also lints the config linking it)
+        linked = config.parent / "ds_zero2.json"
+        t_linked, y_linked, _ = _ratio(trainlint, yamllint, [str(linked.relative_to(config.parents[1]))], args.runs,
+                                       cwd=config.parents[1])
+    per_file = _each_corpus_file(trainlint, yamllint, max(3, args.runs // 5))
 
     with tempfile.TemporaryDirectory() as tmp:
         files = _many_files(Path(tmp), 300, args.many_from)
@@ -157,9 +178,13 @@ def main() -> int:
         "cpu_seconds": {"trainlint_1_file": round(t_one, 4), "yamllint_1_file": round(y_one, 4),
                         "trainlint_1_file_small_repository": round(t_small, 4),
                         "yamllint_1_file_small_repository": round(y_small, 4),
+                        "trainlint_linked_deepspeed_json_alone": round(t_linked, 4),
+                        "yamllint_linked_deepspeed_json_alone": round(y_linked, 4),
                         "trainlint_300_files": round(t_many, 4), "yamllint_300_files": round(y_many, 4)},
         "ratio_1_file_trainlint_over_yamllint": round(t_one / y_one, 2),
         "ratio_1_file_small_repository_trainlint_over_yamllint": round(t_small / y_small, 2),
+        "ratio_linked_deepspeed_json_alone_small_repository_trainlint_over_yamllint": round(t_linked / y_linked, 2),
+        "each_corpus_file_alone": per_file,
         "ratio_300_files_trainlint_over_yamllint": round(t_many / y_many, 2),
         "trainlint_300_over_1_file": round(t_many / t_one, 1),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),

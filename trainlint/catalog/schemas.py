@@ -616,13 +616,16 @@ def _convert(root: dict, err) -> list[SchemaError]:
     return [SchemaError(path, f"{label}: {text}", "other", False, "")]
 
 
-def validation_errors(name: str, data: Any) -> list[SchemaError]:
-    """Schema violations of data (a parsed YAML/JSON document), as plain records, in document order of key paths."""
+def validation_errors(name: str, data: Any, unknown_keys: bool = True) -> list[SchemaError]:
+    """Schema violations of data (a parsed YAML/JSON document), as plain records, in document order of key paths;
+    without `unknown_keys`, none for keys the schema does not know (each costs a fuzzy match against every known key
+    for its "did you mean", work thrown away by a caller that only reads the values)."""
     root = load_schema(name)
     results: list[SchemaError] = []
     for err in _schema_errors(_canonical(name), data):
         for leaf in _flatten_errors(err):
-            results.extend(_convert(root, leaf))
+            if unknown_keys or leaf.validator != "additionalProperties":
+                results.extend(_convert(root, leaf))
     # a value of the wrong type also fails its enum/range checks: keep the type error only
     typed = {e.key_path for e in results if e.kind == "type"}
     out: list[SchemaError] = []

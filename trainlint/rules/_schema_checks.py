@@ -99,7 +99,7 @@ def _compute(ctx) -> list[Finding]:
     try:
         from trainlint.catalog import schemas
 
-        errors = schemas.validation_errors(name, data)
+        errors = schemas.validation_errors(name, data, unknown_keys=False)  # only type, enum and range are read
     except Exception:  # noqa: BLE001 - schemas or jsonschema missing: no schema checks
         errors = []
     out: list[Finding] = []
