@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from trainlint._dataclass import replace as trainlint_replace
 from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.hf_config import from_hf_config, supported_model_types
 from trainlint.catalog.models import ModelLookupError, catalog, closest_models, find_model
@@ -506,10 +508,10 @@ def test_hf_home_is_used(tmp_path, monkeypatch):
     assert find_model("acme/gpt").total_params == 124_439_808
 
 
-def test_parameter_counts_are_cached_per_architecture_not_shared():
-    # Architecture and LayerStack cache their counts on the instance: a changed copy counts afresh.
-    from dataclasses import replace
-
+@pytest.mark.parametrize("replace", [dataclasses.replace, trainlint_replace], ids=["dataclasses", "trainlint"])
+def test_parameter_counts_are_cached_per_architecture_not_shared(replace):
+    # Architecture and LayerStack cache their counts on the instance: a changed copy (made by either replace, the
+    # catalog's builders use trainlint's) counts afresh.
     arch = find_model("meta-llama/Llama-3.1-8B")
     stack = arch.stacks[0]
     total, layers, largest, per_layer = (arch.total_params, arch.num_layers, arch.largest_module_params,
