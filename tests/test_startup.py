@@ -238,3 +238,10 @@ def test_a_check_in_a_repository_of_the_usual_shape_imports_only_what_it_runs(tm
     out = subprocess.run([sys.executable, "-c", probe, *avoided], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path).stdout
     assert "TL100" in out and "LOADED []" in out, out
+    # pre-commit's other case: the DeepSpeed JSON alone (its repository is searched for the configs linking it,
+    # minding the .gitignore)
+    (tmp_path / ".gitignore").write_text("__pycache__/\n*.py[cod]\n.venv\noutputs/\n")
+    probe = probe.replace("configs/train.yaml", "configs/ds_zero2.json")
+    out = subprocess.run([sys.executable, "-c", probe, *avoided, "pathspec"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path).stdout
+    assert "TL600" in out and "LOADED []" in out, out

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from trainlint._dataclass import dataclass
+from trainlint.context import gitignore
 
 CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"})
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "env", "__pycache__", ".tox",
@@ -30,10 +31,8 @@ class _Ignores:
     """gitignore-style matching of paths under one root: the root's patterns plus nested .gitignore files."""
 
     def __init__(self, root: Path, patterns: list[str], use_gitignore: bool):
-        import pathspec
-
         self.root = root
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        self.spec = gitignore.spec(patterns) if patterns else None
         self.use_gitignore = use_gitignore
         self._by_dir: dict[Path, object] = {}
         self.git_root = _git_root(root) if use_gitignore else None
@@ -72,13 +71,11 @@ class _Ignores:
 
 
 def _spec_of(path: Path):
-    import pathspec
-
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+    return gitignore.spec(lines) if lines else None
 
 
 def _relative(path: Path, root: Path) -> str | None:
