@@ -7,12 +7,12 @@ fifth of a one-file check. Here the fields are read as the standard library read
 bases' fields first, `field()` or a plain default as the class attribute), and the class gets the same
 `__dataclass_fields__`, `__dataclass_params__` and `__match_args__`, so `dataclasses.fields`, `replace`, `asdict`,
 `astuple` and `is_dataclass` work on it as on theirs. `__init__` is a stand-in with the generated one's signature
-that sets the fields as it does, replaced after a few dozen instances by the generated one, compiled as it compiles
-it (most classes make a few instances in a check); `__eq__`, the orderings and `__hash__` are compiled from the same
-source as its own, on their first call (most classes are never compared or hashed in a run); `__repr__` and the
-frozen `__setattr__` / `__delattr__` are shared closures that behave as the generated ones (same results, same
-exceptions and messages, `repr` guarded against recursion; the frozen error is `dataclasses.FrozenInstanceError`,
-imported when one is raised). `tests/test_dataclass.py` holds all of it to `dataclasses.dataclass`.
+that sets the fields as it does, and `__eq__`, the orderings and `__hash__` are stand-ins that compare or hash the
+fields' tuples as the generated ones do; each is replaced by the generated method, compiled from the same source as
+the standard library's, after `_COMPILE_AFTER` calls (a one-file check never gets there: compiling costs more than
+its few hundred calls save). `__repr__` and the frozen `__setattr__` / `__delattr__` are shared closures that behave
+as the generated ones (same results, same exceptions and messages, `repr` guarded against recursion; the frozen
+error is `dataclasses.FrozenInstanceError`, imported when one is raised). `tests/test_dataclass.py` holds all of it to `dataclasses.dataclass`.
 
 Supported: `frozen`, `eq`, `order` (the options trainlint uses) and `field(default, default_factory, init, repr,
 hash, compare, metadata)`; a class with `__slots__`, `ClassVar` or `InitVar` annotations, or annotations Python does
@@ -24,6 +24,7 @@ from __future__ import annotations
 import _thread
 import abc
 import builtins
+import operator
 import sys
 import types
 
@@ -395,9 +396,11 @@ _INIT_CODE = __init__.__code__
 del __init__
 
 
-# How many instances a class's stand-in `__init__` makes before the compiled one replaces it: compiling costs about
-# as much as a hundred calls of the stand-in, and most classes make a few instances in a check, some thousands.
-_COMPILE_AFTER = 50
+# How many calls a stand-in (`__init__`, a comparison, `__hash__`) answers before the compiled method replaces it.
+# Compiling one costs 0.1-0.8 ms (the first in a process more), a stand-in call 0.4-1.2 us more than the compiled
+# method's: it pays after several hundred calls. The classes of a one-file check make at most a few hundred
+# instances; a language server's run makes thousands.
+_COMPILE_AFTER = 1000
 
 
 def _lazy_init(cls, fields, frozen: bool):
@@ -463,15 +466,33 @@ def _lazy_init(cls, fields, frozen: bool):
     return _named(cls, stand_in, "__init__")
 
 
-def _on_first_use(cls, name: str, names: tuple[str, ...]):
-    """A stand-in for a comparison method or `__hash__` that compiles the real one (as the standard library writes
-    it) on its first call, puts it on the class in its place, and returns its result."""
-    def first_use(self, *other):
-        fn = _compile(cls, (), False, False, {name: names})[name]
-        setattr(cls, name, fn)
-        return fn(self, *other)
+_OPERATORS = {"__eq__": operator.eq, "__lt__": operator.lt, "__le__": operator.le, "__gt__": operator.gt,
+              "__ge__": operator.ge}
 
-    return _named(cls, first_use, name)
+
+def _on_first_use(cls, name: str, names: tuple[str, ...]):
+    """A stand-in for a comparison method or `__hash__`: it answers as the generated one does (the fields' tuples
+    compared or hashed; NotImplemented for another class), and after `_COMPILE_AFTER` calls compiles the real one
+    (as the standard library writes it) and puts it on the class in its place."""
+    calls = 0
+
+    def values(obj) -> tuple:
+        return tuple(getattr(obj, field) for field in names)
+
+    def stand_in(self, *other):
+        nonlocal calls
+        calls += 1
+        if calls > _COMPILE_AFTER:
+            fn = _compile(cls, (), False, False, {name: names})[name]
+            setattr(cls, name, fn)
+            return fn(self, *other)
+        if name == "__hash__":
+            return hash(values(self))
+        if other[0].__class__ is not self.__class__:
+            return NotImplemented
+        return _OPERATORS[name](values(self), values(other[0]))
+
+    return _named(cls, stand_in, name)
 
 
 def _repr(names: tuple[str, ...]):
