@@ -78,3 +78,42 @@ def test_plain_check_imports_only_what_it_needs(tmp_path):
     for heavy in ("_hashlib", "shutil", "importlib.resources", "traceback", "difflib", "jsonschema", "dataclasses",
                   "inspect", "typing", "tomllib"):
         assert heavy not in loaded, heavy
+
+
+def _reads_deepspeed_configs_alone(source: str) -> bool:
+    """A check made of guards (`if ...: return`), assignments and one loop over `ds.ds_configs(ctx)`."""
+    import ast
+
+    check = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "check")
+    loops = 0
+    for statement in check.body:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1 and \
+                isinstance(statement.body[0], ast.Return) and statement.body[0].value is None:
+            continue
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            continue
+        if isinstance(statement, ast.For) and not statement.orelse and \
+                ast.unparse(statement.iter) in ("ds.ds_configs(ctx)", "ds_configs(ctx)"):
+            loops += 1
+            continue
+        return False
+    return loops == 1
+
+
+@pytest.mark.parametrize("code", sorted(rules.DEEPSPEED_CONFIG_RULES))
+def test_a_deepspeed_config_rule_reads_the_deepspeed_configs_alone(code):
+    """Such a rule is not even imported for a file without DeepSpeed configs: its check must find nothing then."""
+    source = (RULES_DIR / f"{rules._MODULE_OF[code]}.py").read_text(encoding="utf-8")
+    assert _reads_deepspeed_configs_alone(source)
+
+
+def test_a_file_without_deepspeed_configs_imports_no_deepspeed_config_rule(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\nbf16: true\n")
+    loaded = _modules_after_check(config, tmp_path)
+    assert "trainlint.rules.tl500_deepspeed_unknown_section_key" not in loaded
+    config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\nbf16: true\n"
+                      "deepspeed: {zero_optimization: {stage: 2}}\n")
+    assert "trainlint.rules.tl500_deepspeed_unknown_section_key" in _modules_after_check(config, tmp_path)

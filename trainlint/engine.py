@@ -17,7 +17,7 @@ from trainlint.diagnostics import Diagnostic, Severity
 from trainlint.document.tree import Document
 from trainlint.document.reading import SURROGATE, has_surrogates, parse_document, read_document
 from trainlint.plan import TrainingPlan
-from trainlint.rules import all_rules, tl009_unused_suppression
+from trainlint.rules import all_rules, reads_deepspeed_configs, tl009_unused_suppression
 from trainlint.rules.base import LintContext
 from trainlint.context import links
 from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings,
@@ -219,7 +219,12 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     _estimate(ctx, result)
 
     diagnostics: list[Diagnostic] = []
-    for rule in all_rules(flavor):  # only the rules of this flavor are imported
+    deepspeed_configs = True
+    if reads_deepspeed_configs(flavor):
+        from trainlint.rules.dscommon import ds_configs
+
+        deepspeed_configs = bool(ds_configs(ctx))
+    for rule in all_rules(flavor, deepspeed_configs):  # only the rules that can apply are imported
         identity = rule.RULE
         if identity.flavors and flavor not in identity.flavors:
             continue

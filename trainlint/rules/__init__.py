@@ -116,6 +116,15 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl646_litgpt_logger_choice", "TL646", "litgpt"),
 )
 
+# The rules whose check reads the run's DeepSpeed configs alone (guards, then one loop over dscommon.ds_configs):
+# a file that has none (no DeepSpeed file, no `deepspeed:` link or section) does not import them.
+# tests/test_rule_registry.py holds each to that shape.
+DEEPSPEED_CONFIG_RULES = frozenset({
+    "TL200", "TL201", "TL202", "TL300", "TL301", "TL400", "TL401", "TL402", "TL403", "TL404", "TL405", "TL406",
+    "TL407", "TL500", "TL501", "TL502", "TL503", "TL504", "TL505", "TL600", "TL601", "TL602", "TL603", "TL604",
+    "TL605",
+})
+
 RULE_MODULES = tuple(module for module, _, _ in RULES)
 _MODULE_OF = {code: module for module, code, _ in RULES}
 _FLAVORS_OF = {code: tuple(flavors.split()) for _, code, flavors in RULES}
@@ -157,7 +166,17 @@ def get(code: str) -> ModuleType | None:
     return REGISTRY.get(code.upper())
 
 
-def all_rules(flavor: str | None = None) -> list[ModuleType]:
-    """The rule modules sorted by code: all of them, or those that check files of `flavor`."""
+def _of_flavor(code: str, flavor: str | None) -> bool:
+    return flavor is None or not _FLAVORS_OF[code] or flavor in _FLAVORS_OF[code]
+
+
+def all_rules(flavor: str | None = None, deepspeed_configs: bool = True) -> list[ModuleType]:
+    """The rule modules sorted by code: all of them, or those that check files of `flavor`; without
+    `deepspeed_configs` (the file has none), not the DEEPSPEED_CONFIG_RULES."""
     return [_load(code) for code in _CODES
-            if flavor is None or not _FLAVORS_OF[code] or flavor in _FLAVORS_OF[code]]
+            if _of_flavor(code, flavor) and (deepspeed_configs or code not in DEEPSPEED_CONFIG_RULES)]
+
+
+def reads_deepspeed_configs(flavor: str | None) -> bool:
+    """Whether some rule of `flavor` reads DeepSpeed configs (whether the file has any decides if they run)."""
+    return any(_of_flavor(code, flavor) for code in DEEPSPEED_CONFIG_RULES)
