@@ -70,6 +70,9 @@ class Version:
                 None, None, None
             self._set_key()
             return
+        head = version.lstrip()[:1] if isinstance(version, str) else "0"
+        if not (head.isdigit() or head in ("v", "V")):  # every version begins so: `>=0.16` needs no pattern
+            raise InvalidVersion(f"Invalid version: {version!r}")
         match = _pattern("version").fullmatch(version)
         if match is None:
             raise InvalidVersion(f"Invalid version: {version!r}")
@@ -285,7 +288,15 @@ def _made(version: Version, post=_KEEP, dev=_KEEP) -> Version:
     post = version.post if post is _KEEP else post
     dev = version.dev if dev is _KEEP else dev
     text = version.base_version + (f"{version.pre[0]}{version.pre[1]}" if version.pre else "")
-    return Version(text + (f".post{post}" if post is not None else "") + (f".dev{dev}" if dev is not None else ""))
+    text += (f".post{post}" if post is not None else "") + (f".dev{dev}" if dev is not None else "")
+    found = _MADE.get(text)
+    if found is None:  # made from the parts, as Version(text) would read them (no pattern needed)
+        found = object.__new__(Version)
+        found.epoch, found.release, found.pre, found.post, found.dev, found._local = \
+            version.epoch, version.release, version.pre, post, dev, None
+        found._set_key()
+        _MADE[text] = found
+    return found
 
 
 def _strip_local(version: Version) -> Version:

@@ -273,6 +273,8 @@ def split_count(text: str) -> tuple[str, int | None]:
     """`8x H100` -> (`H100`, 8); `H100 x8` -> (`H100`, 8); a name without a count -> (name, None)."""
     if not isinstance(text, str):
         return text, None
+    if not any(sign in text for sign in "xX×*"):  # both patterns need one: most names are matched without them
+        return text, None
     match = _COUNT_FRONT.match(text)
     if match and int(match.group(1)) > 0:
         return match.group(2), int(match.group(1))

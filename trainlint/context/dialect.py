@@ -64,13 +64,13 @@ BY_SCRIPT = (("axolotl.cli", "axolotl"), ("open_r1", "open-r1"), ("open_instruct
              # transformers' own example scripts (examples/pytorch/*/run_*.py) parse with HfArgumentParser
              ("transformers/examples/", "hf"))
 # What the launched script imports, strongest first.
-BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
-             (re.compile(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
-             (re.compile(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
-             (re.compile(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
-             (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
-             (re.compile(r"\bTrlParser\b"), "trl"),
-             (re.compile(r"\bHfArgumentParser\b"), "hf"))
+BY_IMPORT = ((lazy(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
+             (lazy(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
+             (lazy(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
+             (lazy(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
+             (lazy(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
+             (lazy(r"\bTrlParser\b"), "trl"),
+             (lazy(r"\bHfArgumentParser\b"), "hf"))
 # For each of them, words one of which every match contains: a script without them is not scanned with the pattern
 # (a scan costs ~30 us per KB, the word search almost nothing). Held to BY_IMPORT by tests/test_startup.py.
 _IMPORT_WORDS = ((b"open_instruct", b"ArgumentParserPlus"), (b"open_r1",), (b"llamafactory", b"llmtuner"),
@@ -293,8 +293,8 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         bases = bases_of(launch, repo_root or None)
         path, text = _script_text(script, bases)
         if text:
-            for pattern, name in BY_IMPORT:
-                if pattern.search(text):
+            for (pattern, name), words in zip(BY_IMPORT, _IMPORT_WORDS):
+                if any(word.decode() in text for word in words) and pattern.search(text):
                     return made(name, Origin("inferred", path, note=f"{Path(path).name} (run by {where}) uses "
                                                                     f"{pattern.pattern.split(chr(92))[0] or name}"),
                                 path)

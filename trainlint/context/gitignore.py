@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 
+from trainlint._pattern import lazy
+
 __all__ = ["spec"]
 
-_CLASS = re.compile(r"\[([A-Za-z0-9._-]+)\]")  # `[cod]`, `[0-9]`: the classes read here (not negated ones)
+_CLASS = lazy(r"\[([A-Za-z0-9._-]+)\]")  # `[cod]`, `[0-9]`: the classes read here (not negated ones)
 
 
 class Patterns:

@@ -182,7 +182,7 @@ class LaunchIndex:
         needle = name.encode("utf-8", errors="surrogateescape")
         return [command for entry in self.scripts
                 if not isinstance(entry[2], bytes) or needle in entry[2]
-                or (variables and (b"$" in entry[2] or _BRACE_BYTES.search(entry[2]) is not None))
+                or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
                 for command in self._commands_of(entry)]
 
     @property
@@ -322,16 +322,17 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
                 step_dir = ""  # the next step
         if line.startswith("- "):  # a YAML list item in a workflow: `- run: accelerate launch ...`
             line = line[2:]
-        line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
+        if line.startswith(("run", "script", "command")):
+            line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
         if line.startswith("#") and "trainlint" not in line:
             line = line.lstrip("#").strip()  # commented examples (`# tune run ... --config X`) still tell
-        assign = _ASSIGN.match(line)
+        assign = _ASSIGN.match(line) if "=" in line else None
         if assign and not has_launch_words(line[assign.end():]):
             env.append((assign.group(1), assign.group(2).strip("\"'")))
             continue
         if makefile:
             cds.clear()  # each recipe line runs in a shell of its own
-        change = _CD.match(line)
+        change = _CD.match(line) if "cd" in line or "pushd" in line or "popd" in line else None
         if change:
             if change.group(1) == "popd":
                 cds.append("\0popd")
@@ -375,6 +376,8 @@ def _expand(token: str, env: dict) -> str:
         if name in env:
             return env[name]
         return default if default is not None else "\0"
+    if "$" not in token:
+        return token
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)",
                   lambda m: sub(_Match(m)), token)
 
@@ -432,7 +435,7 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
             return False
     pattern = token.replace("\0", "*")
     literal = Path(pattern).name.replace("*", "")
-    if len(literal) < 5 or not re.search(r"\.(ya?ml|json|toml)$", pattern):
+    if len(literal) < 5 or not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
         return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False

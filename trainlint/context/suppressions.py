@@ -45,7 +45,7 @@ class Suppressions:
         first_content = _first_content_line(doc)
         items = []
         for line, column, text in comments:
-            match = _DISABLE.search(text)
+            match = _DISABLE.search(text) if "disable" in text else None  # (most comments are not suppressions)
             if not match:
                 continue
             codes = tuple(c.strip().upper() for c in re.split(r"[,\s]+", match.group("codes")) if c.strip())

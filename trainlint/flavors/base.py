@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 _FLOAT_TEXT = lazy(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
+def may_be_number(text: str) -> bool:
+    """Whether `text` can be a number in digits (it begins with a sign, a point or a digit): the cheap test before a
+    number pattern, so that "auto" and the like are never matched against one."""
+    head = text[:1]
+    return head in ("+", "-", ".") or head.isdigit()
+
+
 def as_int(value: Any) -> int | None:
     """An integer the way the frameworks would end up using it; None for "auto", text and the rest."""
     if isinstance(value, bool):

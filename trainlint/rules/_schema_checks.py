@@ -10,7 +10,7 @@ import re
 from trainlint._dataclass import dataclass, replace
 from trainlint._pattern import lazy
 from trainlint.document.tree import Node
-from trainlint.flavors.base import as_int
+from trainlint.flavors.base import as_int, may_be_number
 from trainlint.rules._frameworks import hf_dialect, lightning_trainer
 
 SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "accelerate": "accelerate"}
@@ -204,7 +204,8 @@ def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
         return True  # TL004
     if ctx.flavor == "accelerate" and key in BOOL_WORD_KEYS and isinstance(value, bool):
         return True  # TL004
-    if err.kind == "type" and isinstance(value, str) and _NUMBER.fullmatch(value.strip()) and (
+    if err.kind == "type" and isinstance(value, str) and may_be_number(value.strip()) and \
+            _NUMBER.fullmatch(value.strip()) and (
             "number" in err.expected or "integer" in err.expected):
         if not node.style:
             return True  # TL003 (or the loader converts it)

@@ -34,6 +34,7 @@ import re
 from trainlint._pattern import lazy
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value, scalar_text
+from trainlint.flavors.base import may_be_number
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 from trainlint.catalog.schemas import describe
@@ -62,7 +63,7 @@ def check(ctx: LintContext):
             text = node.value.strip()
             path = tuple(node.key_path)
             is_bool = text.lower() in ("true", "false")
-            is_number = bool(NUMBER.fullmatch(text))
+            is_number = may_be_number(text) and bool(NUMBER.fullmatch(text))
             if not (is_bool or is_number) or not _expects(path, is_bool):
                 continue
             if is_bool:
