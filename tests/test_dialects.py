@@ -58,7 +58,7 @@ def test_each_part_read_alone_is_the_whole_files():
         assert dialects.dialect(name) == full["dialects"][name], name
     assert dialects.not_training_configs() == full["not_training_configs"]
     start, end = dialects._dialects_span()
-    assert json.loads(dialects._text()[start:end] + "\n}") == full["dialects"]  # the span is the whole object
+    assert json.loads(dialects._data()[start:end]) == full["dialects"]  # the span is the whole object
     assert dialects.dialect("nope") is None
 
 
@@ -73,7 +73,7 @@ def test_another_layout_is_read_whole(monkeypatch):
     import json
 
     text = json.dumps(dialects.load())  # one line: no section starts a line
-    monkeypatch.setattr(dialects, "_text", lambda: text)
+    monkeypatch.setattr(dialects, "_data", lambda: text.encode())
     for cached in (dialects._dialects_span, dialects._part, dialects.load):
         cached.cache_clear()
     try:

@@ -38,8 +38,12 @@ def _path():
 
 
 @functools.lru_cache(maxsize=1)
+def _data() -> bytes:
+    return _path().read_bytes()
+
+
 def _text() -> str:
-    return _path().read_text(encoding="utf-8")
+    return _data().decode("utf-8")
 
 
 def _checked(data: dict) -> dict:
@@ -57,11 +61,16 @@ def load() -> dict:
 _DECODER = json.JSONDecoder()
 
 
-def _value_at(text: str, marker: str, start: int = 0, end: int = -1) -> int | None:
+def _value_at(data: bytes, marker: bytes, start: int = 0, end: int = -1) -> int | None:
     """Where the value of the key that `marker` writes (a newline, the indentation of its depth, the quoted key and
     `: `) begins, searched between `start` and `end`; None where it is not."""
-    at = text.find(marker, start, len(text) if end < 0 else end)
+    at = data.find(marker, start, len(data) if end < 0 else end)
     return None if at < 0 else at + len(marker)
+
+
+def _decoded(data: bytes, at: int, end: int):
+    """The JSON value that begins at byte `at` (only the bytes up to `end` are decoded)."""
+    return _DECODER.raw_decode(data[at:end].decode("utf-8"))[0]
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,18 +79,18 @@ def _dialects_span() -> tuple[int, int] | None:
     depth: `\n "dialects": {` ... `\n }`), so that a check decodes only the parts it reads (a few KB of the ~250
     KB) with a few targeted searches; None for a file in another layout (then everything is read by `load`).
     `tests/test_dialects.py` holds each part to the whole file's and the shipped file to this layout."""
-    text = _text()
+    data = _data()
     try:
-        at = _value_at(text, '\n "format": ')
-        if at is None or _DECODER.raw_decode(text, at)[0] != FORMAT:
+        at = _value_at(data, b'\n "format": ')
+        if at is None or _decoded(data, at, data.find(b"\n", at)) != FORMAT:
             return None
-        start = _value_at(text, '\n "dialects": ')
-        if start is None or not text.startswith("{\n  ", start):
+        start = _value_at(data, b'\n "dialects": ')
+        if start is None or not data.startswith(b"{\n  ", start):
             return None
-        end = text.find("\n }", start)
-    except ValueError:
+        end = data.find(b"\n }", start)
+    except ValueError:  # not JSON there (UnicodeDecodeError is one)
         return None
-    return (start, end) if end > start else None
+    return (start, end + 3) if end > start else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -91,11 +100,16 @@ def _part(section: str, name: str | None = None):
     None."""
     span = _dialects_span()
     if span is not None:
-        text = _text()
-        at = _value_at(text, f'\n "{section}": ') if name is None else _value_at(text, f'\n  "{name}": ', *span)
+        data = _data()
+        if name is None:
+            at, end = _value_at(data, f'\n "{section}": '.encode()), len(data)
+        else:  # up to the next dialect's key (the file is indented by depth: the next line at depth two)
+            at, end = _value_at(data, f'\n  "{name}": '.encode(), *span), span[1]
+            following = data.find(b'\n  "', at, end) if at is not None else -1
+            end = following if following > 0 else end
         if at is not None or name is not None:
             try:
-                return _DECODER.raw_decode(text, at)[0] if at is not None else None
+                return _decoded(data, at, end) if at is not None else None
             except ValueError:
                 pass
     data = load()
