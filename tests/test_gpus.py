@@ -432,3 +432,41 @@ def test_a_lookup_makes_only_the_gpu_it_finds():
         "assert a in every and all(g.find_gpu(label) is gpu for gpu in every for label in (gpu.name, *gpu.aliases))\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_name_as_written_is_found_in_the_files_bytes():
+    # A name or alias written as in gpus.json is found in its bytes, only its entry decoded (gpus._written_position):
+    # the entry the normalized index finds, decoded as the parsed file has it.
+    code = (
+        "import trainlint.catalog.gpus as g\n"
+        "a = g.find_gpu('A100-80GB'); b = g.find_gpu('Tesla V100-SXM2-16GB')\n"
+        "print(a.name, b.name, g._entries.cache_info().currsize, g._index.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["A100-80GB", "V100-16GB", "0", "0"]
+
+
+def test_an_entry_decoded_alone_is_the_parsed_files():
+    from trainlint.catalog.files import ENTRY_START, read_data_bytes
+
+    entries = gpus._entries()
+    assert read_data_bytes("gpus.json").count(ENTRY_START) == len(entries)  # the layout the lookup reads
+    for cached in (gpus._written_position, gpus._entries, gpus._gpu_at, gpus._index, gpus._load):
+        cached.cache_clear()
+    gpus._DECODED.clear()
+    try:
+        labels = [(e["name"], label) for e in entries for label in (e["name"], *e.get("aliases", ()))]
+        found = {label: gpus._written_position(label) for _owner, label in labels}
+        assert gpus._entries.cache_info().currsize == 0
+        for owner, label in labels:
+            assert entries[found[label]]["name"] == owner, label
+            assert gpus._DECODED[found[label]] == entries[found[label]], label
+        assert gpus._written_position("no-such-gpu") is None and gpus._written_position("a100-80gb") is None
+        index = gpus._index()
+        for _owner, label in labels:
+            assert found[label] == index[normalize(label)], label
+    finally:
+        for cached in (gpus._written_position, gpus._entries, gpus._gpu_at, gpus._index, gpus._load):
+            cached.cache_clear()
+        gpus._DECODED.clear()
+

@@ -15,6 +15,7 @@ from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.hf_config import from_hf_config, supported_model_types
 from trainlint.catalog.models import ModelLookupError, catalog, closest_models, find_model
 from trainlint.catalog import models
+from trainlint.catalog.files import ENTRY_START
 from trainlint.catalog.naming import normalize as normalize_name
 
 CATALOG = catalog()
@@ -359,10 +360,11 @@ def test_the_direct_lookup_agrees_with_the_index():
 
 def test_an_entry_decoded_alone_is_the_parsed_files():
     text = models._text()
-    assert models._bytes().count(models._ENTRY_START) == len(models._raw_entries())  # the layout the lookup reads
+    assert models._bytes().count(ENTRY_START) == len(models._raw_entries())  # the layout the lookup reads
     for cached in (models._exact_position, models._raw_entries, models._entry_at, models._load_catalog):
         cached.cache_clear()
     models._DECODED.clear()
+    models._MADE.clear()
     try:
         names = [(e["name"], n) for e in json.loads(text)["models"]
                  for n in (e["name"], *e.get("hf_ids", ()), *e.get("aliases", ()))]
@@ -376,6 +378,17 @@ def test_an_entry_decoded_alone_is_the_parsed_files():
         for cached in (models._exact_position, models._raw_entries, models._entry_at, models._load_catalog):
             cached.cache_clear()
         models._DECODED.clear()
+        models._MADE.clear()
+
+
+def test_an_entrys_architecture_is_built_from_its_own_config():
+    # CatalogModel.architecture() finds its entry by name among those made (models._MADE), not by a second search.
+    made = [models._entry_at(i) for i in range(len(models._raw_entries()))]
+    for entry in made:
+        arch = entry.architecture()
+        assert models._MADE[entry.name] is entry
+        assert arch == from_hf_config(entry.config, entry.name, source="catalog"), entry.name
+        assert arch.name == entry.name
 
 
 # ---------------------------------------------------------------- errors

@@ -26,3 +26,45 @@ def read_data(name: str) -> str:
         from importlib import resources
 
         return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+
+
+# In the catalog's JSON files as written, each entry of the top-level list opens a line at this indentation (the
+# line of its `{`); nothing inside an entry does (its nested objects are indented further, and JSON strings hold no
+# raw newline).
+ENTRY_START = b"\n    {"
+
+
+def entry_holding(data: bytes, name: str, holds) -> tuple[int, dict] | None:
+    """(position, entry) of the first entry of a catalog file's list (`data`, its bytes) whose text holds `name` as a
+    JSON string and for which `holds(entry, name)` is true, only that entry decoded; None when no entry holds it so.
+    The position is the number of entry starts before it."""
+    import json
+
+    needle = json.dumps(name).encode("ascii")  # json.dumps escapes anything outside ASCII, as the files are written
+    at = data.find(needle)
+    while at != -1:
+        start = data.rfind(ENTRY_START, 0, at)
+        if start == -1:
+            return None
+        end = data.find(ENTRY_START, at)  # the next entry's start: this entry ends before it
+        try:
+            entry, _end = _decoder().raw_decode(data[start + len(ENTRY_START) - 1:end if end != -1 else len(data)]
+                                                .decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError included
+            return None
+        if holds(entry, name):
+            return data.count(ENTRY_START, 0, start), entry
+        at = data.find(needle, at + len(needle))
+    return None
+
+
+_DECODER = None
+
+
+def _decoder():
+    global _DECODER
+    if _DECODER is None:
+        import json
+
+        _DECODER = json.JSONDecoder()
+    return _DECODER

@@ -155,7 +155,32 @@ def _entries() -> tuple[dict, ...]:
 @functools.lru_cache(maxsize=None)
 def _gpu_at(position: int) -> GPU:
     """The GPU of the catalog's entry at `position`, made on first use (a lookup makes one, not the ~40)."""
-    return _gpu_from_entry(_entries()[position])
+    return _gpu_from_entry(_DECODED.get(position) or _entries()[position])
+
+
+_DECODED: dict[int, dict] = {}  # entries decoded alone by `_written_position`, by position
+
+
+def _has_label(entry, text: str) -> bool:
+    return isinstance(entry, dict) and (entry.get("name") == text or text in entry.get("aliases", ()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _written_position(text: str) -> int | None:
+    """The position of the entry whose name or an alias is `text` as written, found in gpus.json's bytes and only
+    that entry decoded (decoding the whole file and normalizing its ~200 labels was most of a first lookup); None
+    when the file does not hold it so, or once the whole file is parsed (the index answers then). No two entries
+    share a normalized label (`_index` raises on one), so this is the entry the index would find."""
+    if _entries.cache_info().currsize:
+        return None
+    from trainlint.catalog.files import entry_holding, read_data_bytes
+
+    found = entry_holding(read_data_bytes("gpus.json"), text, _has_label)
+    if found is None:
+        return None
+    position, entry = found
+    _DECODED.setdefault(position, entry)
+    return position
 
 
 @functools.lru_cache(maxsize=None)
@@ -200,6 +225,9 @@ def _candidate_keys(key: str):
 
 
 def _lookup(text: str) -> GPU | None:
+    position = _written_position(text)
+    if position is not None:
+        return _gpu_at(position)
     index = _index()
     for key in _candidate_keys(normalize(text)):
         if key in index:

@@ -33,9 +33,8 @@ from pathlib import Path
 from trainlint._dataclass import dataclass, replace
 from trainlint._pattern import lazy
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
-from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.hf_config import from_hf_config
-from trainlint.catalog.files import read_data, read_data_bytes
+from trainlint.catalog.files import entry_holding, read_data, read_data_bytes
 from trainlint.catalog.naming import closest, normalize
 
 TYPE_CHECKING = False
@@ -102,10 +101,6 @@ def _raw_entries() -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(_text())["models"])
 
 
-# Each entry opens a line at this indentation in models.json as written (the line of its `{`); nothing inside an
-# entry does (its nested objects are indented further, and JSON strings hold no raw newline).
-_ENTRY_START = b"\n    {"
-_DECODER = json.JSONDecoder()
 _DECODED: dict[int, dict[str, Any]] = {}  # entries decoded alone by `_exact_position`, by position
 
 
@@ -113,7 +108,7 @@ _DECODED: dict[int, dict[str, Any]] = {}  # entries decoded alone by `_exact_pos
 def _entry_at(position: int) -> CatalogModel:
     """The `CatalogModel` of the catalog's entry at `position` (one object per entry, made on first use)."""
     e = _DECODED.get(position) or _raw_entries()[position]
-    return CatalogModel(
+    entry = CatalogModel(
         name=e["name"],
         hf_ids=tuple(e.get("hf_ids", ())),
         aliases=tuple(e.get("aliases", ())),
@@ -122,6 +117,11 @@ def _entry_at(position: int) -> CatalogModel:
         params_source=e.get("params_source", ""),
         config_source=e.get("config_source", ""),
     )
+    _MADE[entry.name] = entry  # names are unique (tests/test_models.py)
+    return entry
+
+
+_MADE: dict[str, CatalogModel] = {}  # the entries `_entry_at` made, by name
 
 
 @lru_cache(maxsize=1)
@@ -142,25 +142,12 @@ def _exact_position(name: str) -> int | None:
     normalized name (`tests/test_models.py`), so the entry found here is the one the index would find."""
     if _raw_entries.cache_info().currsize:
         return next((i for i, e in enumerate(_raw_entries()) if _holds(e, name)), None)
-    data = _bytes()
-    needle = json.dumps(name).encode("ascii")  # json.dumps escapes anything outside ASCII, as the file is written
-    at = data.find(needle)
-    while at != -1:
-        start = data.rfind(_ENTRY_START, 0, at)
-        if start == -1:
-            return None
-        end = data.find(_ENTRY_START, at)  # the next entry's start: this entry ends before it
-        try:
-            e, _end = _DECODER.raw_decode(data[start + len(_ENTRY_START) - 1:end if end != -1 else len(data)]
-                                          .decode("utf-8"))
-        except ValueError:  # UnicodeDecodeError included
-            return None
-        if _holds(e, name):
-            position = data.count(_ENTRY_START, 0, start)
-            _DECODED.setdefault(position, e)
-            return position
-        at = data.find(needle, at + len(needle))
-    return None
+    found = entry_holding(_bytes(), name, _holds)
+    if found is None:
+        return None
+    position, e = found
+    _DECODED.setdefault(position, e)
+    return position
 
 
 def catalog() -> list[CatalogModel]:
@@ -182,9 +169,7 @@ def _index() -> tuple[dict[str, CatalogModel], dict[str, CatalogModel]]:
 
 @lru_cache(maxsize=None)
 def _catalog_architecture(name: str) -> Architecture:
-    position = _exact_position(name)
-    entry = _entry_at(position) if position is not None and _entry_at(position).name == name else \
-        next(e for e in _load_catalog() if e.name == name)
+    entry = _MADE.get(name) or next(e for e in _load_catalog() if e.name == name)  # `architecture()`'s entry is made
     return from_hf_config(entry.config, entry.name, source="catalog")
 
 
@@ -247,6 +232,8 @@ def with_checkpoint_count(arch: Architecture, folder: Path) -> Architecture:
     `trainlint.catalog.checkpoint`): an approximate count is replaced by the checkpoint's exact one;
     an exact builder's count is kept (it is what transformers builds) and a difference is noted
     (a checkpoint can store more, such as DeepSeek-V3's multi-token-prediction layer)."""
+    from trainlint.catalog.checkpoint import count_checkpoint  # only for a local model folder
+
     counted = count_checkpoint(folder)
     if counted is None:
         return arch
