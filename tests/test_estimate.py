@@ -285,6 +285,46 @@ def test_plan_with_is_dataclasses_replace():
         changed.micro_batch = Setting(1)  # still frozen
 
 
+def test_new_run_is_the_runs_init():
+    # build_run makes its Run with new_run (the instance's dictionary filled at once): the same run as Run(**fields)
+    # makes, its fields in the same order; an unknown or missing field is Run's TypeError.
+    from trainlint.memory.estimate import build_run
+    from trainlint.memory.model import new_run
+
+    arch = find_model("meta-llama/Llama-3.1-8B")
+    base = TrainingPlan("huggingface", "", model=Setting("meta-llama/Llama-3.1-8B"), seq_len=Setting(4096),
+                        micro_batch=Setting(4), num_gpus=Setting(8), precision=Setting(MASTER_BF16))
+    for changes in ({}, {"zero_stage": 3, "offload_optimizer": "cpu"}, {"peft": Peft("lora", 16, "all-linear", 4)},
+                    {"attn_impl": "eager", "grad_ckpt": "full", "optimizer": "galore_adamw"}):
+        made = build_run(base.with_(**{k: Setting(v) for k, v in changes.items()}), arch, [])
+        fields = vars(made)
+        assert list(fields) == list(Run.__dataclass_fields__)
+        assert made == Run(**fields) and vars(Run(**fields)) == fields and hash(made) == hash(Run(**fields))
+    assert vars(new_run(arch=arch, micro_batch=1, seq_len=8, precision=FP32, optimizer=None)) == \
+        vars(Run(arch=arch, micro_batch=1, seq_len=8, precision=FP32, optimizer=None))
+    with pytest.raises(TypeError):
+        new_run(arch=arch, micro_batch=1, seq_len=8, precision=FP32)
+    with pytest.raises(TypeError):
+        new_run(arch=arch, micro_batch=1, seq_len=8, precision=FP32, optimizer=None, no_such_field=1)
+
+
+def test_each_optimizer_name_is_its_entrys_spec():
+    # optimizer_spec makes an entry's spec on first use (_optimizer, by position): every name and alias gets the one
+    # spec of its own entry, as the table made them.
+    from trainlint.catalog.files import read_data
+    from trainlint.memory.model import OptimizerSpec
+
+    for entry in json.loads(read_data("optimizers.json"))["optimizers"]:
+        expected = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0),
+                                 entry.get("state_bytes"), entry.get("step_temp_factor", 0.0),
+                                 entry.get("paged", False), entry.get("factored", False))
+        specs = [optimizer_spec(name) for name in (entry["name"], *entry.get("aliases", ()))]
+        assert all(spec == expected and spec is specs[0] for spec in specs), entry["name"]
+        assert optimizer_spec(" " + entry["name"].upper().replace("_", "-") + " ") is specs[0]
+        assert optimizer_spec("torch.optim." + entry["name"]) is specs[0]
+    assert optimizer_spec("no_such_optimizer") is None and optimizer_spec("a.b.no_such") is None
+
+
 def test_trainer_versions_are_read_per_text():
     # _version_tuple keeps what it read (every re-estimate reads the same version): each text its own.
     from trainlint.memory.estimate import _version_tuple

@@ -17,7 +17,7 @@ import math
 from functools import lru_cache
 from operator import attrgetter
 
-from trainlint._dataclass import dataclass
+from trainlint._dataclass import MISSING, dataclass
 from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 
@@ -42,15 +42,19 @@ class OptimizerSpec:
 
 
 @lru_cache(maxsize=1)
-def _optimizer_table() -> dict[str, OptimizerSpec]:
-    data = json.loads(read_data("optimizers.json"))
-    table: dict[str, OptimizerSpec] = {}
-    for entry in data["optimizers"]:
-        spec = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
-                             entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False))
-        for alias in (entry["name"], *entry.get("aliases", ())):
-            table[_opt_key(alias)] = spec
-    return table
+def _optimizer_entries() -> tuple[list[dict], dict[str, int]]:
+    """optimizers.json's entries, and each one's position by its name and aliases (as `_opt_key` writes them)."""
+    entries = json.loads(read_data("optimizers.json"))["optimizers"]
+    return entries, {_opt_key(alias): i for i, entry in enumerate(entries)
+                     for alias in (entry["name"], *entry.get("aliases", ()))}
+
+
+@lru_cache(maxsize=None)
+def _optimizer(position: int) -> OptimizerSpec:
+    """The spec of the entry at `position`, made on first use (a check asks for one or two of the table's)."""
+    entry = _optimizer_entries()[0][position]
+    return OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
+                         entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False))
 
 
 def _opt_key(name: str) -> str:
@@ -59,12 +63,10 @@ def _opt_key(name: str) -> str:
 
 def optimizer_spec(name: str) -> OptimizerSpec | None:
     """The optimizer behind a framework's name (HF `optim`, DeepSpeed `optimizer.type`, a class path)."""
-    table = _optimizer_table()
+    positions = _optimizer_entries()[1]
     key = _opt_key(name)
-    if key in table:
-        return table[key]
-    tail = key.rsplit(".", 1)[-1]
-    return table.get(tail)
+    position = positions[key] if key in positions else positions.get(key.rsplit(".", 1)[-1])
+    return _optimizer(position) if position is not None else None
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,23 @@ class Run:
     @property
     def tokens(self) -> int:
         return self.micro_batch * max(1, self.seq_len // max(1, self.cp))
+
+
+_RUN_DEFAULTS = {name: f.default for name, f in Run.__dataclass_fields__.items()}  # MISSING where none
+_RUN_REQUIRED = frozenset(name for name, f in Run.__dataclass_fields__.items() if f.default is MISSING)
+
+
+def new_run(**values) -> Run:
+    """`Run(**values)` made without calling `__init__`: the stand-in `__init__` of trainlint._dataclass sets the 36
+    fields one `object.__setattr__` at a time (~5 us), and the fix planner builds a run for each of the ~50
+    candidates it re-estimates. The instance's dictionary holds the fields in their order, as `__init__` sets them;
+    an unknown or missing field goes to `Run(**values)` for its TypeError."""
+    fields = {**_RUN_DEFAULTS, **values}
+    if len(fields) != len(_RUN_DEFAULTS) or not values.keys() >= _RUN_REQUIRED:
+        return Run(**values)
+    run = object.__new__(Run)
+    run.__dict__.update(fields)
+    return run
 
 
 @dataclass
