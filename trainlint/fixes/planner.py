@@ -46,6 +46,7 @@ FSDP full shard, then with tensor parallelism, then QLoRA.
 from __future__ import annotations
 
 import itertools
+from operator import attrgetter, itemgetter
 
 from trainlint._dataclass import dataclass
 from trainlint.diagnostics import Edit, Fix
@@ -186,7 +187,8 @@ def deepspeed_in_play(ctx) -> bool:
 
 
 def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
-    """Every knob this run can turn, each with its edits (None where the config cannot say it)."""
+    """Every knob this run can turn but LoRA/QLoRA (`last_resort_knobs`), each with its edits (None where the config
+    cannot say it)."""
     plan = ctx.plan
     out: list[Knob] = []
     flags_only = ctx.document is None
@@ -194,9 +196,7 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
     def edits_for(field, value):
         return None if flags_only else knobs.setting_edits(ctx, field, value)
 
-    def add(knob: Knob):
-        if knob.edits is not None or (not require_edits and flags_only):
-            out.append(knob)
+    add = _adder(out, require_edits, flags_only)
 
     if (plan.attn_impl.value or "").lower() == "eager":
         add(Knob("attn", 1, "use SDPA attention instead of eager", {"attn_impl": "sdpa"}, -0.10,
@@ -255,6 +255,23 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
                  {"fused_loss": True}, 0.0, "same compute", safe=False,
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
+    return out
+
+
+def _adder(out: list[Knob], require_edits: bool, flags_only: bool) -> Callable[[Knob], None]:
+    def add(knob: Knob):
+        if knob.edits is not None or (not require_edits and flags_only):
+            out.append(knob)
+
+    return add
+
+
+def last_resort_knobs(ctx, require_edits: bool = True) -> list[Knob]:
+    """LoRA and QLoRA (they change what is trained), with their edits: made only when nothing else fits."""
+    plan = ctx.plan
+    out: list[Knob] = []
+    flags_only = ctx.document is None
+    add = _adder(out, require_edits, flags_only)
     if plan.peft.value is None and plan.task.value in ("sft", "dpo", "orpo", "kto", "pretrain") and \
             (flags_only or knobs.lora_kind(ctx) is not None):
         extra = knobs.LORA_PEFT.get(knobs.lora_kind(ctx) or "", {}) if not flags_only else {}
@@ -270,7 +287,7 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
     return out
 
 
-LAST_RESORT = ("peft",)  # searched only when nothing else fits
+LAST_RESORT = ("peft",)  # the groups of `last_resort_knobs`, searched only when nothing else fits
 
 
 def _smaller_micro_batches(micro: int) -> list[int]:
@@ -406,15 +423,24 @@ def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
     gpu, arch = ctx.gpu, ctx.architecture
     if gpu is None or arch is None:
         return []
-    all_knobs = knob_list(ctx, require_edits)
-    groups: dict[str, list[Knob]] = {}
-    for knob in all_knobs:
-        groups.setdefault(knob.group, []).append(knob)
-    first = [g for g in groups if g not in LAST_RESORT]
-    offers = _search(ctx, groups, first, limit)
-    if not offers and len(first) < len(groups):
-        offers = _search(ctx, groups, list(groups), limit, must=LAST_RESORT)
+    groups = _by_group(knob_list(ctx, require_edits))
+    offers = _search(ctx, groups, list(groups), limit)
+    if not offers:
+        last = _by_group(last_resort_knobs(ctx, require_edits))
+        if last:
+            groups.update(last)
+            offers = _search(ctx, groups, list(groups), limit, must=LAST_RESORT)
     return offers
+
+
+def _by_group(found: list[Knob]) -> dict[str, list[Knob]]:
+    groups: dict[str, list[Knob]] = {}
+    for knob in found:
+        groups.setdefault(knob.group, []).append(knob)
+    return groups
+
+
+_SAFE, _COST, _RANK = attrgetter("safe"), attrgetter("cost"), itemgetter(0, 1, 2)
 
 
 def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -> list[Offer]:
@@ -422,14 +448,14 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     from trainlint.memory.model import PartsMemo
 
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
-    combos: list[tuple[float, tuple[Knob, ...]]] = []
+    combos: list[tuple[bool, float, int, tuple[Knob, ...]]] = []
     for size in range(1, min(MAX_KNOBS, len(names)) + 1):
         for chosen in itertools.combinations(names, size):
             if must and not set(must) & set(chosen):
                 continue
             for combo in itertools.product(*(groups[g] for g in chosen)):
-                combos.append((sum(k.cost for k in combo), combo))
-    combos.sort(key=lambda item: (not all(k.safe for k in item[1]), item[0], len(item[1])))
+                combos.append((not all(map(_SAFE, combo)), sum(map(_COST, combo)), size, combo))
+    combos.sort(key=_RANK)  # safe first, then by cost, then fewer knobs (stable: in the order made)
     capacity = gpu.memory_bytes
     before = ctx.estimate.total if ctx.estimate is not None else None
     budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
@@ -439,17 +465,24 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     valid: dict[int, bool] = {}  # combo index -> _valid
     estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes)
     memo, kept = PartsMemo(), _kept_totals()
+    # Each knob's changes as the planner's Settings, made once: a candidate plan takes those of its knobs (a later
+    # knob's winning, as in `_changes`).
+    planned = {id(knob): {k: Setting(v, PLANNED) for k, v in knob.changes.items()}
+               for name in names for knob in groups[name]}
 
     def estimated(index: int, combo):
         if index not in estimates:
-            estimates[index] = estimate_total(_apply(plan, _changes(combo)), arch, memo, kept)
+            settings: dict = {}
+            for knob in combo:
+                settings.update(planned[id(knob)])
+            estimates[index] = estimate_total(plan.with_(**settings), arch, memo, kept)
         return estimates[index]
 
     for budget in budgets:
         found: list[Offer] = []
         winners: list[tuple[Knob, ...]] = []
         evaluated = 0  # valid combinations walked
-        for index, (_, combo) in enumerate(combos):
+        for index, (*_, combo) in enumerate(combos):
             if evaluated >= MAX_EVALUATIONS or len(found) >= limit:
                 break
             if index not in valid:
