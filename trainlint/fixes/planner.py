@@ -338,8 +338,13 @@ def _batch_edits(ctx, new_micro: int, new_gas: int) -> tuple | None:
 
 # ---- the search ------------------------------------------------------------------------------------
 
-def _final(plan, changes: dict, field: str):
-    return changes[field] if field in changes else getattr(plan, field).value
+# The plan fields whose final values `_valid` reads.
+_VALIDITY_FIELDS = ("zero_stage", "fsdp", "offload_optimizer", "activation_offload", "grad_ckpt")
+
+
+def _current(plan) -> dict:
+    """The plan's own values of `_VALIDITY_FIELDS`."""
+    return {field: getattr(plan, field).value for field in _VALIDITY_FIELDS}
 
 
 def _changes(combo: tuple[Knob, ...]) -> dict:
@@ -350,40 +355,48 @@ def _changes(combo: tuple[Knob, ...]) -> dict:
     return changes
 
 
-def _valid(ctx, combo: tuple[Knob, ...], overlaps: Callable[[Knob, Knob], bool] | None = None) -> bool:
+def _valid(ctx, combo: tuple[Knob, ...], overlaps: Callable[[tuple[Knob, ...]], bool] | None = None,
+           current: dict | None = None) -> bool:
     """Whether the frameworks accept the combination and its edits can go together (`overlaps`: `_pair_overlaps`,
-    else the edits of the whole combination are combined and compared here)."""
-    plan = ctx.plan
+    else the edits of the whole combination are combined and compared here; `current`: `_current(ctx.plan)`, which
+    a search makes once)."""
     changes = _changes(combo)
-    stage = min(3, max(0, _final(plan, changes, "zero_stage") or 0))
-    fsdp = _final(plan, changes, "fsdp")
+    final = {**(current if current is not None else _current(ctx.plan)), **changes}
+    stage = min(3, max(0, final["zero_stage"] or 0))
+    fsdp = final["fsdp"]
     if "offload_optimizer" in changes and fsdp is None and stage < 1:
         return False  # DeepSpeed: offload_optimizer at ZeRO stage 0 stops the run
     if "offload_params" in changes and fsdp is None and stage < 3:
         return False  # DeepSpeed parameter offload is ZeRO-3 only
     if "peft" in changes and (changes["peft"].base_bits and (stage >= 3 or fsdp is not None) or "optimizer" in changes):
         return False  # QLoRA under ZeRO-3/FSDP needs a quant storage dtype the config does not set
-    if "optimizer" in changes and _final(plan, changes, "offload_optimizer"):
+    if "optimizer" in changes and final["offload_optimizer"]:
         return False  # DeepSpeed's offload replaces the optimizer with its CPU Adam
-    if _final(plan, changes, "activation_offload") and _final(plan, changes, "grad_ckpt") == "none":
+    if final["activation_offload"] and final["grad_ckpt"] == "none":
         return False  # axolotl / torchtune offload activations only with checkpointing on
     if overlaps is not None:
-        return not any(overlaps(a, b) for i, a in enumerate(combo) for b in combo[i:])
+        return not overlaps(combo)
     return not _overlap(_combine_edits(e for knob in combo for e in (knob.edits or ())))
 
 
-def _pair_overlaps() -> Callable[[Knob, Knob], bool]:
-    """Whether the edits of two knobs (of one, passed twice) overlap, each pair combined and compared once.
-    Overlap is a relation between two edits (insertions at one point are merged, and two merged insertions never
-    overlap), so a combination's edits overlap exactly when those of one of its knobs, or of two, do."""
+def _pair_overlaps() -> Callable[[tuple[Knob, ...]], bool]:
+    """Whether the edits of a combination overlap, decided pair by pair (each knob with itself and with each later
+    one), each pair's edits combined and compared once per search. Overlap is a relation between two edits
+    (insertions at one point are merged, and two merged insertions never overlap), so a combination's edits overlap
+    exactly when those of one of its knobs, or of two, do."""
     seen: dict[tuple[int, int], bool] = {}  # by id: the knobs live as long as the search that asks
 
-    def overlaps(a: Knob, b: Knob) -> bool:
-        key = (id(a), id(b))
-        if key not in seen:
-            edits = (a.edits or ()) if a is b else (a.edits or ()) + (b.edits or ())
-            seen[key] = seen[(id(b), id(a))] = _overlap(_combine_edits(edits))
-        return seen[key]
+    def overlaps(combo: tuple[Knob, ...]) -> bool:
+        for i, a in enumerate(combo):
+            for b in combo[i:]:
+                key = (id(a), id(b))
+                hit = seen.get(key)
+                if hit is None:
+                    edits = (a.edits or ()) if a is b else (a.edits or ()) + (b.edits or ())
+                    hit = seen[key] = seen[(id(b), id(a))] = _overlap(_combine_edits(edits))
+                if hit:
+                    return True
+        return False
 
     return overlaps
 
@@ -461,7 +474,7 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
     budgets = (capacity * TARGET, capacity) if before is None or before > capacity else (capacity * TARGET,)
     # Validity is decided when the walk reaches a combination (most are never reached: the walk stops at `limit`
     # offers), and kept with the estimate for the second budget's walk.
-    overlaps = _pair_overlaps()
+    overlaps, current = _pair_overlaps(), _current(plan)
     valid: dict[int, bool] = {}  # combo index -> _valid
     estimates: dict[int, tuple[int, int]] = {}  # combo index -> (total, host bytes)
     memo, kept = PartsMemo(), _kept_totals()
@@ -486,7 +499,7 @@ def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -
             if evaluated >= MAX_EVALUATIONS or len(found) >= limit:
                 break
             if index not in valid:
-                valid[index] = _valid(ctx, combo, overlaps)
+                valid[index] = _valid(ctx, combo, overlaps, current)
             if not valid[index]:
                 continue
             evaluated += 1
