@@ -381,6 +381,27 @@ def test_an_entry_decoded_alone_is_the_parsed_files():
         models._MADE.clear()
 
 
+def test_a_name_found_in_the_files_head_is_found_as_in_the_whole_file():
+    # _exact_position reads models.json's head first: for any head, a name is found there as in the whole file,
+    # or the search says it needs more (INCOMPLETE), never a wrong or a missing answer.
+    from trainlint.catalog.files import INCOMPLETE, entry_holding
+
+    whole = models._bytes()
+    names = [n for e in json.loads(models._text())["models"] for n in (e["name"], *e.get("hf_ids", ()),
+                                                                       *e.get("aliases", ()))]
+    names += ["no-such-model", "Llama", "config"]
+    for size in (0, 100, 1000, 4700, 20000, models._HEAD, len(whole) - 1):
+        head = whole[:size]
+        found_in_head = 0
+        for name in names:
+            found = entry_holding(head, name, models._holds, complete=False)
+            if found is not INCOMPLETE:
+                assert found == entry_holding(whole, name, models._holds), (size, name)
+                found_in_head += found is not None
+        assert found_in_head or size < 2000, size
+    assert entry_holding(whole, "Llama-3.1-8B", models._holds, complete=False) is not INCOMPLETE
+
+
 def test_an_entrys_architecture_is_built_from_its_own_config():
     # CatalogModel.architecture() finds its entry by name among those made (models._MADE), not by a second search.
     made = [models._entry_at(i) for i in range(len(models._raw_entries()))]

@@ -18,6 +18,15 @@ def read_data_bytes(name: str) -> bytes:
         return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_bytes()
 
 
+def read_data_head(name: str, size: int) -> bytes:
+    """The data file's first `size` bytes (all of it when it is shorter)."""
+    try:
+        with open(DATA / name, "rb") as f:
+            return f.read(size)
+    except OSError:  # pragma: no cover - zipped installs
+        return read_data_bytes(name)[:size]
+
+
 def read_data(name: str) -> str:
     path = DATA / name
     try:
@@ -34,10 +43,14 @@ def read_data(name: str) -> str:
 ENTRY_START = b"\n    {"
 
 
-def entry_holding(data: bytes, name: str, holds) -> tuple[int, dict] | None:
+INCOMPLETE = "the answer lies past the end of the bytes given"  # entry_holding's answer on a file's head
+
+
+def entry_holding(data: bytes, name: str, holds, complete: bool = True) -> tuple[int, dict] | str | None:
     """(position, entry) of the first entry of a catalog file's list (`data`, its bytes) whose text holds `name` as a
     JSON string and for which `holds(entry, name)` is true, only that entry decoded; None when no entry holds it so.
-    The position is the number of entry starts before it."""
+    The position is the number of entry starts before it. With `complete` False `data` is the file's head, and
+    INCOMPLETE says that the answer needs the bytes after it."""
     import json
 
     needle = json.dumps(name).encode("ascii")  # json.dumps escapes anything outside ASCII, as the files are written
@@ -47,6 +60,8 @@ def entry_holding(data: bytes, name: str, holds) -> tuple[int, dict] | None:
         if start == -1:
             return None
         end = data.find(ENTRY_START, at)  # the next entry's start: this entry ends before it
+        if end == -1 and not complete:
+            return INCOMPLETE
         try:
             entry, _end = _decoder().raw_decode(data[start + len(ENTRY_START) - 1:end if end != -1 else len(data)]
                                                 .decode("utf-8"))
@@ -55,7 +70,7 @@ def entry_holding(data: bytes, name: str, holds) -> tuple[int, dict] | None:
         if holds(entry, name):
             return data.count(ENTRY_START, 0, start), entry
         at = data.find(needle, at + len(needle))
-    return None
+    return None if complete else INCOMPLETE
 
 
 _DECODER = None
