@@ -203,9 +203,12 @@ def _fields(cls, annotations: dict, frozen: bool) -> dict[str, Field]:
             any_frozen_base = True
         else:
             all_frozen_bases = False
+    standard = sys.modules.get("dataclasses")  # its field() objects are read too, when it is imported
+    field_types = (Field, standard.Field) if standard is not None else (Field,)
     for name, annotation in annotations.items():
         default = getattr(cls, name, MISSING)
-        f = _own_field(default)
+        given = isinstance(default, field_types)  # a field() as the class attribute
+        f = _own_field(default) if given else None
         if f is None:
             if isinstance(default, types.MemberDescriptorType):
                 default = MISSING
@@ -214,7 +217,7 @@ def _fields(cls, annotations: dict, frozen: bool) -> dict[str, Field]:
         if f.default is not MISSING and f.default.__class__.__hash__ is None:
             raise ValueError(f"mutable default {type(f.default)} for field {name} is not allowed: use default_factory")
         fields[name] = f
-        if isinstance(getattr(cls, name, None), (Field, getattr(sys.modules.get("dataclasses"), "Field", Field))):
+        if given:
             if f.default is MISSING:
                 delattr(cls, name)
             else:
@@ -280,15 +283,33 @@ def _process(cls, frozen: bool, eq: bool, order: bool):
     if sys.version_info >= (3, 13) and "__replace__" not in body:
         cls.__replace__ = replace
     if not getattr(cls, "__doc__"):
-        if own_init:
-            import inspect
-            cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
-        else:
-            cls.__doc__ = _doc(cls, fields)
+        cls.__doc__ = _LazyDoc(fields, own_init)
     if "__match_args__" not in body:
         cls.__match_args__ = tuple(f.name for f in fields if f.init)
     abc.update_abstractmethods(cls)
     return cls
+
+
+class _LazyDoc:
+    """The docstring the standard library gives a class without one, written when it is first read (a check never
+    reads one): the type's `__doc__` hands a descriptor in the class dictionary the class, and the text then takes
+    the descriptor's place."""
+
+    __slots__ = ("fields", "own_init")
+
+    def __init__(self, fields, own_init: bool):
+        self.fields, self.own_init = fields, own_init
+
+    def __get__(self, instance, owner):
+        if owner is None:
+            owner = type(instance)
+        if self.own_init:
+            import inspect
+            text = owner.__name__ + str(inspect.signature(owner)).replace(" -> None", "")
+        else:
+            text = _doc(owner, self.fields)
+        type.__setattr__(owner, "__doc__", text)
+        return text
 
 
 def _doc(cls, fields) -> str:
