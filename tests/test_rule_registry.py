@@ -117,3 +117,32 @@ def test_a_file_without_deepspeed_configs_imports_no_deepspeed_config_rule(tmp_p
     config.write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\nbf16: true\n"
                       "deepspeed: {zero_optimization: {stage: 2}}\n")
     assert "trainlint.rules.tl500_deepspeed_unknown_section_key" in _modules_after_check(config, tmp_path)
+
+
+def _every_config() -> list[Path]:
+    suffixes = (".yaml", ".yml", ".json")
+    files = [p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.suffix in suffixes]
+    files += [p for p in (ROOT / "examples").rglob("*") if p.suffix in suffixes]
+    corpus = ROOT.parent / "shared" / "corpus"
+    if corpus.is_dir():
+        files += [p for p in corpus.rglob("*") if p.suffix in suffixes]
+    return sorted(files)
+
+
+def test_the_rules_left_unimported_find_nothing_on_any_test_file(monkeypatch):
+    """Skipping a DeepSpeed-config rule for a file without DeepSpeed configs, or a keyed rule for a file without its
+    keys, changes no finding: every fixture, example and corpus config is checked both ways."""
+    from trainlint import engine
+    from trainlint.context.settings import Settings
+
+    def findings(path: Path):
+        result = engine.check_path(str(path), Settings(), display_path=str(path.relative_to(path.parents[2])))
+        return [(d.code, d.span.start.line, d.span.start.column, d.message) for d in result.diagnostics]
+
+    files = _every_config()
+    assert len(files) > 300
+    gated = {path: findings(path) for path in files}
+    monkeypatch.setattr(rules, "KEYED_RULES", {})
+    monkeypatch.setattr(rules, "DEEPSPEED_CONFIG_RULES", frozenset())
+    for path in files:
+        assert findings(path) == gated[path], path

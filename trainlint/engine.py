@@ -224,7 +224,10 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
         from trainlint.rules.dscommon import ds_configs
 
         deepspeed_configs = bool(ds_configs(ctx))
-    for rule in all_rules(flavor, deepspeed_configs):  # only the rules that can apply are imported
+    root = doc.root
+    top_keys = frozenset(k for k in root.keys() if isinstance(k, str)) \
+        if root is not None and root.kind == "mapping" else frozenset()
+    for rule in all_rules(flavor, deepspeed_configs, top_keys):  # only the rules that can apply are imported
         identity = rule.RULE
         if identity.flavors and flavor not in identity.flavors:
             continue

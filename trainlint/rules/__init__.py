@@ -125,6 +125,16 @@ DEEPSPEED_CONFIG_RULES = frozenset({
     "TL605",
 })
 
+# Rules that report only on keys at the top level of the file: not imported for a file whose top level has none of
+# them (the key whose absence ends each check first). tests/test_rule_registry.py checks every test file both ways.
+KEYED_RULES = {
+    "TL310": ("fp16", "fp16_full_eval"),
+    "TL420": ("fsdp",), "TL421": ("fsdp",), "TL422": ("fsdp",), "TL425": ("fsdp",),
+    "TL423": ("fsdp_config",), "TL424": ("fsdp_config",), "TL429": ("fsdp_config",),
+    "TL527": ("load_in_8bit",), "TL528": ("dataloader_prefetch_factor",), "TL529": ("load_best_model_at_end",),
+    "TL530": ("use_cache", "model_init_kwargs"), "TL531": ("lr_scheduler_type",),
+}
+
 RULE_MODULES = tuple(module for module, _, _ in RULES)
 _MODULE_OF = {code: module for module, code, _ in RULES}
 _FLAVORS_OF = {code: tuple(flavors.split()) for _, code, flavors in RULES}
@@ -170,11 +180,14 @@ def _of_flavor(code: str, flavor: str | None) -> bool:
     return flavor is None or not _FLAVORS_OF[code] or flavor in _FLAVORS_OF[code]
 
 
-def all_rules(flavor: str | None = None, deepspeed_configs: bool = True) -> list[ModuleType]:
+def all_rules(flavor: str | None = None, deepspeed_configs: bool = True,
+              top_keys: frozenset | None = None) -> list[ModuleType]:
     """The rule modules sorted by code: all of them, or those that check files of `flavor`; without
-    `deepspeed_configs` (the file has none), not the DEEPSPEED_CONFIG_RULES."""
+    `deepspeed_configs` (the file has none), not the DEEPSPEED_CONFIG_RULES; with `top_keys` (the keys at the file's
+    top level), not the KEYED_RULES whose keys it lacks."""
     return [_load(code) for code in _CODES
-            if _of_flavor(code, flavor) and (deepspeed_configs or code not in DEEPSPEED_CONFIG_RULES)]
+            if _of_flavor(code, flavor) and (deepspeed_configs or code not in DEEPSPEED_CONFIG_RULES)
+            and (top_keys is None or code not in KEYED_RULES or not top_keys.isdisjoint(KEYED_RULES[code]))]
 
 
 def reads_deepspeed_configs(flavor: str | None) -> bool:
