@@ -205,3 +205,25 @@ def test_making_classes_does_not_import_the_standard_library_s_dataclasses():
              "print(sorted({'dataclasses', 'inspect', 'typing'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60).stdout
     assert "dataclasses" not in out and "inspect" not in out, out
+
+
+def test_fields_set_at_once_leave_the_instance_as_the_generated_init_does():
+    """A class whose fields all come from parameters gets them in one update of the instance dictionary; a class
+    that intercepts sets (its own __setattr__, a descriptor named like a field) or a subclass instance gets them one
+    by one, as the generated __init__ sets them."""
+    calls = []
+
+    def spy(self, name, value):
+        calls.append(name)
+        object.__setattr__(self, name, value)
+
+    for options in ({}, {"frozen": True}):
+        made = [decorator(**options)(type("Plain", (), {"__annotations__": {"a": "int", "b": "str"}, "b": "x",
+                                                        "__module__": __name__}))
+                for decorator in (dataclasses.dataclass, fast)]
+        assert [list(vars(cls(1)).items()) for cls in made] == [[("a", 1), ("b", "x")]] * 2
+        sub = type("Sub", (made[1],), {})
+        assert list(vars(sub(2, "y")).items()) == [("a", 2), ("b", "y")]
+    spied = fast(type("Spied", (), {"__annotations__": {"a": "int"}, "__setattr__": spy, "__module__": __name__}))
+    spied(1)
+    assert calls == ["a"]

@@ -454,6 +454,13 @@ def _lazy_init(cls, fields, frozen: bool):
     calls = 0
     assign = object.__setattr__ if frozen else setattr
     post_init = hasattr(cls, "__post_init__")
+    # Every field set from its parameter, nothing on the class to intercept a set (a custom __setattr__ on a class
+    # that is not frozen, a descriptor named like a field): the instance dictionary can take them all at once, as
+    # the generated __init__'s sets would leave it (in field order).
+    at_once = all(init and factory is None for _, init, factory in steps) and len(steps) == len(params) and \
+        (frozen or cls.__setattr__ is object.__setattr__) and not any(
+            hasattr(type(klass.__dict__[name]), "__set__") or hasattr(type(klass.__dict__[name]), "__delete__")
+            for name in params for klass in cls.__mro__ if name in klass.__dict__)
 
     def first(values: dict):
         nonlocal calls
@@ -465,6 +472,12 @@ def _lazy_init(cls, fields, frozen: bool):
                 cls.__init__ = fn
             del values["self"]
             return fn(self, **values)
+        if at_once and self.__class__ is cls:
+            del values["self"]
+            self.__dict__.update(values)
+            if post_init:
+                self.__post_init__()
+            return None
         for name, init, factory in steps:
             if not init:
                 value = factory()
