@@ -1,3 +1,3 @@
-from trainlint.cli import main
+from trainlint.cli import run
 
-raise SystemExit(main())
+run()
