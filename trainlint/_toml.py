@@ -1,7 +1,7 @@
 """`loads`: TOML text as `tomllib.loads` reads it, without importing `tomllib` for the TOML that pin and settings
 files hold.
 
-`tomllib` costs about 4 ms of CPU to import (it compiles its patterns and imports `datetime` and `typing`), more than
+`tomllib` costs about 6 ms of CPU to import (it compiles its patterns and imports `datetime` and `typing`), more than
 a check spends on most files. The reader here takes what pyproject.toml, uv.lock, poetry.lock, Pipfile and
 trainlint.toml use: tables and arrays of tables, bare, quoted and dotted keys, basic and literal strings (one-line
 and multi-line), decimal integers and floats, booleans, arrays and inline tables. On anything else (dates and
