@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trainlint._dataclass import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
-from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, new_run, optimizer_spec, peak_of
+from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec, peak_of
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
 
 TYPE_CHECKING = False
@@ -173,7 +173,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append("Mamba layers: the fused CUDA kernels (mamba_ssm, causal_conv1d installed); the torch "
                            "slow path without them saves far more (fp32 [tokens, d_inner, d_state] tensors)")
     # Values a framework would reject (the schema rules report them) are clamped to something sane.
-    return new_run(
+    return Run(
         arch=arch, micro_batch=max(1, plan.micro_batch.value), seq_len=max(1, seq), precision=precision,
         optimizer=optimizer, zero_stage=min(3, max(0, plan.zero_stage.value or 0)), fsdp=fsdp,
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,

@@ -17,7 +17,7 @@ import math
 from functools import lru_cache
 from operator import attrgetter
 
-from trainlint._dataclass import MISSING, dataclass
+from trainlint._dataclass import dataclass
 from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 
@@ -158,23 +158,6 @@ class Run:
     @property
     def tokens(self) -> int:
         return self.micro_batch * max(1, self.seq_len // max(1, self.cp))
-
-
-_RUN_DEFAULTS = {name: f.default for name, f in Run.__dataclass_fields__.items()}  # MISSING where none
-_RUN_REQUIRED = frozenset(name for name, f in Run.__dataclass_fields__.items() if f.default is MISSING)
-
-
-def new_run(**values) -> Run:
-    """`Run(**values)` made without calling `__init__`: the stand-in `__init__` of trainlint._dataclass sets the 36
-    fields one `object.__setattr__` at a time (~5 us), and the fix planner builds a run for each of the ~50
-    candidates it re-estimates. The instance's dictionary holds the fields in their order, as `__init__` sets them;
-    an unknown or missing field goes to `Run(**values)` for its TypeError."""
-    fields = {**_RUN_DEFAULTS, **values}
-    if len(fields) != len(_RUN_DEFAULTS) or not values.keys() >= _RUN_REQUIRED:
-        return Run(**values)
-    run = object.__new__(Run)
-    run.__dict__.update(fields)
-    return run
 
 
 @dataclass
