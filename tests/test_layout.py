@@ -34,12 +34,9 @@ ALLOWED = {
             "fixes", "diagnostics", "__init__"},
     "__main__": {"cli"},
     "__init__": set(),
-    "_dataclass": set(),  # the dataclass decorator (standard library only), which every stage may use
-    "_pattern": set(),  # regular expressions compiled on first use (standard library only), as _dataclass
-    "_pep440": set(),  # PEP 440 versions and specifiers (standard library only), as _dataclass
-    "_toml": set(),  # TOML as tomllib reads it, tomllib imported only for what it does not take, as _dataclass
+    "_versions": set(),  # PEP 440 versions and specifiers (packaging's), which every stage may use
 }
-EVERYWHERE = {"_dataclass", "_pattern", "_pep440", "_toml"}
+EVERYWHERE = {"_versions"}
 SHELLS = {"output", "lsp", "cli", "__main__"}
 LSP_LIBRARIES = {"pygls", "lsprotocol"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trainlint._dataclass import replace as trainlint_replace
+from dataclasses import replace as trainlint_replace
 from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.hf_config import from_hf_config, supported_model_types
 from trainlint.catalog.models import ModelLookupError, catalog, closest_models, find_model

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 
 
 class Severity(str, Enum):
@@ -72,6 +72,10 @@ class Diagnostic:
     # What the verdict assumed (a defaulted world size, GPU, sharding, framework version, ...) and how to
     # declare it. A diagnostic with assumptions is never an error (the engine caps it at warning).
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    # The message is a one-line headline (what is wrong and what follows from it). The explanation, the evidence,
+    # the framework's own message and the figures behind a verdict go here: `--output-format full`, JSON, SARIF,
+    # the language server's hover and related information show it.
+    detail: str = field(default="", compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.start.offset, self.code, self.message)

@@ -10,8 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from trainlint._dataclass import dataclass, field, replace
-from trainlint._pattern import lazy
+from dataclasses import dataclass, field, replace
 from trainlint import flavors
 from trainlint.diagnostics import Diagnostic, Severity
 from trainlint.document.tree import Document
@@ -383,7 +382,7 @@ def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_pl
     """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
     each error or warning the rules do not also make without that launch (same code, place and severity) carries
     the assumption, so is at most a warning and says what it assumed."""
-    from trainlint._dataclass import replace as _replace
+    from dataclasses import replace as _replace
 
     bare = launch_context.Launch()
     plan, linked = read_plan(bare) if read_plan is not None else (ctx.plan, ctx.linked)
@@ -595,7 +594,7 @@ def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diag
 # config (worth a TL001); one that names none is some other YAML/JSON (a workflow, a compose file) to leave alone.
 # LightningCLI files are known by their Trainer keys and a top-level `trainer:` section (jsonargparse stops on a
 # file that does not parse, as terratorch's examples/confs/object_detection_vhr10_vit.yaml does).
-_TRAINING_KEYS = lazy(
+_TRAINING_KEYS = re.compile(
     r"""(?:^|[\s{,"'])(?:per_device_train_batch_size|gradient_accumulation_steps|train_batch_size|"""
     r"""train_micro_batch_size_per_gpu|zero_optimization|learning_rate|model_name_or_path|num_train_epochs|"""
     r"""distributed_type|base_model|micro_batch_size|_component_|lr_scheduler_type|fsdp_config|deepspeed|"""

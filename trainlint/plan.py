@@ -7,7 +7,7 @@ point at the line that decided it and fixes know what to edit or where to insert
 
 from __future__ import annotations
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint.diagnostics import Span
 
 TYPE_CHECKING = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from trainlint._pep440 import Version
+from trainlint._versions import Version
 
 from trainlint import engine
 from trainlint.catalog import frameworks, releases

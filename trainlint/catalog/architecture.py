@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 
 __all__ = [
     "PEFT_DEFAULT_LORA_TARGETS",

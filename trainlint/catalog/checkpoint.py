@@ -19,7 +19,7 @@ import math
 import struct
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 
 __all__ = ["CheckpointCount", "count_checkpoint"]
 

@@ -13,10 +13,10 @@ Only the standard library; the file is read once, on first use.
 
 from __future__ import annotations
 
+import re
 import functools
 import json
 
-from trainlint._pattern import lazy
 from trainlint.catalog import schemas
 
 FILE_NAME = "dialects.json"
@@ -136,7 +136,7 @@ def versions(name: str) -> list[str]:
     return [v["version"] for v in entry["versions"]] if entry else []
 
 
-_NUM = lazy(r"\d+")
+_NUM = re.compile(r"\d+")
 
 
 def _key(label: str) -> tuple:
@@ -240,7 +240,7 @@ def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:
     for row in table:
         spec = row.get(PACKAGE.get(name, name), "")
         if version is not None and spec:
-            from trainlint._pep440 import SpecifierSet  # noqa: PLC0415 - only where a version is known
+            from trainlint._versions import SpecifierSet  # noqa: PLC0415 - only where a version is known
 
             try:
                 if not SpecifierSet(spec).contains(version, prereleases=True):

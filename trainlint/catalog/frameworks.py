@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from trainlint._pep440 import InvalidVersion, SpecifierSet, Version
+from trainlint._versions import InvalidVersion, SpecifierSet, Version
 from trainlint.catalog.files import read_data
 
 

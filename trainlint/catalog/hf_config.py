@@ -27,7 +27,7 @@ This module does no I/O; `trainlint.catalog.models` finds and reads the configs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from trainlint._dataclass import replace
+from dataclasses import replace
 
 from trainlint.catalog.architecture import (
     SIZING_APPROXIMATE,

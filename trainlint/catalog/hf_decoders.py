@@ -118,7 +118,7 @@ def _gptj(c: Cfg, name: str, source: str) -> Architecture:
 
 
 def _learned_positions(arch: Architecture, positions: int) -> Architecture:
-    from trainlint._dataclass import replace
+    from dataclasses import replace
     return replace(arch, embedding_params=arch.embedding_params + positions * arch.hidden_size)
 
 
@@ -160,7 +160,7 @@ def _opt(c: Cfg, name: str, source: str) -> Architecture:
     """OPT: learned positions with an offset of 2, biases everywhere, embeddings of width
     `word_embed_proj_dim` projected in and out when it differs from `hidden_size` (OPT-350m), no
     final LayerNorm when `do_layer_norm_before` is false."""
-    from trainlint._dataclass import replace
+    from dataclasses import replace
     h = c.int("hidden_size")
     heads = c.int("num_attention_heads")
     f = c.int("ffn_dim")
@@ -185,7 +185,7 @@ def _opt(c: Cfg, name: str, source: str) -> Architecture:
 def _bloom(c: Cfg, name: str, source: str) -> Architecture:
     """BLOOM: ALiBi (no position table), a LayerNorm right after the word embedding, fused
     query_key_value, biases everywhere, tied lm_head."""
-    from trainlint._dataclass import replace
+    from dataclasses import replace
     h = c.int("hidden_size", "n_embed")
     heads = c.int("n_head", "num_attention_heads")
     f = 4 * h
@@ -307,7 +307,7 @@ def _llama4_text(c: Cfg, name: str, source: str) -> Architecture:
 def _mllama_text(c: Cfg, name: str, source: str) -> Architecture:
     """Llama 3.2 Vision's language model: Llama layers, of which `cross_attention_layers` attend to the
     image instead (q/k RMSNorms per head, two tanh gates); the embedding has 8 extra rows."""
-    from trainlint._dataclass import replace
+    from dataclasses import replace
     h, heads, kv, hd = attn_shape(c)
     layers = c.int("num_hidden_layers")
     f = c.int("intermediate_size")

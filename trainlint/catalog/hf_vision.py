@@ -14,7 +14,7 @@ No I/O.
 
 from __future__ import annotations
 
-from trainlint._dataclass import replace
+from dataclasses import replace
 
 import math
 from collections.abc import Mapping

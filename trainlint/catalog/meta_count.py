@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 
 ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "modernbert", "electra",
                 "albert", "vit"}

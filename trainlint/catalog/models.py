@@ -30,8 +30,7 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
-from trainlint._dataclass import dataclass, replace
-from trainlint._pattern import lazy
+from dataclasses import dataclass, replace
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
 from trainlint.catalog.hf_config import from_hf_config
 from trainlint.catalog.files import INCOMPLETE, entry_holding, read_data, read_data_bytes, read_data_head
@@ -201,7 +200,7 @@ _VARIANT_WORDS = frozenset(
     "instruct chat it base hf pt sft dpo rlhf bnb 4bit 8bit nf4 awq gptq gguf fp8 fp16 bf16 int4 int8 "
     "exl2 mlx unsloth dynamic".split()
 )
-_WORD_SPLIT = lazy(r"[-_ .]+")
+_WORD_SPLIT = re.compile(r"[-_ .]+")
 
 
 def _without_variant_words(name: str) -> str | None:
@@ -405,7 +404,7 @@ def derivative_of(name: str) -> CatalogModel | None:
     return None
 
 
-_SIZE = lazy(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 
 
 @lru_cache(maxsize=1024)

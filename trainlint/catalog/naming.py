@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-from trainlint._pattern import lazy
 
-_NOT_ALNUM = lazy(r"[^0-9a-z]+")
+_NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
 def normalize(name: str) -> str:

@@ -34,7 +34,7 @@ def _requirements() -> dict:
 @lru_cache(maxsize=None)
 def requirements(name: str) -> dict[str, tuple[dict, str]]:
     """{known release: ({dependency: specifier}, source)} for the releases of `name` the data covers."""
-    from trainlint._pep440 import InvalidVersion, Version
+    from trainlint._versions import InvalidVersion, Version
 
     from trainlint.catalog import frameworks
 

@@ -20,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ it; rules judge unknown keys against it, and an unknown parser means no unknown-
 
 from __future__ import annotations
 
-from trainlint._dataclass import dataclass
-from trainlint._pattern import lazy
+import re
+from dataclasses import dataclass
 from trainlint.plan import Origin
 from trainlint.document.reading import read_regular_file
 
@@ -64,13 +64,13 @@ BY_SCRIPT = (("axolotl.cli", "axolotl"), ("open_r1", "open-r1"), ("open_instruct
              # transformers' own example scripts (examples/pytorch/*/run_*.py) parse with HfArgumentParser
              ("transformers/examples/", "hf"))
 # What the launched script imports, strongest first.
-BY_IMPORT = ((lazy(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
-             (lazy(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
-             (lazy(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
-             (lazy(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
-             (lazy(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
-             (lazy(r"\bTrlParser\b"), "trl"),
-             (lazy(r"\bHfArgumentParser\b"), "hf"))
+BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
+             (re.compile(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
+             (re.compile(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
+             (re.compile(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
+             (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
+             (re.compile(r"\bTrlParser\b"), "trl"),
+             (re.compile(r"\bHfArgumentParser\b"), "hf"))
 # For each of them, words one of which every match contains: a script without them is not scanned with the pattern
 # (a scan costs ~30 us per KB, the word search almost nothing). Held to BY_IMPORT by tests/test_startup.py.
 _IMPORT_WORDS = ((b"open_instruct", b"ArgumentParserPlus"), (b"open_r1",), (b"llamafactory", b"llmtuner"),
@@ -353,7 +353,7 @@ def implied_versions(dialect: Dialect, versions):
             continue
         found = _from_spec(name, spec, "pin", f"{dialect.label} {samples[-1].get('version', '')} requires {spec}")
         if found is not None:
-            from trainlint._dataclass import replace
+            from dataclasses import replace
 
             # the parser's range, not this repository's pin: it rests on the newest parser release being the one
             # installed, so it rules releases out but makes no claim certain (`sure`: every release without it)
@@ -427,9 +427,9 @@ def _row_versions(catalog, name: str) -> list[str | None]:
 # Trainer, so no HfTrainerDeepSpeedConfig comparing a DeepSpeed config with TrainingArguments): an
 # `accelerator.backward(...)` loop of its own, or trlx (trlx/trainer/accelerate_base_trainer.py:
 # AccelerateRLTrainer builds `Accelerator(log_with=..., project_dir=...)` and steps it itself).
-_OWN_LOOP = lazy(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
+_OWN_LOOP = re.compile(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
 # Any sign of an HF Trainer or a parser whose framework runs one.
-_HF_TRAINER_SIGNS = lazy(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
+_HF_TRAINER_SIGNS = re.compile(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
                                r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct)\b",
                                re.M)
 
@@ -451,7 +451,7 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     return path
 
 
-_H4 = lazy(r"\bparse_yaml_and_args\b")
+_H4 = re.compile(r"\bparse_yaml_and_args\b")
 
 
 def script_syntax(launch, repo_root: str = "") -> str:
@@ -470,11 +470,11 @@ def script_syntax(launch, repo_root: str = "") -> str:
 # TrainingArguments): it names TrainingArguments or an HF-style parser, imports transformers' Trainer or a trl
 # trainer/config, or imports a framework that runs one. A class of the project's own called Trainer (huggingface/
 # smollm's m4.training.trainer.Trainer, an accelerator.backward loop) is not one.
-_HF_TRAINER_USE = lazy(
+_HF_TRAINER_USE = re.compile(
     r"\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|\bH4ArgumentParser\b|\btransformers\.Trainer\b|"
     r"^\s*from\s+(?:transformers|trl)\b[^\n]*\b\w*(?:Trainer|Config)\b|"
     r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct|alignment)\b", re.M)
-_ACCELERATOR_LOOP = lazy(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
+_ACCELERATOR_LOOP = re.compile(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
                          re.M)
 MAX_NEAR_SCRIPTS = 64  # .py files read per folder
 MAX_NAMING_WALK = 3000  # repository files looked at for a script that names the config

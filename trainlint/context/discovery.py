@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
-from trainlint.context import gitignore
+from dataclasses import dataclass
+
+import pathspec
 
 CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"})
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "env", "__pycache__", ".tox",
@@ -32,15 +33,15 @@ class _Ignores:
 
     def __init__(self, root: Path, patterns: list[str], use_gitignore: bool):
         self.root = root
-        self.spec = gitignore.spec(patterns) if patterns else None
+        self.spec = gitignore_spec(patterns)
         self.use_gitignore = use_gitignore
-        self._by_dir: dict[Path, object] = {}
+        self._by_dir: dict[Path, pathspec.GitIgnoreSpec | None] = {}
         self.git_root = _git_root(root) if use_gitignore else None
         if self.git_root is not None:
             exclude = self.git_root / ".git" / "info" / "exclude"
             self._by_dir[self.git_root / ".git-info-exclude"] = _spec_of(exclude)
 
-    def _gitignore(self, folder: Path):
+    def _gitignore(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._by_dir:
             self._by_dir[folder] = _spec_of(folder / ".gitignore")
         return self._by_dir[folder]
@@ -70,12 +71,29 @@ class _Ignores:
         return spec is not None and spec.match_file(_relative(path, folder) + suffix)
 
 
-def _spec_of(path: Path):
+def gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec | None:
+    """The matcher of these gitignore lines (None when none is a pattern). git skips a pattern it cannot use (a lone
+    `!`, an unclosed `[`) where pathspec raises, and an ignore file never stops a run: such lines are left out."""
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, TypeError, IndexError):  # pathspec's GitWildMatchPatternError is a ValueError
+        kept = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except (ValueError, TypeError, IndexError):
+                continue
+            kept.append(line)
+        spec = pathspec.GitIgnoreSpec.from_lines(kept)
+    return spec if any(p.include is not None for p in spec.patterns) else None
+
+
+def _spec_of(path: Path) -> pathspec.GitIgnoreSpec | None:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return gitignore.spec(lines) if lines else None
+    return gitignore_spec(lines)
 
 
 def _relative(path: Path, root: Path) -> str | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from trainlint._pattern import lazy
 from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 60
@@ -174,9 +173,9 @@ def _read_file(path: Path, kind: str) -> list:
     return [pin_files.Pin(p.name, p.spec, str(path), p.exact, p.note) for p in found]
 
 
-_PIP = lazy(r"(?:^|[\s;&|(`])(?:\S*/)?(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
-_CONDA = lazy(r"(?:^|[\s;&|(`])(?:\S*/)?(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:create|update)\b(.*)$")
-_CD = lazy(r"(?:^|[\s;&|(])(?:cd|pushd)\s+([^\s;&|)]+)")
+_PIP = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
+_CONDA = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:create|update)\b(.*)$")
+_CD = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd)\s+([^\s;&|)]+)")
 _OPTS_WITH_VALUE = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t", "--prefix",
                     "--root", "--platform", "--python-version", "--trusted-host", "--src", "--cache-dir")
 

@@ -9,8 +9,8 @@ was found: everything in it is unknown, and a verdict that depends on it says wh
 
 from __future__ import annotations
 
-from trainlint._dataclass import dataclass
-from trainlint._pattern import lazy
+import re
+from dataclasses import dataclass
 from trainlint.plan import MASTER_BF16, MASTER_FP16, Origin, Setting
 
 NO_LAUNCH = Origin("default", note="no launch command names this file")
@@ -128,14 +128,14 @@ MAX_DEPTH = 8
 # Files that hold launch commands; the number orders them (a script beats a README's example).
 SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job", 0), ("Makefile", 1), (".mk", 1),
                 (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
-LAUNCH_WORDS = lazy(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
+LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                     r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                     r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
-_BRACE_BYTES = lazy(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
+_BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 # A word every match of LAUNCH_WORDS contains (held to it by tests/test_startup.py): this plain alternation scans
 # text an order of magnitude faster than LAUNCH_WORDS (whose \b-led alternatives have no literal prefix), so a line
 # or file without any of them is not scanned with it.
-_LAUNCH_LITERALS = lazy(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
+_LAUNCH_LITERALS = re.compile(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
                         r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
 
 
@@ -144,7 +144,7 @@ def has_launch_words(text: str) -> bool:
     return _LAUNCH_LITERALS.search(text) is not None and LAUNCH_WORDS.search(text) is not None
 
 
-_ASSIGN = lazy(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
 @dataclass(frozen=True)
@@ -347,8 +347,8 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
     return out
 
 
-_CD = lazy(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
-_WORKING_DIR = lazy(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
+_CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
+_WORKING_DIR = re.compile(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
 
 
 def _cd_target(text: str) -> str:
@@ -398,7 +398,7 @@ class _Match:
         return self._m.group(0)
 
 
-_BRACES = lazy(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 MAX_BRACE_WORDS = 32
 
 
@@ -1036,7 +1036,7 @@ def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
     command = Command(launch.origin.path, launch.origin.span.start.line if launch.origin.span else 0, "", 0, (),
                       launch.command_lines)
     arguments, script_config, reads = _arguments(p, launch.origin, command if launch.origin.span else None, syntax)
-    from trainlint._dataclass import replace as _replace
+    from dataclasses import replace as _replace
 
     return _replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads,
                     script_parser="h4" if syntax == "h4" else launch.script_parser)
@@ -1153,7 +1153,7 @@ def declared(value: str, origin: Origin, bases: list[Path]) -> Launch | None:
 
 
 def _relabel(launch: Launch, origin: Origin, launcher: str) -> Launch:
-    from trainlint._dataclass import replace as _replace
+    from dataclasses import replace as _replace
 
     src = origin.describe()
     def re_o(s: Setting) -> Setting:
@@ -1217,7 +1217,7 @@ def find(config_path: str, comments: list[tuple[int, int, str]] = (), root: str 
         _, command, parsed, bases, certain = matches[0]
         origin = Origin("launch", command.path, span=_span_of(command.line))
         launch = from_parsed(parsed, origin, bases, command.text, command)
-        from trainlint._dataclass import replace as _replace
+        from dataclasses import replace as _replace
 
         assumed = ""
         if not certain:
@@ -1329,7 +1329,7 @@ def find_in_comments(config_path: str, comments: list[tuple[int, int, str]] = ()
             continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
         origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
         launch = from_parsed(parsed, origin, bases, body)
-        from trainlint._dataclass import replace as _replace
+        from dataclasses import replace as _replace
 
         # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8
         # train.py`): the launch's own options set those keys
@@ -1414,7 +1414,7 @@ PLAN_ARGUMENTS = {
 # Flavors whose reader takes the script's arguments over the file's keys (ConfigView overrides): the file is the
 # script's config, read by a parser that lets the command line win.
 READ_WITH_ARGUMENTS = ("huggingface", "axolotl", "torchtune", "litgpt")
-_NUMBER = lazy(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
 
 
 def _typed(raw):

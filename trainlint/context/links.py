@@ -27,8 +27,7 @@ import stat
 import time
 from pathlib import Path
 
-from trainlint._dataclass import dataclass, field
-from trainlint._pattern import lazy
+from dataclasses import dataclass, field
 from trainlint.document.reading import read_regular_file
 from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores
 
@@ -44,10 +43,10 @@ SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/", "/run/")
 
 # A file can only link a DeepSpeed config if it names DeepSpeed: `deepspeed:`, `deepspeed_config_file`,
 # `DeepSpeedStrategy`. Cheap to test before looking for file names.
-_MENTIONS = lazy(rb"deepspeed", re.IGNORECASE)
+_MENTIONS = re.compile(rb"deepspeed", re.IGNORECASE)
 # A name starts after a delimiter (the lookbehind): without it a long run of name characters with no
 # extension is rescanned from every position in it (quadratic: 100k characters took minutes).
-_NAMES = lazy(r"""(?<![^\s"'`:,=\[\]{}()<>|;/\\])([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
+_NAMES = re.compile(r"""(?<![^\s"'`:,=\[\]{}()<>|;/\\])([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
                     re.IGNORECASE | re.MULTILINE)
 
 

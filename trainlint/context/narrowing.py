@@ -19,9 +19,9 @@ known release, nothing is narrowed (the pins contradict each other: not trainlin
 
 from __future__ import annotations
 
-from trainlint._dataclass import replace
+from dataclasses import replace
 
-from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
+from trainlint._versions import Version, canonical, parse_specifier, parse_version
 
 # (trainlint.context.versions calls in here: its FrameworkVersion / Versions are taken as given, never imported)
 

@@ -21,9 +21,12 @@ import re
 import sys
 from pathlib import Path
 
-from trainlint._dataclass import dataclass
-from trainlint._pattern import lazy
-from trainlint._toml import loads as loads_toml
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same reader, as the tomli distribution
+    import tomli as tomllib
+
+from dataclasses import dataclass
 from trainlint.document.reading import read_regular_file
 
 
@@ -33,8 +36,8 @@ PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.
              "environment.yml", "environment.yaml")
 PIN_NAMES = frozenset({"uv.lock", "poetry.lock", "Pipfile", "Pipfile.lock", "pyproject.toml", "setup.py", "setup.cfg",
                        "environment.yml", "environment.yaml"})
-_REQ_DIRECT = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
-_REQ_STRING = lazy(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
+_REQ_DIRECT = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
+_REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
 
 def canonical(name: str) -> str:
@@ -206,7 +209,7 @@ def _strength(pin: Pin) -> float:
 # PEP 508, as far as a pin's framework and versions go: `name[extras] (specifiers) ; marker`. A direct reference
 # (`name @ url`) pins no version. (packaging.requirements would pull in markers, tags, platform and subprocess:
 # more CPU than a lint.)
-_PEP508 = lazy(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
+_PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
                r"(\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)\s*(;.*)?$")
 
 
@@ -225,7 +228,7 @@ def _requirement(text: str) -> Pin | None:
     match = _PEP508.match(text)
     if match is None:
         return None
-    from trainlint._pep440 import InvalidSpecifier, SpecifierSet
+    from trainlint._versions import InvalidSpecifier, SpecifierSet
 
     try:
         specifier = SpecifierSet(match.group(2).strip().strip("()").strip())
@@ -236,8 +239,8 @@ def _requirement(text: str) -> Pin | None:
     return Pin(canonical(match.group(1)), spec, "", exact)
 
 
-_GIT_REF = lazy(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
-_RELEASE_TAG = lazy(r"^v?(\d+(?:\.\d+){1,2})$")
+_GIT_REF = re.compile(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
+_RELEASE_TAG = re.compile(r"^v?(\d+(?:\.\d+){1,2})$")
 
 
 def git_pin(name: str, url: str) -> Pin:
@@ -277,7 +280,7 @@ def _git_table(dist: str, spec: dict) -> Pin:
 
 def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
     if name in ("uv.lock", "poetry.lock"):
-        data = loads_toml(text)
+        data = tomllib.loads(text)
         return [Pin(canonical(p["name"]), f"=={p['version']}", "", True) for p in data.get("package", [])
                 if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("version"), str)], []
     if name == "Pipfile.lock":
@@ -289,9 +292,9 @@ def _parse(name: str, text: str) -> tuple[list[Pin], list[str]]:
                     out.append(Pin(canonical(dist), info["version"], "", info["version"].startswith("==")))
         return out, []
     if name == "pyproject.toml":
-        return _pyproject(loads_toml(text))
+        return _pyproject(tomllib.loads(text))
     if name == "Pipfile":
-        data = loads_toml(text)
+        data = tomllib.loads(text)
         out = []
         for section in ("packages", "dev-packages"):
             for dist, spec in (data.get(section) or {}).items():

@@ -8,11 +8,16 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
-from trainlint._dataclass import dataclass, field, replace
-from trainlint._pattern import lazy
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same reader, as the tomli distribution
+    import tomli as tomllib
+
+from dataclasses import dataclass, field, replace
 from trainlint.plan import Origin, Setting, TrainingPlan
 
 TYPE_CHECKING = False
@@ -41,8 +46,8 @@ FRAMEWORK_KEYS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lig
                   "llamafactory", "litgpt", "torch")
 FAIL_LEVELS = ("error", "warning", "info")
 
-_DIRECTIVE = lazy(r"#\s*trainlint:\s*(?P<body>.*)$")
-_PAIR = lazy(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+_DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
+_PAIR = re.compile(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
 
 
 class SettingsError(ValueError):
@@ -394,15 +399,13 @@ def _mentions_trainlint(pyproject: Path) -> bool:
 
 
 def _load_toml(path: Path) -> dict:
-    from trainlint._toml import loads
-
     try:
-        return loads(path.read_bytes().decode("utf-8"))
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError) as exc:  # ValueError: tomllib's TOMLDecodeError, or not UTF-8
         raise SettingsError(f"{path}: cannot read it: {exc}", path=str(path)) from None
 
 
-_TABLE = lazy(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
+_TABLE = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
 
 
 def _table_parts(header: str) -> tuple[str, ...]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 
-from trainlint._dataclass import dataclass, field
-from trainlint._pattern import lazy
+from dataclasses import dataclass, field
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document
 
-_DISABLE = lazy(r"#\s*trainlint:.*?\b(?P<kind>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s]+?)(?=\s+\w[\w-]*=|$)")
+_DISABLE = re.compile(r"#\s*trainlint:.*?\b(?P<kind>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s]+?)(?=\s+\w[\w-]*=|$)")
 
 
 @dataclass

@@ -6,14 +6,14 @@ repository's pins, the installed environment, or trainlint's newest known releas
 names to them. Rules ask through `LintContext.version_of(name)` / `LintContext.version_in(name, spec)`; a rule
 whose `Rule.framework` + `Rule.versions` range excludes the resolved version is not run at all.
 
-Versions and specifiers are PEP 440 (`trainlint._pep440`, as `packaging` reads them). Nothing here imports a framework or runs code.
+Versions and specifiers are PEP 440 (`trainlint._versions`, as `packaging` reads them). Nothing here imports a framework or runs code.
 """
 
 from __future__ import annotations
 
 
-from trainlint._dataclass import dataclass, field
-from trainlint._pep440 import Version, canonical, parse_specifier, parse_version
+from dataclasses import dataclass, field
+from trainlint._versions import Version, canonical, parse_specifier, parse_version
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",

@@ -4,12 +4,12 @@ overlay of unsaved editor buffers (or in-memory fixes) that stand in for files o
 
 from __future__ import annotations
 
+import re
 import errno
 import os
 import stat
 from pathlib import Path
 
-from trainlint._pattern import lazy
 from trainlint.document.tree import Document, SyntaxProblem
 
 try:  # the built-in BLAKE2 module: `hashlib` would load OpenSSL first, which costs more than reading a config
@@ -148,7 +148,7 @@ def _os_reason(exc: OSError) -> str:
     return f"cannot read the file: {exc.strerror or exc}"
 
 
-SURROGATE = lazy("[\ud800-\udfff]")  # an unpaired surrogate code point: not Unicode text, cannot be encoded
+SURROGATE = re.compile("[\ud800-\udfff]")  # an unpaired surrogate code point: not Unicode text, cannot be encoded
 
 
 def has_surrogates(text: str) -> bool:

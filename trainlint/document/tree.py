@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint.diagnostics import Pos, Span
 
 TYPE_CHECKING = False

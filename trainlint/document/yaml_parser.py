@@ -6,11 +6,11 @@ False), because that is what HF, TRL, Axolotl and Accelerate see; rules warn abo
 
 from __future__ import annotations
 
+import re
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from trainlint._pattern import lazy
 from trainlint.diagnostics import Span
 from trainlint.document.tree import (
     MAX_ALIAS_NODES,
@@ -40,7 +40,7 @@ class _TooLarge(Exception):
 
 # Jinja2 (and Go-template / Ansible) markup that a script renders before the framework reads the result:
 # `{{ model_dir }}`, `{% if ... %}`, `{# ... #}` on one line each.
-_JINJA = lazy(r"\{\{[^{}\n]*\}\}|\{%[^\n]*?%\}|\{#[^\n]*?#\}")
+_JINJA = re.compile(r"\{\{[^{}\n]*\}\}|\{%[^\n]*?%\}|\{#[^\n]*?#\}")
 
 
 def parse_into(doc: Document) -> None:

@@ -23,7 +23,7 @@ import stat
 import tempfile
 import threading
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
 from trainlint.fixes.edits import apply_edits
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 from operator import attrgetter, itemgetter
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 from trainlint.diagnostics import Edit, Fix
 from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import os
 
 from pathlib import Path
 
-from trainlint._pattern import lazy
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Origin, Setting
 
@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-_FLOAT_TEXT = lazy(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def may_be_number(text: str) -> bool:

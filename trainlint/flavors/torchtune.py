@@ -4,15 +4,15 @@ whether it is LoRA/QLoRA), batch_size, dtype, activation checkpointing, optimize
 
 from __future__ import annotations
 
+import re
 
-from trainlint._pattern import lazy
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_targets, top_keys
 from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 
 NAME = "torchtune"
 
-_BUILDER = lazy(r"^(?P<kind>lora_|qlora_)?(?P<model>.+)$")
+_BUILDER = re.compile(r"^(?P<kind>lora_|qlora_)?(?P<model>.+)$")
 LORA_MODULE_NAMES = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "output_proj": "o_proj"}
 
 

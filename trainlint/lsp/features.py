@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 from trainlint.document.tree import Document
 from trainlint.lsp.convert import GIB, breakdown_markdown, signed_gib
 
@@ -123,7 +123,7 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
             pass
     elif name == "peft" and value is not None and getattr(value, "rank", 0) > 1:
         try:
-            from trainlint._dataclass import replace
+            from dataclasses import replace
 
             out.append((f"LoRA rank {value.rank // 2}", {"peft": replace(value, rank=value.rank // 2)}))
         except Exception:  # noqa: BLE001

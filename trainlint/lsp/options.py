@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint.plan import Origin
 from trainlint.context.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
 

@@ -51,7 +51,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint import __version__, engine
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document, SyntaxProblem

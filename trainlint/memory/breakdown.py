@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

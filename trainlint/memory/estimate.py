@@ -10,7 +10,7 @@ from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
 
-from trainlint._dataclass import dataclass, replace
+from dataclasses import dataclass, replace
 from trainlint.memory.breakdown import Breakdown, Component, gib
 from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec, peak_of
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan

@@ -17,7 +17,7 @@ import math
 from functools import lru_cache
 from operator import attrgetter
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 
@@ -90,7 +90,7 @@ def model_family(arch) -> Family:
     named = dict(getattr(arch, "dropout", ()) or ())
     if not named:
         return fam
-    from trainlint._dataclass import replace
+    from dataclasses import replace
     return replace(fam, dropout_resid=named.get("resid", fam.dropout_resid),
                    dropout_attn=named.get("attn", fam.dropout_attn),
                    dropout_embedding=named.get("embedding", fam.dropout_embedding))

@@ -4,7 +4,7 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 from __future__ import annotations
 
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
 

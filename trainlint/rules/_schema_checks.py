@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import re
 
-from trainlint._dataclass import dataclass, replace
-from trainlint._pattern import lazy
+from dataclasses import dataclass, replace
 from trainlint.document.tree import Node
 from trainlint.flavors.base import as_int, may_be_number
 from trainlint.rules._frameworks import hf_dialect, lightning_trainer
 
 SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "accelerate": "accelerate"}
-_NUMBER = lazy(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
 # Checked by dedicated rules: TL313 (precision), TL621 (strategy); TL004 (yes/no booleans).
 SKIP_LIGHTNING = {"precision", "strategy"}
 BOOL_WORD_KEYS = {"mixed_precision"}

@@ -27,7 +27,7 @@ The engine caps any diagnostic carrying assumptions at warning: an error is cert
 from __future__ import annotations
 
 
-from trainlint._dataclass import dataclass, field
+from dataclasses import dataclass, field
 from trainlint.context.dialect import Dialect
 from trainlint.context.launch import Launch
 from trainlint.context.versions import FrameworkVersion, Versions, canonical, parse_specifier
@@ -58,12 +58,12 @@ class Rule:
     raises: str = ""
 
     def diagnostic(self, path: str, span: Span, message: str, fixes: Iterable[Fix] = (),
-                   severity: Severity | None = None, assumptions: Iterable[str] = ()) -> Diagnostic:
+                   severity: Severity | None = None, assumptions: Iterable[str] = (), detail: str = "") -> Diagnostic:
         return Diagnostic(self.code, severity or self.severity, message, path, span, tuple(fixes), self.name,
-                          assumptions=tuple(assumptions))
+                          assumptions=tuple(assumptions), detail=detail)
 
     def at(self, doc: Document, target: "Node | Span | None", message: str, fixes: Iterable[Fix] = (),
-           severity: Severity | None = None, assumptions: Iterable[str] = ()) -> Diagnostic:
+           severity: Severity | None = None, assumptions: Iterable[str] = (), detail: str = "") -> Diagnostic:
         """A diagnostic on a node (its span), a span, or the start of the file."""
         if isinstance(target, Node):
             span = target.span
@@ -71,7 +71,7 @@ class Rule:
             span = target
         else:
             span = doc.file_span
-        return self.diagnostic(doc.path, span, message, fixes, severity, assumptions)
+        return self.diagnostic(doc.path, span, message, fixes, severity, assumptions, detail)
 
     def applies_to(self, versions: Versions) -> bool | None:
         """Whether the claim's range holds for the version in play: True, False (known, or no release the pins

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from trainlint._dataclass import dataclass
+from dataclasses import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto, uses_auto

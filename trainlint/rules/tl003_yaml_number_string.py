@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 
-from trainlint._pattern import lazy
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.huggingface import dialect
@@ -46,7 +45,7 @@ CLAIMS = (
     Claim("accelerate", "commands/config/config_args.py BaseConfig.from_yaml_file", "", "silent"),
 )
 
-_YAML11_MISSED_FLOAT = lazy(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
+_YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
 
 
 def yaml11_number(raw: str, value: float) -> str:
