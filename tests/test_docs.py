@@ -248,6 +248,13 @@ def test_wheel_ships_the_apache_license(fresh_install):
     assert tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["license"] == "Apache-2.0"
 
 
+def test_wheel_ships_the_py_typed_marker(fresh_install):
+    """PEP 561: type checkers read an installed package's annotations only when it ships py.typed."""
+    wheel, _ = fresh_install
+    with zipfile.ZipFile(wheel) as archive:
+        assert "trainlint/py.typed" in archive.namelist()
+
+
 # --- documented commands, flags and snippets -------------------------------------------------------
 
 
