@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from functools import cached_property
-
 from dataclasses import dataclass, field
+from functools import cached_property
 
 __all__ = [
     "PEFT_DEFAULT_LORA_TARGETS",

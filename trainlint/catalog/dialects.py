@@ -13,10 +13,11 @@ Only the standard library; the file is read once, on first use.
 
 from __future__ import annotations
 
-import re
 import functools
 import json
+import re
 
+from trainlint._versions import SpecifierSet
 from trainlint.catalog import schemas
 
 FILE_NAME = "dialects.json"
@@ -112,8 +113,8 @@ def _part(section: str, name: str | None = None):
                 return _decoded(data, at, end) if at is not None else None
             except ValueError:
                 pass
-    data = load()
-    return data[section] if name is None else data[section].get(name)
+    whole = load()
+    return whole[section] if name is None else whole[section].get(name)
 
 
 DIALECT_NAMES = ("hf", "trl", "llamafactory", "open-r1", "open-instruct", "ms-swift", "ms-swift-megatron", "firefly",
@@ -240,8 +241,6 @@ def builtin_deepspeed(name: str, version: str | None = None) -> dict[str, dict]:
     for row in table:
         spec = row.get(PACKAGE.get(name, name), "")
         if version is not None and spec:
-            from trainlint._versions import SpecifierSet  # noqa: PLC0415 - only where a version is known
-
             try:
                 if not SpecifierSet(spec).contains(version, prereleases=True):
                     continue

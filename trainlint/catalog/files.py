@@ -1,9 +1,14 @@
-"""The catalog's data files, read from the package folder (importing `importlib.resources` costs more than a lint:
-it pulls in tempfile and random); resources are the fallback for an install that is not a plain folder."""
+"""The catalog's data files, read from the package folder; `importlib.resources` is the fallback for an install
+that is not a plain folder."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from enum import Enum
+from importlib import resources
 from pathlib import Path
+from typing import Any, Final, Literal, overload
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -13,8 +18,6 @@ def read_data_bytes(name: str) -> bytes:
     try:
         return (DATA / name).read_bytes()
     except OSError:  # pragma: no cover - zipped installs
-        from importlib import resources
-
         return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_bytes()
 
 
@@ -32,8 +35,6 @@ def read_data(name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError:  # pragma: no cover - zipped installs
-        from importlib import resources
-
         return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -43,16 +44,30 @@ def read_data(name: str) -> str:
 ENTRY_START = b"\n    {"
 
 
-INCOMPLETE = "the answer lies past the end of the bytes given"  # entry_holding's answer on a file's head
+class Incomplete(Enum):
+    """entry_holding's answer on a file's head when the answer lies past the end of the bytes given."""
+
+    INCOMPLETE = "the answer lies past the end of the bytes given"
 
 
-def entry_holding(data: bytes, name: str, holds, complete: bool = True) -> tuple[int, dict] | str | None:
+INCOMPLETE: Final = Incomplete.INCOMPLETE
+_DECODER = json.JSONDecoder()  # its raw_decode reads one entry out of a file's text
+
+EntryTest = Callable[[Any, str], bool]  # holds(entry, name): whether the decoded entry is the one named
+
+
+@overload
+def entry_holding(data: bytes, name: str, holds: EntryTest,
+                  complete: Literal[True] = True) -> tuple[int, dict[str, Any]] | None: ...
+@overload
+def entry_holding(data: bytes, name: str, holds: EntryTest,
+                  complete: bool) -> tuple[int, dict[str, Any]] | Incomplete | None: ...
+def entry_holding(data: bytes, name: str, holds: EntryTest,
+                  complete: bool = True) -> tuple[int, dict[str, Any]] | Incomplete | None:
     """(position, entry) of the first entry of a catalog file's list (`data`, its bytes) whose text holds `name` as a
     JSON string and for which `holds(entry, name)` is true, only that entry decoded; None when no entry holds it so.
     The position is the number of entry starts before it. With `complete` False `data` is the file's head, and
     INCOMPLETE says that the answer needs the bytes after it."""
-    import json
-
     needle = json.dumps(name).encode("ascii")  # json.dumps escapes anything outside ASCII, as the files are written
     at = data.find(needle)
     while at != -1:
@@ -63,23 +78,11 @@ def entry_holding(data: bytes, name: str, holds, complete: bool = True) -> tuple
         if end == -1 and not complete:
             return INCOMPLETE
         try:
-            entry, _end = _decoder().raw_decode(data[start + len(ENTRY_START) - 1:end if end != -1 else len(data)]
-                                                .decode("utf-8"))
+            entry, _end = _DECODER.raw_decode(data[start + len(ENTRY_START) - 1:end if end != -1 else len(data)]
+                                              .decode("utf-8"))
         except ValueError:  # UnicodeDecodeError included
             return None
         if holds(entry, name):
             return data.count(ENTRY_START, 0, start), entry
         at = data.find(needle, at + len(needle))
     return None if complete else INCOMPLETE
-
-
-_DECODER = None
-
-
-def _decoder():
-    global _DECODER
-    if _DECODER is None:
-        import json
-
-        _DECODER = json.JSONDecoder()
-    return _DECODER

@@ -33,9 +33,11 @@ about a card they know nothing about; rules about hardware support must check `c
 from __future__ import annotations
 
 import functools
+import json
 import re
-
 from dataclasses import dataclass
+
+from trainlint.catalog.files import entry_holding, read_data, read_data_bytes
 from trainlint.catalog.naming import closest, normalize
 
 __all__ = [
@@ -145,9 +147,6 @@ def _gpu_from_entry(entry: dict) -> GPU:
 
 @functools.lru_cache(maxsize=None)
 def _entries() -> tuple[dict, ...]:
-    import json
-    from trainlint.catalog.files import read_data
-
     return tuple(json.loads(read_data("gpus.json"))["gpus"])
 
 
@@ -172,8 +171,6 @@ def _written_position(text: str) -> int | None:
     share a normalized label (`_index` raises on one), so this is the entry the index would find."""
     if _entries.cache_info().currsize:
         return None
-    from trainlint.catalog.files import entry_holding, read_data_bytes
-
     found = entry_holding(read_data_bytes("gpus.json"), text, _has_label)
     if found is None:
         return None

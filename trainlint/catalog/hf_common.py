@@ -7,12 +7,9 @@ No I/O, no family knowledge beyond the defaults table.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from trainlint.catalog.architecture import Architecture, LayerStack, Linear, UnsupportedArchitecture
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["Cfg", "attn_shape", "check_plausible", "decoder", "dense_mlp", "qkvo"]
 

@@ -28,19 +28,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
+from trainlint.catalog import hf_decoders, hf_encoders, hf_generic, hf_ssm, hf_vision
 from trainlint.catalog.architecture import (
     SIZING_APPROXIMATE,
     Architecture,
     LayerStack,
     Linear,
+    Tower,
     UnsupportedArchitecture,
 )
 from trainlint.catalog.hf_common import _attn_shape, _Cfg, _decoder, _dense_mlp, _qkvo
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["from_hf_config", "supported_model_types", "text_config"]
 
@@ -140,7 +140,7 @@ def text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 # Per family: which attention/MLP biases, extra norms and defaults `transformers` uses.
-_LLAMA_LIKE = {
+_LLAMA_LIKE: dict[str, dict[str, Any]] = {
     # model_type: (tie default, qkv bias rule, extra per-layer norms rule, default head_dim)
     "llama": dict(tie=False),
     "mistral": dict(tie=False, no_bias_flags=True),
@@ -221,11 +221,10 @@ def _qwen_moe(c: _Cfg, name: str, source: str) -> Architecture:
         shared = _dense_mlp(h, c.int("shared_expert_intermediate_size"), True, False,
                             names=("gate_proj", "up_proj", "down_proj"), group_in="shared_in", group_out="shared_out")
         router += h  # shared_expert_gate: Linear(h, 1, bias=False)
-    common = dict(norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
-    moe = LayerStack("decoder", sum(sparse), tuple(attn + routed + shared), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok"), router_params=router, fused_experts=True,
-                     **common)
-    dense = LayerStack("decoder", layers - sum(sparse), tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
+    stack = partial(LayerStack, norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
+    moe = stack("decoder", sum(sparse), tuple(attn + routed + shared), num_experts=experts,
+                experts_per_token=c.int("num_experts_per_tok"), router_params=router, fused_experts=True)
+    dense = stack("decoder", layers - sum(sparse), tuple(attn + _dense_mlp(h, dense_f, True, False)))
     width = dense_f if dense.num_layers else fe
     return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=width,
                     act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
@@ -310,16 +309,16 @@ def _deepseek(c: _Cfg, name: str, source: str) -> Architecture:
     freq = c.int("moe_layer_freq", default=1)
     sparse = sum(1 for i in range(layers) if experts and i >= first_dense and i % freq == 0)
     dense_f = c.int("intermediate_size")
-    common = dict(norm_params=norms, attention_heads=heads, kv_heads=heads, head_dim=qdim)
-    dense = LayerStack("decoder", layers - sparse, tuple(attn + _dense_mlp(h, dense_f, True, False)), **common)
+    stack = partial(LayerStack, norm_params=norms, attention_heads=heads, kv_heads=heads, head_dim=qdim)
+    dense = stack("decoder", layers - sparse, tuple(attn + _dense_mlp(h, dense_f, True, False)))
     shared = c.int("n_shared_experts", default=0)
     router = h * experts  # V3's e_score_correction_bias is a buffer in transformers, not a parameter
     moe_lins = attn + _dense_mlp(h, fe, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
     if shared:
         moe_lins += _dense_mlp(h, fe * shared, True, False, group_in="shared_in", group_out="shared_out")
-    moe = LayerStack("decoder", sparse, tuple(moe_lins), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok", default=0), router_params=router,
-                     fused_experts=True, **common)
+    moe = stack("decoder", sparse, tuple(moe_lins), num_experts=experts,
+                experts_per_token=c.int("num_experts_per_tok", default=0), router_params=router,
+                fused_experts=True)
     return _decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=heads, hd=qdim, f=dense_f,
                     act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
                     vocab=c.int("vocab_size"), final_norm=h)
@@ -397,10 +396,10 @@ def _t5(c: _Cfg, name: str, source: str) -> Architecture:
         Linear("v", d, inner, False, "cross_kv"),
         Linear("o", inner, d, False, "cross_out"),
     ]
-    common = dict(attention_heads=heads, kv_heads=heads, head_dim=dkv)
-    encoder = LayerStack("encoder", enc_layers, tuple(self_attn + ff), norm_params=2 * d, **common)
-    decoder = LayerStack("decoder", dec_layers, tuple(self_attn + cross + ff), norm_params=3 * d,
-                         cross_attention=True, **common)
+    stack = partial(LayerStack, attention_heads=heads, kv_heads=heads, head_dim=dkv)
+    encoder = stack("encoder", enc_layers, tuple(self_attn + ff), norm_params=2 * d)
+    decoder = stack("decoder", dec_layers, tuple(self_attn + cross + ff), norm_params=3 * d,
+                    cross_attention=True)
     tie = c.bool("tie_word_embeddings", True)
     buckets = c.int("relative_attention_num_buckets", default=32)
     embed = vocab * d + 2 * buckets * heads  # shared embedding + one relative-position table per stack
@@ -467,8 +466,7 @@ def _falcon(c: _Cfg, name: str, source: str) -> Architecture:
                     max_pos=c.int("max_position_embeddings", default=2048))
 
 
-# The families built here; `hf_decoders`, `hf_encoders` and `hf_ssm` hold the others (imported when a model type
-# is not one of these: most checks build a Llama-like model and never need them). No model type is in both.
+# The families built here; `hf_decoders`, `hf_encoders` and `hf_ssm` hold the others. No model type is in both.
 _OWN_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     **{t: _llama_like for t in _LLAMA_LIKE},
     "mixtral": _mixtral,
@@ -491,23 +489,19 @@ _OWN_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
     "RefinedWeb": _falcon,
     "RefinedWebModel": _falcon,
 }
-_FAMILY_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {}
+_FAMILY_BUILDERS: dict[str, Callable[[_Cfg, str, str], Architecture]] = {
+    **hf_decoders.BUILDERS, **hf_encoders.BUILDERS, **hf_ssm.BUILDERS}
 
 
 def family_builders() -> dict[str, Callable[[_Cfg, str, str], Architecture]]:
     """The builders of the family modules, by model type."""
-    if not _FAMILY_BUILDERS:
-        from trainlint.catalog import hf_decoders, hf_encoders, hf_ssm
-
-        _FAMILY_BUILDERS.update({**hf_decoders.BUILDERS, **hf_encoders.BUILDERS, **hf_ssm.BUILDERS})
     return _FAMILY_BUILDERS
 
 
 def _builder(model_type: str | None) -> Callable[[_Cfg, str, str], Architecture] | None:
-    found = _OWN_BUILDERS.get(model_type)
-    if found is None and model_type is not None:
-        found = family_builders().get(model_type)
-    return found
+    if model_type is None:
+        return None
+    return _OWN_BUILDERS.get(model_type) or _FAMILY_BUILDERS.get(model_type)
 
 
 def supported_model_types() -> list[str]:
@@ -546,15 +540,12 @@ def _build(outer: Mapping[str, Any], config: Mapping[str, Any], model_type: str,
     builder = _builder(model_type)
     if builder is None:
         # The generic tier: approximate, from the standard keys; it raises naming what it lacks.
-        from trainlint.catalog import hf_generic
-
         arch = _with_module_paths(hf_generic.generic_architecture(config, name, source))
     else:
         arch = _with_module_paths(builder(_Cfg(config, model_type), name, source))
-    towers, exact = ((), True)
+    towers: tuple[Tower, ...] = ()
+    exact = True
     if outer is not config:
-        from trainlint.catalog import hf_vision
-
         towers, exact = hf_vision.towers(outer, arch.hidden_size, arch.intermediate_size)
     extra: dict[str, Any] = {}
     if towers:

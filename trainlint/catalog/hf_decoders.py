@@ -10,6 +10,8 @@ No I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 
 from trainlint.catalog.architecture import Architecture, LayerStack, Linear
 from trainlint.catalog.hf_common import Cfg, attn_shape, decoder, dense_mlp, qkvo
@@ -118,7 +120,6 @@ def _gptj(c: Cfg, name: str, source: str) -> Architecture:
 
 
 def _learned_positions(arch: Architecture, positions: int) -> Architecture:
-    from dataclasses import replace
     return replace(arch, embedding_params=arch.embedding_params + positions * arch.hidden_size)
 
 
@@ -160,7 +161,6 @@ def _opt(c: Cfg, name: str, source: str) -> Architecture:
     """OPT: learned positions with an offset of 2, biases everywhere, embeddings of width
     `word_embed_proj_dim` projected in and out when it differs from `hidden_size` (OPT-350m), no
     final LayerNorm when `do_layer_norm_before` is false."""
-    from dataclasses import replace
     h = c.int("hidden_size")
     heads = c.int("num_attention_heads")
     f = c.int("ffn_dim")
@@ -185,7 +185,6 @@ def _opt(c: Cfg, name: str, source: str) -> Architecture:
 def _bloom(c: Cfg, name: str, source: str) -> Architecture:
     """BLOOM: ALiBi (no position table), a LayerNorm right after the word embedding, fused
     query_key_value, biases everywhere, tied lm_head."""
-    from dataclasses import replace
     h = c.int("hidden_size", "n_embed")
     heads = c.int("n_head", "num_attention_heads")
     f = 4 * h
@@ -260,15 +259,14 @@ def _glm4_moe(c: Cfg, name: str, source: str) -> Architecture:
     first_dense = c.int("first_k_dense_replace", default=1)
     sparse = max(0, layers - first_dense)
     dense_f = c.int("intermediate_size")
-    common = dict(norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
-    dense = LayerStack("decoder", layers - sparse, tuple(attn + dense_mlp(h, dense_f, True, False)), **common)
+    stack = partial(LayerStack, norm_params=norms, attention_heads=heads, kv_heads=kv, head_dim=hd)
+    dense = stack("decoder", layers - sparse, tuple(attn + dense_mlp(h, dense_f, True, False)))
     moe_lins = attn + dense_mlp(h, fe, True, False, group_in="expert_in", group_out="expert_out", per_expert=True)
     shared = c.int("n_shared_experts", default=0)
     if shared:
         moe_lins += dense_mlp(h, fe * shared, True, False, group_in="shared_in", group_out="shared_out")
-    moe = LayerStack("decoder", sparse, tuple(moe_lins), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok"), router_params=h * experts, fused_experts=True,
-                     **common)
+    moe = stack("decoder", sparse, tuple(moe_lins), num_experts=experts,
+                experts_per_token=c.int("num_experts_per_tok"), router_params=h * experts, fused_experts=True)
     return decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=dense_f,
                    act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
                    vocab=c.int("vocab_size"), final_norm=h)
@@ -291,14 +289,14 @@ def _llama4_text(c: Cfg, name: str, source: str) -> Architecture:
         sparse = len(range(step - 1, layers, step)) if step > 0 else 0
     bias = c.bool("attention_bias", False)
     attn = qkvo(h, heads, kv, hd, bias, bias)
-    common = dict(norm_params=2 * h, attention_heads=heads, kv_heads=kv, head_dim=hd)
+    stack = partial(LayerStack, norm_params=2 * h, attention_heads=heads, kv_heads=kv, head_dim=hd)
     moe_lins = attn + [Linear("gate_up_proj", h, 2 * fe, False, "expert_in", per_expert=True),
                        Linear("down_proj", fe, h, False, "expert_out", per_expert=True)]
     moe_lins += dense_mlp(h, fe, True, False, group_in="shared_in", group_out="shared_out")
-    moe = LayerStack("decoder", sparse, tuple(moe_lins), num_experts=experts,
-                     experts_per_token=c.int("num_experts_per_tok", default=1), router_params=h * experts,
-                     fused_experts=True, **common)
-    dense = LayerStack("decoder", layers - sparse, tuple(attn + dense_mlp(h, f_dense, True, False)), **common)
+    moe = stack("decoder", sparse, tuple(moe_lins), num_experts=experts,
+                experts_per_token=c.int("num_experts_per_tok", default=1), router_params=h * experts,
+                fused_experts=True)
+    dense = stack("decoder", layers - sparse, tuple(attn + dense_mlp(h, f_dense, True, False)))
     return decoder(c, name, source, [dense, moe], h=h, heads=heads, kv=kv, hd=hd, f=f_dense,
                    act=c.get("hidden_act", "silu"), gated=True, tie=c.bool("tie_word_embeddings", False),
                    vocab=c.int("vocab_size"), final_norm=h)
@@ -307,7 +305,6 @@ def _llama4_text(c: Cfg, name: str, source: str) -> Architecture:
 def _mllama_text(c: Cfg, name: str, source: str) -> Architecture:
     """Llama 3.2 Vision's language model: Llama layers, of which `cross_attention_layers` attend to the
     image instead (q/k RMSNorms per head, two tanh gates); the embedding has 8 extra rows."""
-    from dataclasses import replace
     h, heads, kv, hd = attn_shape(c)
     layers = c.int("num_hidden_layers")
     f = c.int("intermediate_size")

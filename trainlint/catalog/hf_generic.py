@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import partial
+from typing import Any
 
 from trainlint.catalog.architecture import (
     SIZING_APPROXIMATE,
@@ -26,10 +28,6 @@ from trainlint.catalog.architecture import (
     UnsupportedArchitecture,
 )
 from trainlint.catalog.hf_common import check_plausible
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["generic_architecture"]
 
@@ -118,7 +116,7 @@ def generic_architecture(config: Mapping[str, Any], name: str, source: str) -> A
         return lins + [Linear("up_proj", h, width, False, f"{group}_in", per_expert),
                        Linear("down_proj", width, h, False, f"{group}_out", per_expert)]
 
-    common = dict(attention_heads=heads, kv_heads=kv, head_dim=head_dim, norm_params=2 * norm)
+    stack = partial(LayerStack, attention_heads=heads, kv_heads=kv, head_dim=head_dim, norm_params=2 * norm)
     stacks: list[LayerStack] = []
     experts = _int(config, _EXPERTS) or 0
     groups = _int(config, ("num_hidden_groups",))
@@ -137,12 +135,12 @@ def generic_architecture(config: Mapping[str, Any], name: str, source: str) -> A
     elif kind == "encoder-decoder":
         enc_layers = _int(config, ("encoder_layers", "num_layers", "num_hidden_layers")) or layers
         dec_layers = _int(config, ("decoder_layers", "num_decoder_layers")) or enc_layers
-        stacks.append(LayerStack("encoder", enc_layers, tuple(attn + mlp(f)), **common))
+        stacks.append(stack("encoder", enc_layers, tuple(attn + mlp(f))))
         cross = [Linear(lin.name, lin.in_features, lin.out_features, False,
                         "cross_q" if lin.name == "q_proj" else "cross_kv" if lin.name != "o_proj" else "cross_out")
                  for lin in attn]
-        stacks.append(LayerStack("decoder", dec_layers, tuple(attn + cross + mlp(f)), cross_attention=True,
-                                 **{**common, "norm_params": 3 * norm}))
+        stacks.append(stack("decoder", dec_layers, tuple(attn + cross + mlp(f)), cross_attention=True,
+                            norm_params=3 * norm))
     elif experts:
         fe = _int(config, ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size")) or f
         dense_layers = min(layers, _int(config, ("first_k_dense_replace", "num_dense_layers")) or 0)
@@ -150,13 +148,12 @@ def generic_architecture(config: Mapping[str, Any], name: str, source: str) -> A
             (_int(config, ("n_shared_experts", "num_shared_experts")) or 0) * fe
         moe_lins = attn + mlp(fe, "expert", per_expert=True) + (mlp(shared_f, "shared") if shared_f else [])
         if dense_layers:
-            stacks.append(LayerStack("decoder", dense_layers, tuple(attn + mlp(f)), **common))
-        stacks.append(LayerStack("decoder", layers - dense_layers, tuple(moe_lins), num_experts=experts,
-                                 experts_per_token=_int(config, _TOPK) or 2, router_params=h * experts,
-                                 fused_experts=True, **common))
+            stacks.append(stack("decoder", dense_layers, tuple(attn + mlp(f))))
+        stacks.append(stack("decoder", layers - dense_layers, tuple(moe_lins), num_experts=experts,
+                            experts_per_token=_int(config, _TOPK) or 2, router_params=h * experts,
+                            fused_experts=True))
     else:
-        stacks.append(LayerStack("encoder" if kind == "encoder" else "decoder", layers, tuple(attn + mlp(f)),
-                                 **common))
+        stacks.append(stack("encoder" if kind == "encoder" else "decoder", layers, tuple(attn + mlp(f))))
     if kind == "encoder" and (_int(config, ("type_vocab_size",)) or 0):
         e_types = _int(config, ("embedding_size",)) or h
         stacks_extra = (_int(config, ("type_vocab_size",)) or 0) * e_types

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from trainlint.catalog.architecture import Architecture, LayerStack, Linear, SsmShape
 from trainlint.catalog.hf_common import Cfg, attn_shape, decoder, dense_mlp, qkvo
@@ -132,12 +133,12 @@ def _qwen3_next(c: Cfg, name: str, source: str) -> Architecture:
     if shared_f:
         moe += dense_mlp(h, shared_f, True, False, group_in="shared_in", group_out="shared_out")
     router = h * experts + (h if shared_f else 0)
-    common = dict(num_experts=experts, experts_per_token=c.int("num_experts_per_tok"), router_params=router,
-                  fused_experts=True)
-    stacks = [LayerStack("decoder", layers - full, tuple(linear_attn + moe), norm_params=2 * h, extra_params=la_extra,
-                         mixer="linear_attention", **common),
-              LayerStack("decoder", full, tuple(full_attn + moe), norm_params=2 * h + 2 * hd, attention_heads=heads,
-                         kv_heads=kv, head_dim=hd, **common)]
+    stack = partial(LayerStack, num_experts=experts, experts_per_token=c.int("num_experts_per_tok"),
+                    router_params=router, fused_experts=True)
+    stacks = [stack("decoder", layers - full, tuple(linear_attn + moe), norm_params=2 * h, extra_params=la_extra,
+                    mixer="linear_attention"),
+              stack("decoder", full, tuple(full_attn + moe), norm_params=2 * h + 2 * hd, attention_heads=heads,
+                    kv_heads=kv, head_dim=hd)]
     return decoder(c, name, source, stacks, h=h, heads=heads, kv=kv, hd=hd, f=fe, act=c.get("hidden_act", "silu"),
                    gated=True, tie=c.bool("tie_word_embeddings", False), vocab=c.int("vocab_size"), final_norm=h)
 

@@ -18,13 +18,10 @@ from dataclasses import replace
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from trainlint.catalog.architecture import Tower, UnsupportedArchitecture
 from trainlint.catalog.hf_common import check_plausible
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["towers"]
 

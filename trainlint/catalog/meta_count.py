@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from dataclasses import dataclass
+from trainlint.catalog import models
 
 ENCODER_ONLY = {"bert", "roberta", "xlm-roberta", "distilbert", "deberta", "deberta-v2", "modernbert", "electra",
                 "albert", "vit"}
@@ -39,8 +40,6 @@ def model_config(arch) -> dict | None:
             return json.loads(Path(source).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-    from trainlint.catalog import models
-
     entry = models._catalog_entry(arch.name, by_short_name=False)
     return dict(entry.config) if entry is not None else None
 

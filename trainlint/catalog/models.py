@@ -22,23 +22,22 @@ it decodes only its own entry (the whole file is parsed for a fuzzy lookup, a su
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
 import re
 import stat
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from dataclasses import dataclass, replace
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
-from trainlint.catalog.hf_config import from_hf_config
+from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.files import INCOMPLETE, entry_holding, read_data, read_data_bytes, read_data_head
+from trainlint.catalog.hf_config import from_hf_config
 from trainlint.catalog.naming import closest, normalize
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "CatalogModel",
@@ -237,8 +236,6 @@ def with_checkpoint_count(arch: Architecture, folder: Path) -> Architecture:
     `trainlint.catalog.checkpoint`): an approximate count is replaced by the checkpoint's exact one;
     an exact builder's count is kept (it is what transformers builds) and a difference is noted
     (a checkpoint can store more, such as DeepSeek-V3's multi-token-prediction layer)."""
-    from trainlint.catalog.checkpoint import count_checkpoint  # only for a local model folder
-
     counted = count_checkpoint(folder)
     if counted is None:
         return arch
@@ -435,8 +432,6 @@ def closest_models(name: str, n: int = 3) -> list[str]:
 @lru_cache(maxsize=256)
 def _closest_models(name: str, n: int) -> list[str]:
     # Cached (closest_models hands out copies): a run names the same unknown model in many files.
-    import difflib  # only for a suggestion
-
     base, family, size = _family_and_size(name)
     wants_vision = bool(re.search(r"(^|[-_. /])(vl|vlm|vision|llava)($|[-_. ])", name.lower()))
     if base:

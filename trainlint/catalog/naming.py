@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 
@@ -16,8 +17,6 @@ def normalize(name: str) -> str:
 
 def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """The candidates most like `name` (compared normalized), best first, for did-you-mean messages."""
-    import difflib  # only for a suggestion
-
     by_key: dict[str, str] = {}
     for cand in candidates:
         by_key.setdefault(normalize(cand), cand)

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from trainlint._versions import InvalidVersion, Version
+from trainlint.catalog import frameworks
+from trainlint.catalog.files import read_data
+
 
 @lru_cache(maxsize=1)
 def _requirements() -> dict:
-    from trainlint.catalog.files import read_data
-
     try:
         data = json.loads(read_data("requirements.json"))
     except (OSError, ValueError):  # pragma: no cover - a broken install: no narrowing
@@ -34,10 +36,6 @@ def _requirements() -> dict:
 @lru_cache(maxsize=None)
 def requirements(name: str) -> dict[str, tuple[dict, str]]:
     """{known release: ({dependency: specifier}, source)} for the releases of `name` the data covers."""
-    from trainlint._versions import InvalidVersion, Version
-
-    from trainlint.catalog import frameworks
-
     def parse_version(text: str):
         try:
             return Version(str(text))
@@ -67,8 +65,6 @@ def dependents() -> tuple[str, ...]:
 @lru_cache(maxsize=None)
 def _names_by_module(filename: str) -> dict:
     """{module: {name: [release, release or source]}} from one of the name tables (removed, added)."""
-    from trainlint.catalog.files import read_data
-
     try:
         data = json.loads(read_data(filename))
     except (OSError, ValueError):  # pragma: no cover
@@ -100,8 +96,6 @@ def added(module: str, name: str) -> tuple[str, str] | None:
 
 @lru_cache(maxsize=1)
 def _release_commits() -> dict:
-    from trainlint.catalog.files import read_data
-
     try:
         data = json.loads(read_data("release_commits.json"))
     except (OSError, ValueError):  # pragma: no cover - a broken install: git pins stay unknown

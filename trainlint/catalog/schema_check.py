@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-
 from dataclasses import dataclass, field
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 # Validation keywords implemented here.
 IMPLEMENTED = frozenset({
@@ -249,7 +245,8 @@ def _items(checker, items, instance, schema, path):
         yield from checker._errors(item, items, path + (index,))
 
 
-def _any_of(checker, branches, instance, schema, path):
+def _any_of(checker: Checker, branches: list[Any], instance: Any, schema: Any,
+            path: tuple) -> Iterator[SchemaViolation]:
     collected: list[SchemaViolation] = []
     for index, branch in enumerate(branches):
         errors = list(checker._errors(instance, branch, path))

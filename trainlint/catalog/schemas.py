@@ -15,16 +15,17 @@ Only the standard library is imported at module load; ``jsonschema`` is imported
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import re
-from pathlib import Path
-
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Iterable, Iterator
+from trainlint.catalog import schema_check
 
 __all__ = [
     "SCHEMA_NAMES",
@@ -87,8 +88,6 @@ def _candidates_dirs() -> Iterator[Any]:
     yield here / "_schemas"  # an installed wheel
     yield here.parent / "schemas"  # a source checkout
     try:
-        from importlib import resources
-
         yield resources.files("trainlint") / "_schemas"
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - trainlint is always importable here
         pass
@@ -354,20 +353,16 @@ def describe(name: str, key_path: tuple) -> KeyInfo | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _checker(name: str):
-    from trainlint.catalog import schema_check
-
+def _checker(name: str) -> schema_check.Checker:
     return schema_check.Checker(load_schema(name))
 
 
 def _schema_errors(name: str, data: Any) -> list:
     """The violations of `data`: trainlint's own checker's (importing jsonschema costs more than a lint), or
     jsonschema's where the document reaches a keyword the checker does not implement."""
-    from trainlint.catalog.schema_check import Unsupported
-
     try:
         return list(_checker(name).iter_errors(data))
-    except Unsupported:
+    except schema_check.Unsupported:
         return list(jsonschema_validator(name).iter_errors(data))
 
 
@@ -463,8 +458,6 @@ def _where(path: tuple) -> str:
 
 
 def _suggest(word: str, options: Iterable[Any]) -> str | None:
-    import difflib  # only for a suggestion
-
     strs = [o for o in options if isinstance(o, str)]
     match = difflib.get_close_matches(word, strs, n=1, cutoff=0.75)
     return match[0] if match else None
@@ -477,8 +470,6 @@ MAX_SUGGESTIONS = 50  # unknown keys per mapping that get a "did you mean"
 def _close_keys(key: str, known: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
     """Up to five known keys like `key` (difflib ratio >= 0.5), best first, with their ratios: the one fuzzy match
     both the "did you mean" and the list of known keys use. Cached: the same unknown key recurs across a run."""
-    import difflib  # only for a suggestion
-
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(key)
     scored = []
@@ -497,8 +488,8 @@ def _known_keys_words(key: str, known: list[str], limit: int = 20, close: bool =
         return "no keys"
     if len(known) <= limit:
         return "one of " + ", ".join(known)
-    close = [c for c, _ratio in _close_keys(key, tuple(known))] if close else []
-    shown = close + [k for k in known if k not in close][: limit - len(close)]
+    nearby = [c for c, _ratio in _close_keys(key, tuple(known))] if close else []
+    shown = nearby + [k for k in known if k not in nearby][: limit - len(nearby)]
     return f"one of {len(known)} known keys, such as " + ", ".join(shown)
 
 
