@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass, field
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 GIB = 2**30
 

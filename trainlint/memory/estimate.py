@@ -6,18 +6,18 @@ Pure apart from reading catalogs and local config.json files (never the network)
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
-from dataclasses import dataclass, replace
+from trainlint.catalog import models
+from trainlint.catalog.architecture import UnsupportedArchitecture
+from trainlint.catalog.gpus import find_gpu
 from trainlint.memory.breakdown import Breakdown, Component, gib
 from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec, peak_of
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 GIB = 2**30
 # Outside the caching allocator (assumptions; see docs/memory-model.md §7).
@@ -38,9 +38,6 @@ class Unestimable:
 
 def resolve_architecture(plan: TrainingPlan):
     """(Architecture, None) or (None, Unestimable)."""
-    from trainlint.catalog import models
-    from trainlint.catalog.architecture import UnsupportedArchitecture
-
     name = plan.model.value
     if not name:
         return None, Unestimable("the config does not name a model; pass --model or add "
@@ -60,8 +57,6 @@ def resolve_architecture(plan: TrainingPlan):
 
 
 def resolve_gpu(plan: TrainingPlan):
-    from trainlint.catalog.gpus import find_gpu
-
     if not plan.gpu.value:
         return None
     return find_gpu(plan.gpu.value)
@@ -145,10 +140,10 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         except (TypeError, ValueError):
             rank = 128
         lowrank = (kind, max(1, rank), plan.optim_target_modules.value)
-        base = optimizer_spec(optim_name.replace("galore_", "").replace("apollo_", "").replace("_layerwise", "")
-                              .replace("adamw_8bit", "adamw_8bit"))
-        if base is not None:
-            optimizer = base
+        full_rank = optimizer_spec(optim_name.replace("galore_", "").replace("apollo_", "").replace("_layerwise", "")
+                                   .replace("adamw_8bit", "adamw_8bit"))
+        if full_rank is not None:
+            optimizer = full_rank
         assumptions.append(f"{kind.upper()} rank {rank}: low-rank optimizer states for optim_target_modules")
     momentum = None
     if "momentum" in args:
@@ -360,8 +355,6 @@ def attach(ctx) -> None:
 
 def what_if(result, **changes) -> Breakdown | None:
     """The estimate with some plan fields changed (values, not Settings), for hovers and inlay hints."""
-    from trainlint.plan import Origin, Setting
-
     plan = getattr(result, "plan", None)
     if plan is None:
         return None

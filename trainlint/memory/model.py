@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
+from typing import Any
 
-from dataclasses import dataclass
+from trainlint.catalog.architecture import Architecture
 from trainlint.catalog.files import read_data
 from trainlint.plan import Peft, Precision
 
@@ -83,14 +85,13 @@ class Family:
     resid_dropouts: int | None = None  # residual dropouts per layer (None: one per branch, one if parallel)
 
 
-def model_family(arch) -> Family:
+def model_family(arch: Architecture) -> Family:
     """The family traits with the dropout probabilities the model's own config.json names (Architecture.dropout)
     in place of the family defaults."""
     fam = family(arch.model_type)
     named = dict(getattr(arch, "dropout", ()) or ())
     if not named:
         return fam
-    from dataclasses import replace
     return replace(fam, dropout_resid=named.get("resid", fam.dropout_resid),
                    dropout_attn=named.get("attn", fam.dropout_attn),
                    dropout_embedding=named.get("embedding", fam.dropout_embedding))
@@ -115,7 +116,7 @@ def family(model_type: str) -> Family:
 
 @dataclass(frozen=True)
 class Run:
-    arch: object  # trainlint.catalog.architecture.Architecture
+    arch: Architecture
     micro_batch: int
     seq_len: int
     precision: Precision
@@ -145,7 +146,7 @@ class Run:
     liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
     optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
     momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
-    lowrank: tuple | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
+    lowrank: tuple[str, int, Any] | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
     ref_model_offload: bool = False  # the reference model lives on the host between its forwards
     image_tokens: int = 0  # vision-tower tokens per micro-batch row (images x patches); 0: not modelled
@@ -207,8 +208,7 @@ class States:
     amp_frozen: bool = False  # the copies are per-call casts of frozen weights (not autocast-cached)
 
 
-def _lora_targets(run: Run):
-    peft = run.peft
+def _lora_targets(peft: Peft) -> Any:
     targets = peft.target_modules
     if isinstance(targets, (list, tuple)) and any(t in ("all", "all-linear") for t in targets):
         targets = "all-linear"
@@ -236,7 +236,7 @@ def model_states(run: Run) -> States:
     model_split = run.tp * run.pp
 
     if run.peft is not None:
-        targets = _lora_targets(run)
+        targets = _lora_targets(run.peft)
         try:
             lora = arch.lora_params(run.peft.rank, targets)
         except ValueError:
@@ -322,7 +322,7 @@ def model_states(run: Run) -> States:
         s.optimizer = trainable * factor * state_dtype / model_split
         s.optimizer_note = f"{opt.label}: {factor:g} state(s) x {state_dtype} B/param"
         if run.lowrank is not None and run.peft is None:
-            s.optimizer, s.optimizer_note = _lowrank_states(run, opt, factor, state_dtype)
+            s.optimizer, s.optimizer_note = _lowrank_states(run, run.lowrank, opt, factor, state_dtype)
     if opt.paged:
         s.paged, s.optimizer = s.optimizer, 0.0
         s.optimizer_note += " (paged: in CUDA unified memory, outside the PyTorch allocator)"
@@ -352,11 +352,12 @@ def _head_cast(run: Run) -> float:
     return arch.vocab_size * arch.hidden_size * 2 / run.tp
 
 
-def _lowrank_states(run: Run, opt: OptimizerSpec, factor: float, state_dtype: int) -> tuple[float, str]:
+def _lowrank_states(run: Run, lowrank: tuple[str, int, Any], opt: OptimizerSpec, factor: float,
+                    state_dtype: int) -> tuple[float, str]:
     """GaLore / APOLLO (transformers Trainer `galore_*` / `apollo_*`, `optim_target_modules`, `optim_args` rank,
     default 128): each targeted m x n weight keeps its Adam moments in the projected r x max(m, n) shape plus an
     r x min(m, n) projector; every other parameter keeps full states."""
-    kind, rank, targets = run.lowrank
+    kind, rank, targets = lowrank
     arch = run.arch
     match = arch._matching(targets if targets not in (None, "all", "all-linear") else "all-linear")
     projected = full = 0
@@ -404,7 +405,7 @@ def _shard(run: Run, s: States, trainable: int) -> None:
             s.weights /= group
         # Gathered parameters: the module being computed plus the prefetched next one, as stored
         # for compute (a 4-bit base stays 4-bit when gathered).
-        compute_bytes = 2 if run.precision.compute_dtype != "fp32" else 4
+        compute_bytes: float = 2 if run.precision.compute_dtype != "fp32" else 4
         if run.peft is not None and run.peft.base_bits:
             compute_bytes = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
         s.buffers += 2 * unit * compute_bytes
@@ -644,7 +645,7 @@ def _targeted(run: Run, stack) -> set[int] | None:
     """ids of the linears LoRA adapts in this stack (None: full fine-tuning, every linear trains)."""
     if run.peft is None:
         return None
-    targets = _lora_targets(run)
+    targets = _lora_targets(run.peft)
     if targets is None:
         targets = run.arch.default_lora_targets or "all-linear"
     match = run.arch._matching(targets)
@@ -674,7 +675,7 @@ def _input_copies(run: Run, linears: list, targeted: set[int] | None, amp: bool,
     if amp:
         # lora_A casts its (fp32) input to 16 bits under autocast and saves the cast, one per adapted linear.
         return (n * 2 if not reads_16bit or dropout else 2) + masks
-    adapter_bytes = 2 if run.peft.adapter_dtype in ("bf16", "fp16") else 4
+    adapter_bytes = 2 if run.peft is not None and run.peft.adapter_dtype in ("bf16", "fp16") else 4
     if run.precision.param_dtype != "fp32" and adapter_bytes == 4:
         return n * 4 + masks  # each adapted linear casts the 16-bit input to its fp32 adapters
     return (n if dropout else 1) * c + masks
@@ -832,10 +833,10 @@ def _logits(run: Run) -> tuple[float, float]:
         # rows are reordered (two [T, h] copies, one saved), each 256-token chunk runs under non-reentrant
         # checkpointing with `h.float() @ w.float().t()`: an fp32 copy of a 16-bit head, fp32 logits and
         # log-softmax of the chunk; backward recomputes one chunk and adds the fp32 gradient of the head copy.
-        chunk = min(T, 256) * V * 4
+        chunk_bytes = min(T, 256) * V * 4
         w32 = V * h * 4 if wb != 4 else 0.0
-        forward = 2 * T * h * c + w32 + 2 * chunk
-        backward = T * h * c + T * h * c + w32 + (V * h * 4 if head_trainable else 0.0) + 3 * chunk
+        forward = 2 * T * h * c + w32 + 2 * chunk_bytes
+        backward = T * h * c + T * h * c + w32 + (V * h * 4 if head_trainable else 0.0) + 3 * chunk_bytes
         return forward, backward
     if kernel == "cce":
         # Cut Cross-Entropy (apple/ml-cross-entropy, axolotl CutCrossEntropyPlugin): blockwise logits in SRAM,
@@ -878,7 +879,7 @@ class PartsMemo:
     miss). The run is kept with its result, so no value of a key is freed (and its id reused) while the memo
     lives; the results are shared, never modified."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._states: dict[tuple, tuple[Run, States]] = {}
         self._activations: dict[tuple, tuple[Run, Activations]] = {}
 
@@ -982,11 +983,11 @@ def _step(run: Run, memo: PartsMemo | None):
             tied_grad = 0.0  # sharded gradients are reduced unit by unit
     backward_end = resident + opt_states + st.grads + st.buffers + tied_grad
     phases = {"forward": forward, "backward": max(backward_start, backward_layer, backward_end), "optimizer step": step}
-    phase = max(phases, key=phases.get)
+    phase = max(phases, key=phases.__getitem__)
     late_backward = phase == "backward" and max(backward_layer, backward_end) > backward_start
     end_backward = late_backward and backward_end >= backward_layer
 
-    terms = [
+    terms: list[list[Any]] = [  # [key, label, bytes, assumption], as Term takes them
         ["weights", "weights", st.weights + ref_model, st.weights_note],
         ["gradients", "gradients",
          st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
