@@ -22,14 +22,14 @@ import signal
 import stat
 import tempfile
 import threading
-
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
-from trainlint.fixes.edits import apply_edits
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Callable
+import yaml
+
+from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
+from trainlint.engine import FileResult
+from trainlint.fixes.edits import apply_edits
 
 MAX_ROUNDS = 8
 
@@ -74,8 +74,6 @@ def strictly_parses(text: str, kind: str) -> bool:
         if kind == "json":
             json.loads(body)
         else:
-            import yaml
-
             for _ in yaml.load_all(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
                 pass
     except Exception:  # noqa: BLE001
@@ -83,7 +81,7 @@ def strictly_parses(text: str, kind: str) -> bool:
     return True
 
 
-def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool,
+def compute_fixes(paths: list[str], lint: Callable[[str], FileResult], unsafe: bool,
                   writable: set[str] | None = None) -> FixOutcome:
     """Fix `paths` in memory. `lint(path)` returns a FileResult, reading files through the overlay.
 
@@ -94,9 +92,6 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool,
     texts: dict[str, str] = {}
     refused: set = set()
     spelling: dict[str, str] = {}  # resolved path -> the name used for it (the checked file's own, when it is one)
-
-    def allowed(fix) -> bool:
-        return writable is None or all(_resolved(e.path) in writable for e in fix.edits)
 
     def current(path: str) -> str | None:
         if path in texts:
@@ -120,7 +115,7 @@ def compute_fixes(paths: list[str], lint: Callable[[str], object], unsafe: bool,
             for diagnostic in result.diagnostics:
                 for fix in diagnostic.fixes:
                     if fix.safe or unsafe:
-                        if not allowed(fix):
+                        if writable is not None and not all(_resolved(e.path) in writable for e in fix.edits):
                             _refuse(outcome, refused, diagnostic, fix, writable)
                             break
                         for edit in fix.edits:

@@ -6,13 +6,10 @@ Every edit is a replacement of a code-point range of the original text; nothing 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from trainlint.diagnostics import Edit, Fix
 from trainlint.document.tree import Document, Entry, Node
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def scalar_text(doc: Document, value: Any) -> str:

@@ -8,13 +8,10 @@ inserted where the flavor keeps it. None when the flavor has no such setting.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from trainlint.diagnostics import Edit
 from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
 KEYS: dict[str, dict[str, tuple]] = {
@@ -177,7 +174,7 @@ def mirrored_batch_edits(ctx, micro: int, gas: int, skip: list[Edit]) -> list[Ed
 
 # LoRA / QLoRA where the config itself can ask for it (rank 16 on every linear layer): key -> value, in
 # order; QLoRA adds the 4-bit keys. Only offered when no key of the set is already written.
-LORA_KEYS = {
+LORA_KEYS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "trl": ({"use_peft": True, "lora_r": 16, "lora_target_modules": ["all-linear"]}, {"load_in_4bit": True}),
     "llamafactory": ({"finetuning_type": "lora", "lora_rank": 16, "lora_target": "all"}, {"quantization_bit": 4}),
     "axolotl": ({"adapter": "lora", "lora_r": 16, "lora_alpha": 32, "lora_target_linear": True},
@@ -187,7 +184,7 @@ LORA_KEYS = {
 
 # The Peft each kind's reader builds from LORA_KEYS (so a LoRA title's estimate is the fixed file's):
 # TRL's ModelConfig lora_dropout defaults to 0.05; LLaMA-Factory does not upcast for k-bit training.
-LORA_PEFT = {"trl": {"dropout": 0.05}, "llamafactory": {"kbit_upcast": False}, "axolotl": {}}
+LORA_PEFT: dict[str, dict[str, Any]] = {"trl": {"dropout": 0.05}, "llamafactory": {"kbit_upcast": False}, "axolotl": {}}
 
 
 def lora_kind(ctx) -> str | None:

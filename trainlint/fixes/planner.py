@@ -46,18 +46,17 @@ FSDP full shard, then with tensor parallelism, then QLoRA.
 from __future__ import annotations
 
 import itertools
-from operator import attrgetter, itemgetter
-
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
+from typing import Any
+
 from trainlint.diagnostics import Edit, Fix
 from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB
+from trainlint.memory.estimate import TotalsCache, estimate_total
+from trainlint.memory.model import PartsMemo, optimizer_spec
 from trainlint.plan import Origin, Peft, Setting
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
 
 TARGET = 0.90  # a fix must bring the total under 90% of the card, so no near-capacity warning follows
 MAX_KNOBS = 4
@@ -240,8 +239,6 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("act_offload", 1, "offload activations to CPU", {"activation_offload": True}, 0.10,
                  "+10% time (activation copies over PCIe)",
                  edits=_tuple(edits_for("activation_offload", True)), flags=""))
-    from trainlint.memory.model import optimizer_spec
-
     spec = optimizer_spec(plan.optimizer.value or "adamw")
     if spec is not None and spec.state_factor >= 2 and plan.peft.value is None and \
             not plan.precision.value.master_weights and plan.offload_optimizer.value is None and \
@@ -457,9 +454,6 @@ _SAFE, _COST, _RANK = attrgetter("safe"), attrgetter("cost"), itemgetter(0, 1, 2
 
 
 def _search(ctx, groups: dict, names: list[str], limit: int, must: tuple = ()) -> list[Offer]:
-    from trainlint.memory.estimate import estimate_total
-    from trainlint.memory.model import PartsMemo
-
     gpu, arch, plan = ctx.gpu, ctx.architecture, ctx.plan
     combos: list[tuple[bool, float, int, tuple[Knob, ...]]] = []
     for size in range(1, min(MAX_KNOBS, len(names)) + 1):
@@ -528,8 +522,6 @@ def _kept_totals():
     if _plans < 2:
         return None
     if _kept is None:
-        from trainlint.memory.estimate import TotalsCache
-
         _kept = TotalsCache()
     return _kept
 
@@ -585,9 +577,6 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
     """Advice without an edit: what fits on the GPUs the run has (sharding and offload the config cannot
     express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor
     parallelism as well), and QLoRA."""
-    from trainlint.memory.estimate import estimate_total
-    from trainlint.memory.model import PartsMemo
-
     plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
     budget = gpu.memory_bytes
     memo, kept = PartsMemo(), _kept_totals()
