@@ -281,6 +281,18 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """The text's lines as `Document` and LSP count them (ended by \\n, \\r\\n or \\r): `str.splitlines` also ends
+    a line at NEL, LS, PS, \\v, \\f and \\x1c-\\x1e, which editors show inside a line (a YAML string holding
+    U+2028 would move every line below it)."""
+    starts = line_starts(text)
+    ends = starts[1:] + [len(text)]
+    lines = [text[start:end] for start, end in zip(starts, ends)]
+    if lines and not lines[-1]:
+        lines.pop()  # a final line break ends the last line; it starts none (as splitlines)
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
 def _rebased(node: Node, path: KeyPath) -> Node:
     out = Node(node.kind, node.span, path, value=node.value, raw=node.raw, style=node.style, flow=node.flow,
                alias_of=node.alias_of)

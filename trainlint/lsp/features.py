@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from dataclasses import dataclass
-from trainlint.document.tree import Document
+from trainlint.document.tree import Document, split_lines
 from trainlint.lsp.convert import GIB, breakdown_markdown, signed_gib
 
 SCHEMA_FOR_FLAVOR = {
@@ -274,7 +274,7 @@ _YAML_KEY_LINE = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[^\s#:][^#:]*?|\"
 def _yaml_context(text: str, line: int, column: int) -> tuple[str, tuple, str | None, set[str]]:
     """('key' | 'value' | 'none', parent key path, the key whose value is being typed, sibling keys).
     Indentation-based, so it works on half-typed YAML that does not parse."""
-    lines = text.splitlines()
+    lines = split_lines(text)  # the client's lines: U+2028 in a string ends none
     current = lines[line] if line < len(lines) else ""
     before = current[:column]
     m = re.match(r"^(\s*)(?:-\s+)?([^\s#:][^#:]*?)\s*:\s+(\S*)$", before)
@@ -374,7 +374,7 @@ def guess_flavor(text: str, path: str, line: int) -> str:
         from trainlint import flavors
         from trainlint.document.reading import parse_document
 
-        lines = text.splitlines(keepends=True)
+        lines = split_lines(text, keepends=True)
         if 0 <= line < len(lines):
             del lines[line]
         doc = parse_document("".join(lines), path)
