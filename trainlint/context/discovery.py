@@ -64,11 +64,11 @@ class _Ignores:
         folder = self.git_root
         for part in Path(rel_git).parts[:-1] if rel_git else ():
             spec = self._gitignore(folder)
-            if spec is not None and spec.match_file(_relative(path, folder) + suffix):
+            if spec is not None and spec.match_file(_relative_to_ancestor(path, folder) + suffix):
                 return True
             folder = folder / part
         spec = self._gitignore(folder)
-        return spec is not None and spec.match_file(_relative(path, folder) + suffix)
+        return spec is not None and spec.match_file(_relative_to_ancestor(path, folder) + suffix)
 
 
 def gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec | None:
@@ -103,6 +103,10 @@ def _relative(path: Path, root: Path) -> str | None:
         return None
 
 
+def _relative_to_ancestor(path: Path, folder: Path) -> str:
+    return path.relative_to(folder).as_posix()  # `folder` is one of path's parents (under the git root)
+
+
 def _kind(path: str) -> str:
     """"dir", "other" (a file, a link, or a name the system refuses: the check reports why it cannot read it), or
     "missing". Never raises: a 300-byte name or a NUL is for the reader to report, not a traceback."""
@@ -115,6 +119,22 @@ def _kind(path: str) -> str:
     import stat
 
     return "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
+def file_identity(path: str) -> object:
+    """What is the same for every name of one file: its device and inode (symlinks followed, hard links alike),
+    else (a dangling link, a name the system refuses) the path with its links resolved. `-` is standard input."""
+    if path == "-":
+        return path
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        pass
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
 
 
 def _git_root(start: Path) -> Path | None:
@@ -135,15 +155,25 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
     kinds = {raw: ("other" if raw == "-" else _kind(raw)) for raw in paths}
     needs_matching = force_exclude or "dir" in kinds.values()
     ignores = _Ignores(root, patterns, respect_gitignore) if needs_matching else None
+
+    def matcher() -> _Ignores:
+        nonlocal ignores
+        if ignores is None:  # a path that was no folder when first looked at is one now
+            ignores = _Ignores(root, patterns, respect_gitignore)
+        return ignores
     targets: list[Target] = []
     missing: list[str] = []
-    seen: set[str] = set()
+    seen: dict[object, int] = {}  # file identity -> its place in targets
 
     def add(path: str, explicit: bool) -> None:
-        key = os.path.abspath(path)
+        # One file under two names (train.yaml ./train.yaml $PWD/train.yaml, a symlink, a hard link) is checked,
+        # fixed and diffed once, under the first name given: twice, --diff printed two patches for one file.
+        key = file_identity(path)
         if key not in seen:
-            seen.add(key)
+            seen[key] = len(targets)
             targets.append(Target(path, explicit))
+        elif explicit and not targets[seen[key]].explicit:
+            targets[seen[key]] = Target(targets[seen[key]].path, True)
 
     for raw in paths:
         if raw == "-":
@@ -158,17 +188,17 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
             continue
         if is_dir:
             base = path.resolve()
-            if force_exclude and ignores.ignored(base, True):
+            if force_exclude and matcher().ignored(base, True):
                 continue
             for folder, dirs, files in os.walk(path):
                 here = Path(folder).resolve()
-                dirs[:] = sorted(d for d in dirs if not ignores.ignored(here / d, True))
+                dirs[:] = sorted(d for d in dirs if not matcher().ignored(here / d, True))
                 for name in sorted(files):
                     child = Path(folder) / name
-                    if child.suffix.lower() in CONFIG_SUFFIXES and not ignores.ignored(here / name, False):
+                    if child.suffix.lower() in CONFIG_SUFFIXES and not matcher().ignored(here / name, False):
                         add(str(child), False)
         elif exists:
-            if force_exclude and ignores.ignored(path.resolve() if not path.is_symlink() else path.absolute(), False):
+            if force_exclude and matcher().ignored(path.resolve() if not path.is_symlink() else path.absolute(), False):
                 continue
             add(raw, True)
         else:
