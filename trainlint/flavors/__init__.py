@@ -5,6 +5,7 @@ linked documents). Detection picks the most confident reader. May import: `docum
 
 from __future__ import annotations
 
+from trainlint.catalog.dialects import not_training_configs
 from trainlint.document.tree import Document
 from trainlint.flavors import accelerate, axolotl, deepspeed, huggingface, lightning, litgpt, torchtune
 
@@ -18,7 +19,7 @@ def detect(doc: Document) -> str:
     if doc.root is None or doc.root.kind != "mapping":
         return "unknown"
     scores = {name: module.detect(doc) for name, module in READERS.items()}
-    best = max(scores, key=scores.get)
+    best = max(scores, key=scores.__getitem__)
     return best if scores[best] >= MIN_CONFIDENCE else "unknown"
 
 
@@ -36,8 +37,6 @@ def foreign(doc: Document, flavor: str) -> str | None:
     if doc.root is None or doc.root.kind != "mapping":
         return None
     try:
-        from trainlint.catalog.dialects import not_training_configs
-
         formats = not_training_configs()
     except Exception:  # noqa: BLE001 - no data: nothing is foreign
         return None

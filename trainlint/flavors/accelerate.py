@@ -31,7 +31,8 @@ def detect(doc: Document) -> float:
 def read(doc: Document) -> ReadResult:
     view = ConfigView(doc)
     changes: dict = {}
-    dist = (view.str("distributed_type").value.upper() if view.str("distributed_type") else "NO")
+    dist_setting = view.str("distributed_type")
+    dist = dist_setting.value.upper() if dist_setting else "NO"
     procs = view.int("num_processes")
     if procs is not None and procs.value >= 1:
         changes["num_gpus"] = procs

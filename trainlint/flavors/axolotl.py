@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
+from trainlint.flavors.huggingface import link_deepspeed
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
 
 NAME = "axolotl"
@@ -120,7 +121,5 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     linked: list = []
     ds_node = view.node("deepspeed")
     if ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
-        from trainlint.flavors.huggingface import link_deepspeed
-
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
     return ReadResult(plan, linked)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import re
 import os
-
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from trainlint.document.reading import in_overlay
 from trainlint.document.tree import Document, Node
 from trainlint.plan import Origin, Setting
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Callable
+KeyStep = str | int  # one step of a key path: a mapping key or a sequence index
 
 _FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
@@ -95,13 +95,13 @@ class ConfigView:
     def root(self) -> Node | None:
         return self.doc.root if self.doc.root is not None and self.doc.root.kind == "mapping" else None
 
-    def node(self, *path: str | int) -> Node | None:
+    def node(self, *path: KeyStep) -> Node | None:
         return self.root.find(path) if self.root is not None else None
 
-    def has(self, *path: str | int) -> bool:
+    def has(self, *path: KeyStep) -> bool:
         return tuple(path) in self.overrides or self.node(*path) is not None
 
-    def value(self, *path: str | int) -> Any:
+    def value(self, *path: KeyStep) -> Any:
         if tuple(path) in self.overrides:
             return self.overrides[tuple(path)][0]
         node = self.node(*path)
@@ -130,13 +130,13 @@ class ConfigView:
             return None
         return Setting(value, self.origin(path, note))
 
-    def int(self, *path: str | int) -> Setting | None:
+    def int(self, *path: KeyStep) -> Setting | None:
         return self.setting(path, as_int)
 
-    def bool(self, *path: str | int) -> Setting | None:
+    def bool(self, *path: KeyStep) -> Setting | None:
         return self.setting(path, as_bool)
 
-    def str(self, *path: str | int) -> Setting | None:
+    def str(self, *path: KeyStep) -> Setting | None:
         return self.setting(path, as_str)
 
     def first(self, *paths: tuple, convert: Callable[[Any], Any] = as_int) -> Setting | None:
@@ -181,8 +181,6 @@ def resolve_link(doc_path: str, target: str) -> Path | None:
     candidate = Path(target).expanduser()
     tries = [candidate] if candidate.is_absolute() else [Path(doc_path).parent / candidate, Path.cwd() / candidate] + [
         folder / candidate for folder in _project_folders(doc_path)]
-    from trainlint.document.reading import in_overlay
-
     for path in tries:
         try:
             if in_overlay(path) or path.is_file():

@@ -7,8 +7,9 @@ ZeRO optimizer; `offload_param` works at stage 3 only.
 
 from __future__ import annotations
 
+from trainlint.document.reading import read_document
 from trainlint.document.tree import Document
-from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, is_auto, top_keys
+from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, is_auto, resolve_link, top_keys
 from trainlint.plan import (
     FP32,
     MASTER_BF16,
@@ -78,8 +79,11 @@ def detect(doc: Document) -> float:
 def _other_trainer_sections(doc: Document) -> bool:
     """`optimizer` / `scheduler` written as {type|name, kwargs} (Point-BERT / EasyDict configs, trlx's TRLConfig)
     rather than DeepSpeed's {type, params}."""
+    root = doc.root
+    if root is None:
+        return False
     for name in ("optimizer", "scheduler"):
-        node = doc.root.get(name)
+        node = root.get(name)
         if node is not None and node.kind == "mapping" and node.get("kwargs") is not None and node.get("params") is None:
             return True
     return False
@@ -89,6 +93,8 @@ def _hydra_objects(doc: Document) -> bool:
     """A Hydra/instantiate file: `_target_` at the top, or an `optimizer`/`scheduler` section that is a
     `_target_` object (lightning-hydra-template's configs/model/*.yaml) rather than DeepSpeed's {type, params}."""
     root = doc.root
+    if root is None:
+        return False
     if root.get("_target_") is not None:
         return True
     for name in ("optimizer", "scheduler"):
@@ -109,7 +115,8 @@ def _enabled(view: ConfigView, section: str) -> tuple[bool | None, tuple]:
         node = view.node(name, "enabled")
         if node is not None:
             return (None if is_auto(node) else as_bool(node.value)), (name, "enabled")
-        if view.node(name) is not None and view.node(name).kind == "mapping":
+        section_node = view.node(name)
+        if section_node is not None and section_node.kind == "mapping":
             return False, (name,)
     return None, ()
 
@@ -142,7 +149,7 @@ def overlay(plan: TrainingPlan, doc: Document, host: str | None) -> TrainingPlan
             changes[field] = Setting(device.value.lower(), device.origin)
         elif device is not None:
             changes[field] = Setting(None, device.origin)
-        elif view.node("zero_optimization", section) is not None and view.node("zero_optimization", section).kind == "mapping":
+        elif (offload_node := view.node("zero_optimization", section)) is not None and offload_node.kind == "mapping":
             changes[field] = Setting(None, view.origin(("zero_optimization", section), "no device: none"))
         else:
             flag = view.bool("zero_optimization", legacy)
@@ -224,9 +231,6 @@ def _batch(view: ConfigView, plan: TrainingPlan) -> dict:
 def open_link(doc: Document, node) -> tuple[Document | None, str | None]:
     """The DeepSpeed config a key names: an inline mapping, or a path relative to the config's folder
     (then the working directory). Returns (document, None) or (None, why not)."""
-    from trainlint.document.reading import read_document
-    from trainlint.flavors.base import resolve_link
-
     if node.kind == "mapping":
         return doc.subdocument(node), None
     target = as_str(node.value) if node.kind == "scalar" else None

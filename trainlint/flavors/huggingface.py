@@ -56,7 +56,7 @@ def detect(doc: Document) -> float:
     if any(doc.find((k, "_component_")) is not None for k in keys):
         return 0.0
     hits = len(keys & TRAINING_KEYS) + len(keys & (TRL_KEYS | LLAMAFACTORY_KEYS | OPEN_INSTRUCT_KEYS))
-    kind = doc.root.get("type")
+    kind = doc.root.get("type") if doc.root is not None else None
     if kind is not None and kind.kind == "scalar" and isinstance(kind.value, str):
         # A top-level `type:` selects a registered class (levanter/draccus `type: sophia-h`, mmengine-style
         # registries); no TrainingArguments/TRL/LLaMA-Factory dataclass has that field: more evidence is needed.
@@ -195,19 +195,17 @@ def _precision(view: ConfigView, kind: str) -> Setting:
         if pure is not None and pure.value:
             return Setting(PURE_BF16, pure.origin)
         weights = None  # LLaMA-Factory upcasts trainable weights to fp32 unless pure_bf16
-    half = None
-    origin = None
+    half: tuple[str, Origin] | None = None  # the autocast dtype and where it was set
     if bf16 is not None and bf16.value:
-        half, origin = "bf16", bf16.origin
+        half = "bf16", bf16.origin
     elif fp16 is not None and fp16.value:
-        half, origin = "fp16", fp16.origin
+        half = "fp16", fp16.origin
     elif bf16 is None and fp16 is None and kind == "trl":
-        half, origin = "bf16", Origin("default", note="TRL sets bf16 unless fp16 is set")
-    if weights in ("bf16", "fp16"):
-        pure = PURE_BF16 if weights == "bf16" else PURE_FP16
-        return Setting(pure, dtype_setting.origin)
+        half = "bf16", Origin("default", note="TRL sets bf16 unless fp16 is set")
+    if weights in ("bf16", "fp16") and dtype_setting is not None:
+        return Setting(PURE_BF16 if weights == "bf16" else PURE_FP16, dtype_setting.origin)
     if half is not None:
-        return Setting(AMP_BF16 if half == "bf16" else AMP_FP16, origin)
+        return Setting(AMP_BF16 if half[0] == "bf16" else AMP_FP16, half[1])
     if bf16 is not None:
         return Setting(FP32, bf16.origin)
     return default(FP32, "neither bf16 nor fp16 set: fp32")

@@ -7,7 +7,11 @@ Precision strings and strategy names follow lightning/fabric/connector.py and th
 
 from __future__ import annotations
 
+import difflib
+
+from trainlint.catalog import schemas
 from trainlint.document.tree import Document
+from trainlint.flavors import deepspeed as ds
 from trainlint.flavors.base import ConfigView, as_bool, as_int, as_str, top_keys
 from trainlint.plan import (
     AMP_BF16,
@@ -48,9 +52,9 @@ FSDP_STRATEGIES = {"fsdp": ("full_shard", None), "fsdp_cpu_offload": ("full_shar
 
 def detect(doc: Document) -> float:
     keys = top_keys(doc)
-    if not keys:
-        return 0.0
     root = doc.root
+    if not keys or root is None:
+        return 0.0
     trainer = root.get("trainer")
     target = root.get("_target_")
     if target is not None and isinstance(target.value, str) and target.value.endswith(("Trainer",)) and "lightning" in target.value:
@@ -85,16 +89,12 @@ def _cli_subclass(root, keys: set) -> bool:
     names = {e.key for e in trainer.entries if isinstance(e.key, str)}
     if not known or len(names & known) < 3:
         return False
-    import difflib  # noqa: PLC0415 - only for a file with keys LightningCLI does not define
-
     return not any(difflib.get_close_matches(key, CLI_KEYS, n=1, cutoff=0.75) for key in extra)
 
 
 def _trainer_args() -> set[str]:
     """Lightning Trainer arguments, current and removed (the lightning schema), empty when unavailable."""
     try:
-        from trainlint.catalog import schemas
-
         keys = set(schemas.known_keys("lightning", ("trainer",)) or ())
         keys |= set((schemas.property_schema("lightning", ("trainer",)) or {}).get("x-trainlint-removed") or {})
     except Exception:  # noqa: BLE001 - no schema: every trainer section counts as Lightning's
@@ -112,9 +112,7 @@ def _foreign_trainer(trainer) -> bool:
     known = _trainer_args()
     if not known:
         return False
-    from difflib import get_close_matches
-
-    foreign = [k for k in names if k not in known and not get_close_matches(k, known, n=1, cutoff=0.8)]
+    foreign = [k for k in names if k not in known and not difflib.get_close_matches(k, known, n=1, cutoff=0.8)]
     return len(foreign) == len(names) if len(names) == 2 else len(foreign) * 2 > len(names)
 
 
@@ -189,8 +187,6 @@ def read(doc: Document) -> ReadResult:
     notes += changes.pop("notes", ())
     plan = TrainingPlan(flavor=NAME, path=doc.path, notes=notes).with_(**changes)
     if linked and linked[0].root is not None and linked[0].root.kind == "mapping":
-        from trainlint.flavors import deepspeed as ds
-
         plan = ds.overlay(plan, linked[0], host=NAME)
     return ReadResult(plan, [d for d in linked if d.path != doc.path])
 
@@ -232,12 +228,13 @@ def _strategy(view: ConfigView, trainer: tuple, precision: Setting | None) -> tu
             if off:
                 out.update(offload_params=Setting(off, origin), offload_optimizer=Setting(off, origin))
     elif node.kind == "mapping":
-        class_path = as_str(node.get("class_path").value) if node.get("class_path") is not None else ""
+        class_path_node = node.get("class_path")
+        class_path = as_str(class_path_node.value) if class_path_node is not None else ""
         args = node.get("init_args") or node
         args_path = trainer + ("strategy",) + (("init_args",) if node.get("init_args") is not None else ())
         if class_path and "DeepSpeed" in class_path:
-            stage = view.int(*args_path, "stage")
-            out["zero_stage"] = stage or Setting(2, origin)
+            written_stage = view.int(*args_path, "stage")
+            out["zero_stage"] = written_stage or Setting(2, origin)
             if as_bool(view.value(*args_path, "offload_optimizer")):
                 out["offload_optimizer"] = Setting(str(view.value(*args_path, "offload_optimizer_device") or "cpu"),
                                                    view.origin(args_path + ("offload_optimizer",)))
@@ -246,8 +243,6 @@ def _strategy(view: ConfigView, trainer: tuple, precision: Setting | None) -> tu
                                                 view.origin(args_path + ("offload_parameters",)))
             config = args.get("config") if args.kind == "mapping" else None
             if config is not None:
-                from trainlint.flavors import deepspeed as ds
-
                 found, note = ds.open_link(view.doc, config)
                 if found is not None:
                     linked = [found]

@@ -4,6 +4,8 @@ precision is a Lightning precision string, train.{global,micro}_batch_size give 
 
 from __future__ import annotations
 
+import difflib
+
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, top_keys
 from trainlint.flavors.lightning import PRECISIONS
@@ -33,8 +35,6 @@ def detect(doc: Document) -> float:
     # LitGPT keys) and only a few keys are new, none of them a near-miss of a LitGPT key (`lora_rnk` stays a typo
     # that the unknown-key check reports).
     extra = keys - known
-    import difflib  # noqa: PLC0415 - only for a file with keys LitGPT does not know
-
     if any(difflib.get_close_matches(key, known, n=1, cutoff=0.75) for key in extra):
         return 0.0
     train = doc.find(("train",))

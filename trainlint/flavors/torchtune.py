@@ -32,9 +32,9 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     changes: dict = {}
     component = view.str("model", "_component_")
     peft = None
-    if component is not None:
-        builder = component.value.rsplit(".", 1)[-1]
-        match = _BUILDER.match(builder)
+    # The builder is the path's last part; a path ending in "." (`torchtune.models.`) names none.
+    match = _BUILDER.match(component.value.rsplit(".", 1)[-1]) if component is not None else None
+    if component is not None and match is not None:
         changes["model"] = Setting(match.group("model"), component.origin)
         if match.group("kind"):
             modules = as_targets(view.value("model", "lora_attn_modules")) or ["q_proj", "v_proj"]
