@@ -8,11 +8,11 @@ point at the line that decided it and fixes know what to edit or where to insert
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
 from trainlint.diagnostics import Span
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+T = TypeVar("T")
 
 # Where a value came from, strongest first.
 ORIGIN_KINDS = ("cli", "directive", "project", "launch", "config", "linked", "inferred", "default")
@@ -46,8 +46,8 @@ DEFAULT = Origin("default")
 
 
 @dataclass(frozen=True)
-class Setting:
-    value: Any  # an int, a str, a Precision, ...
+class Setting(Generic[T]):
+    value: T  # an int, a str, a Precision, ...
     origin: Origin = DEFAULT
 
     @property
