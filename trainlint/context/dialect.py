@@ -8,10 +8,17 @@ it; rules judge unknown keys against it, and an unknown parser means no unknown-
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
-from trainlint.plan import Origin
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from trainlint.catalog import dialects as catalog
+from trainlint.context.launch import SKIP_DIRS, bases_for, bases_of
+from trainlint.context.versions import Versions, _from_spec, canonical
 from trainlint.document.reading import read_regular_file
+from trainlint.plan import Origin, Setting
 
 DIALECTS = ("hf", "trl", "llamafactory", "open-instruct", "open-r1", "ms-swift", "ms-swift-megatron", "axolotl",
             "torchtune", "litgpt", "lightning-cli", "unknown")
@@ -48,9 +55,6 @@ class Dialect:
 
 
 # --- deciding it ------------------------------------------------------------------------------------------------
-
-import re  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 MAX_SCRIPT_BYTES = 512 * 1024
 # The launcher alone decides the parser.
@@ -150,10 +154,6 @@ def repository_parser(root: str) -> tuple[str, str] | None:
     TrlParser, then HfArgumentParser); None when none does. Bounded walk, once per repository."""
     if root in _REPO_SCRIPTS:
         return _REPO_SCRIPTS[root]
-    import os
-
-    from trainlint.context.launch import SKIP_DIRS
-
     best: tuple[int, str, str] | None = None
     matched: list[tuple[str, str]] = []
     seen = 0
@@ -206,10 +206,6 @@ def repository_scripts(root: str, dialect: str) -> tuple[str, ...]:
 
 
 def _fields(name: str, versions) -> frozenset | None:
-    try:
-        from trainlint.catalog import dialects as catalog
-    except Exception:  # noqa: BLE001 - no dialect data: fields unknown
-        return None
     package = PACKAGE_OF.get(name)
     found = versions.get(package) if versions is not None and package else None
     version = found.version if found is not None and not found.assumed else None
@@ -240,8 +236,6 @@ def _training_arguments_passed(launch) -> list[str]:
 
 def _by_keys(doc) -> str | None:
     try:
-        from trainlint.catalog import dialects as catalog
-
         data = catalog.load()["dialects"]
     except Exception:  # noqa: BLE001
         return None
@@ -288,8 +282,6 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
             if needle in script.replace("\\", "/"):
                 return made(name, Origin("launch", launch.origin.path, span=launch.origin.span,
                                          note=f"the launch runs {script}".replace("\0", "$…")), script)
-        from trainlint.context.launch import bases_of
-
         bases = bases_of(launch, repo_root or None)
         path, text = _script_text(script, bases)
         if text:
@@ -335,15 +327,11 @@ def implied_versions(dialect: Dialect, versions):
     if not dialect.known or versions is None:
         return versions
     try:
-        from trainlint.catalog import dialects as catalog
-
         samples = (catalog.dialect(dialect.name) or {}).get("versions") or []
     except Exception:  # noqa: BLE001
         return versions
     if not samples:
         return versions
-    from trainlint.context.versions import Versions, _from_spec, canonical
-
     pins = samples[-1].get("pins") or {}
     items = dict(versions.items)
     for package, spec in pins.items():
@@ -353,8 +341,6 @@ def implied_versions(dialect: Dialect, versions):
             continue
         found = _from_spec(name, spec, "pin", f"{dialect.label} {samples[-1].get('version', '')} requires {spec}")
         if found is not None:
-            from dataclasses import replace
-
             # the parser's range, not this repository's pin: it rests on the newest parser release being the one
             # installed, so it rules releases out but makes no claim certain (`sure`: every release without it)
             items[name] = replace(found, assumed=True, sure=">=0")
@@ -373,8 +359,6 @@ def apply_builtin_deepspeed(plan, doc, dialect: Dialect, versions=None):
         return plan
     name = node.value.strip()
     try:
-        from trainlint.catalog import dialects as catalog
-
         package = PACKAGE_OF.get(dialect.name)
         found = versions.get(package) if versions is not None and package else None
         version = found.version if found is not None and not found.assumed else None
@@ -387,11 +371,9 @@ def apply_builtin_deepspeed(plan, doc, dialect: Dialect, versions=None):
     infos = [r[name] for r in rows if name in r]
     agreed = {k: infos[0].get(k) for k in ("stage", "offload_optimizer", "offload_param", "file")
               if all(i.get(k) == infos[0].get(k) for i in infos)}
-    from trainlint.plan import Setting
-
     origin = Origin("inferred", getattr(doc, "path", ""), key_path=("deepspeed",), span=node.span,
                     note=f"{dialect.label}'s bundled {agreed.get('file') or name + '.json'} (deepspeed: {name})")
-    changes = {}
+    changes: dict[str, Any] = {}
 
     def weak(setting) -> bool:
         return setting.origin.kind in ("default", "inferred")
@@ -414,7 +396,7 @@ def _row_versions(catalog, name: str) -> list[str | None]:
     """One version inside each `deepspeed_names` row's range (the row's lower bound), or [None]."""
     entry = catalog.dialect(name) or {}
     rows = (entry.get("deepspeed_names") or {}).get("by_version") or []
-    out = []
+    out: list[str | None] = []
     for row in rows:
         spec = row.get("ms-swift", "")
         lower = re.search(r">=\s*([0-9][0-9.]*)", spec)
@@ -439,8 +421,6 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     `accelerator.backward` loop, or trlx) and names no Trainer, TrainingArguments or HF-style parser; "" otherwise."""
     if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
         return ""
-    from trainlint.context.launch import bases_for, bases_of
-
     path, text = _script_text(launch.script, bases_of(launch, repo_root or None))
     if not text or not _OWN_LOOP.search(text) or _HF_TRAINER_SIGNS.search(text):
         return ""
@@ -460,8 +440,6 @@ def script_syntax(launch, repo_root: str = "") -> str:
     `--key=value` arguments override it); "" otherwise."""
     if launch is None or not launch.found or not (launch.script or "").endswith(".py"):
         return ""
-    from trainlint.context.launch import bases_of
-
     _path, text = _script_text(launch.script, bases_of(launch, repo_root or None))
     return "h4" if text and _H4.search(text) else ""
 
@@ -522,10 +500,6 @@ _NAMING: dict[tuple[str, str], list] = {}
 
 def _naming_scripts(name: str, root: Path) -> list[Path]:
     """The repository's .py files whose text contains `name` (a bounded walk, remembered per run)."""
-    import os
-
-    from trainlint.context.launch import SKIP_DIRS
-
     key = (name, str(root))
     if key in _NAMING:
         return _NAMING[key]

@@ -14,10 +14,13 @@ run or may be guarded). Results are cached per file (`clear_cache()`).
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
+from trainlint.catalog import releases
 from trainlint.context.narrowing import Cut
+from trainlint.context.versions import parse_version
 
 MAX_DEPTH = 3  # the script, the local package it imports, that package's own modules
 MAX_MODULES = 24
@@ -51,9 +54,7 @@ def _scan(path: Path) -> tuple:
     result: tuple = ((), ())
     if text is not None and "import" in text:
         try:
-            import _ast  # the node classes and the parser flag; `ast` itself (helpers, unparser) costs ~1 ms more
-
-            tree = compile(text, key, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)  # as ast.parse does
+            tree = ast.parse(text, key)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
@@ -62,21 +63,7 @@ def _scan(path: Path) -> tuple:
     return result
 
 
-def _child_nodes(node):
-    """ast.iter_child_nodes: the nodes in a node's fields and field lists."""
-    import _ast
-
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, _ast.AST):
-            yield value
-        elif isinstance(value, list):
-            yield from (item for item in value if isinstance(item, _ast.AST))
-
-
 def _collect(tree) -> tuple:
-    import _ast as ast
-
     uses: list[tuple[str, str, str, int]] = []
     local: list[tuple[str, int, tuple[str, ...]]] = []
     aliases: dict[str, str] = {}  # local name -> framework module ("trl", "transformers.trainer_utils")
@@ -111,7 +98,7 @@ def _collect(tree) -> tuple:
             if isinstance(current, ast.Attribute) and isinstance(current.value, ast.Name) and \
                     current.value.id in aliases:
                 uses.append((aliases[current.value.id], current.attr, "uses", current.lineno))
-            stack.extend(_child_nodes(current))
+            stack.extend(ast.iter_child_nodes(current))
 
     def visit(body):
         for node in body:
@@ -176,8 +163,6 @@ def _local_module(module: str, level: int, here: Path, roots: list[Path]) -> lis
 
 def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
     """The upper bounds the script's imports (and its local modules' imports) put on the frameworks."""
-    from trainlint.catalog import releases
-
     if not script:
         return ()
     start = Path(script)
@@ -241,8 +226,6 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _key(release: str):
-    from trainlint.context.versions import parse_version
-
     return parse_version(release) or parse_version("0")
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
+
+from trainlint.context import pins as pin_files
 from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 60
@@ -40,13 +43,7 @@ def is_install_file(path: str) -> bool:
     return any(path in files for _pins, _names, files in _CACHE.values())
 
 
-_API = None  # trainlint.context.pins, handed in by its caller (this module never imports it: no cycle)
-
-
-def installed_pins(root: Path, api) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
-    """`api`: trainlint.context.pins (Pin, read_folder, the file parsers)."""
-    global _API
-    _API = api
+def installed_pins(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
     key = str(root)
     if key not in _CACHE:
         try:
@@ -84,7 +81,6 @@ def _evidence(root: Path) -> list[Path]:
 
 
 def _scan(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
-    pin_files = _API
     found: dict = {}
     projects: list[str] = []
     files: list[str] = []
@@ -159,7 +155,6 @@ def _conventional(root: Path) -> Path | None:
 
 
 def _read_file(path: Path, kind: str) -> list:
-    pin_files = _API
     try:
         if path.stat().st_size > pin_files.MAX_BYTES:
             return []
@@ -214,7 +209,6 @@ def _commands(text: str, path: Path, root: Path):
 
 def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str):
     """(target, kind) for one shell command: a conda environment file, or what `pip install` installs."""
-    pin_files = _API
     conda = _CONDA.search(stripped)
     if conda:
         words = _words(conda.group(1))
@@ -270,8 +264,6 @@ def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str):
 
 
 def _words(text: str) -> list[str]:
-    import shlex
-
     try:
         return shlex.split(text, comments=True)
     except ValueError:

@@ -28,8 +28,11 @@ import time
 from pathlib import Path
 
 from dataclasses import dataclass, field
-from trainlint.document.reading import read_regular_file
+
+from trainlint.context import launch, pins
 from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores
+from trainlint.context.settings import find_project_config
+from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 5000  # config files looked at per repository
 MAX_FILE_BYTES = 1024 * 1024  # a config that links a DeepSpeed file is small; bigger files are not read
@@ -96,8 +99,6 @@ def root_of(path: str | Path) -> Path:
     if git is not None:
         return git
     try:
-        from trainlint.context.settings import find_project_config
-
         settings = find_project_config(str(folder)).path
     except Exception:  # noqa: BLE001 - unusable settings are reported elsewhere; fall back to the folder
         settings = ""
@@ -135,8 +136,6 @@ def launched_with(path: str | Path) -> list[str]:
     """Configs that launch commands in the repository run with `path` as their accelerate config
     (`--config_file`) or DeepSpeed config (`--deepspeed_config_file`): the commands come from the launch
     context's index (context/launch.py: scripts, Makefiles, CI, READMEs; its walk and cache, not a second one)."""
-    from trainlint.context import launch, pins
-
     try:
         target = Path(key(path))
         if _regular(target) is None:
@@ -168,10 +167,10 @@ def launched_with(path: str | Path) -> list[str]:
 
 
 def _ignores(root: Path) -> _Ignores:
-    exclude, extend, respect = None, (), True
+    exclude: tuple[str, ...] | None = None
+    extend: tuple[str, ...] = ()
+    respect = True
     try:
-        from trainlint.context.settings import find_project_config
-
         project = find_project_config(str(root))
         if project.path and Path(project.path).parent == root:
             exclude, extend, respect = project.exclude, project.extend_exclude, project.respect_gitignore

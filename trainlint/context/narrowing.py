@@ -19,9 +19,11 @@ known release, nothing is narrowed (the pins contradict each other: not trainlin
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from trainlint._versions import Version, canonical, parse_specifier, parse_version
+from trainlint.catalog import frameworks, releases
 
 # (trainlint.context.versions calls in here: its FrameworkVersion / Versions are taken as given, never imported)
 
@@ -186,8 +188,6 @@ def _known(name: str) -> list[tuple[Version, str]]:
     """The known releases of `name`, parsed (once per run: the catalog does not change)."""
     found = _KNOWN.get(name)
     if found is None:
-        from trainlint.catalog import frameworks
-
         found = _KNOWN[name] = [(v, t) for v, t in ((parse_version(t), t) for t in frameworks.known(name))
                                 if v is not None]
     return found
@@ -200,8 +200,6 @@ def _span(releases: list[str]) -> str:
 def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
     """`versions` narrowed by the known releases' requirements, the repository's `pins` (name -> `Pin`, for the
     distributions `versions` does not hold, such as huggingface-hub) and `cuts`."""
-    from trainlint.catalog import releases
-
     if not versions:
         return versions
     items: dict = dict(versions.items)
@@ -253,7 +251,8 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
         # a release whose requirement on a constrained distribution cannot be met is not installable
         for name, releases_in in candidates.items():
             table = releases.requirements(name)
-            keep, dropped = [], {}
+            keep: list[tuple[Version, str]] = []
+            dropped: dict[str, list[tuple[str, str, str]]] = {}  # dependency -> (release, its requirement, source)
             for version, text in releases_in:
                 requires, source = table.get(text, ({}, ""))
                 clash = next(((dep, spec) for dep, spec in requires.items() if dep in bounds and bounds[dep].bounded
@@ -279,8 +278,8 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
                 mine = [t for _v, t in candidates[name]]
             else:
                 mine = [items[name].version] if name in items else []
-            rows = [table.get(t) for t in mine]
-            if not mine or any(r is None for r in rows):
+            rows = [table[t] for t in mine if t in table]
+            if not mine or len(rows) < len(mine):
                 continue
             for dep in sorted({d for r in rows for d in r[0]}):
                 union = None
@@ -318,15 +317,15 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
         def open_(version: Version) -> bool:
             return allowed is None or allowed.contains(version, prereleases=True)
 
-        above = [(v, t) for v, t in everything if v > top]
-        if above and open_(above[0][0]):
-            tokens.append(f"<{above[0][1]}")
-        below = [(v, t) for v, t in everything if v < bottom]
-        if below and open_(below[-1][0]):
+        higher = [(v, t) for v, t in everything if v > top]
+        if higher and open_(higher[0][0]):
+            tokens.append(f"<{higher[0][1]}")
+        lower = [(v, t) for v, t in everything if v < bottom]
+        if lower and open_(lower[-1][0]):
             tokens.append(f">={kept[0][1]}")
         middle = [f"!={t}" for v, t in everything if bottom < v < top and (v, t) not in kept and open_(v)]
         if found.origin == "known" and kept[-1][1] == found.version and not bounds[name].bounded and \
-                not above and not below:
+                not higher and not lower:
             continue  # an unpinned framework that only lost releases in between: nothing worth saying
         tokens += middle
         out[name] = replace(found, version=kept[-1][1], spec=",".join(tokens),
@@ -357,8 +356,6 @@ def _disjoint(spec: str, bound: Interval) -> bool:
 def _where(path: str, root: str) -> str:
     if not path or not root:
         return path
-    import os
-
     try:
         rel = os.path.relpath(path, root)
     except ValueError:

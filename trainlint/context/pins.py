@@ -27,6 +27,9 @@ else:  # Python 3.10: the same reader, as the tomli distribution
     import tomli as tomllib
 
 from dataclasses import dataclass
+
+from trainlint._versions import InvalidSpecifier, SpecifierSet
+from trainlint.catalog import releases
 from trainlint.document.reading import read_regular_file
 
 
@@ -71,7 +74,7 @@ _CACHE: dict[str, FolderPins] = {}
 
 
 def clear_cache() -> None:
-    from trainlint.context import installs
+    from trainlint.context import installs  # installs imports this module (Pin and the file readers)
 
     installs.clear_cache()
     _CACHE.clear()
@@ -150,9 +153,9 @@ def pins_for(path: str) -> tuple[dict, tuple[str, ...]]:
             merged.setdefault(name, pin)
         projects.extend(found.project_names)
     if folders:  # then what the repository's install commands install from elsewhere (trainlint.context.installs)
-        from trainlint.context import installs
+        from trainlint.context import installs  # installs imports this module (Pin and the file readers)
 
-        elsewhere, names, _files = installs.installed_pins(folders[-1], sys.modules[__name__])
+        elsewhere, names, _files = installs.installed_pins(folders[-1])
         for name, pin in elsewhere.items():
             if name not in merged or (not merged[name].spec and not merged[name].note and (pin.spec or pin.note)):
                 merged[name] = pin
@@ -228,8 +231,6 @@ def _requirement(text: str) -> Pin | None:
     match = _PEP508.match(text)
     if match is None:
         return None
-    from trainlint._versions import InvalidSpecifier, SpecifierSet
-
     try:
         specifier = SpecifierSet(match.group(2).strip().strip("()").strip())
     except InvalidSpecifier:
@@ -256,8 +257,6 @@ def git_pin(name: str, url: str) -> Pin:
     if tag:
         return Pin(name, f"=={tag.group(1)}", "", True, f"git tag {ref}")
     if re.fullmatch(r"[0-9a-fA-F]{7,40}", ref):
-        from trainlint.catalog import releases
-
         window = releases.commit_window(name, ref)
         if window is not None:
             after, before = window

@@ -18,11 +18,12 @@ else:  # Python 3.10: the same reader, as the tomli distribution
     import tomli as tomllib
 
 from dataclasses import dataclass, field, replace
-from trainlint.plan import Origin, Setting, TrainingPlan
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu, split_count
+from trainlint.catalog.models import ModelLookupError, closest_models, find_model
+from trainlint.catalog.naming import closest
+from trainlint.plan import Origin, Setting, TrainingPlan
 
 
 # The run settings a user may override, by their CLI/TOML spelling -> TrainingPlan field and parser.
@@ -75,8 +76,6 @@ class Overrides:
         values = dict(self.values)
         if isinstance(values.get("gpu"), str):
             # `gpu = "8x H100"`: the count is this source's num-gpus unless it names one itself.
-            from trainlint.catalog.gpus import split_count
-
             name, count = split_count(values["gpu"])
             if count is not None:
                 values["gpu"] = name
@@ -205,8 +204,6 @@ def parse_override(key: str, raw: Any, source: str) -> tuple[str, Any]:
     """(plan field, typed value) for a user-facing key such as `num-gpus`."""
     norm = key.replace("_", "-").lower()
     if norm not in OVERRIDABLE:
-        from trainlint.catalog.naming import closest
-
         hint = closest(norm, list(OVERRIDABLE), n=1)
         suffix = f"; did you mean {hint[0]!r}?" if hint else f"; known: {', '.join(OVERRIDABLE)}"
         raise SettingsError(f"{source}: unknown setting {key!r}{suffix}")
@@ -228,8 +225,6 @@ def parse_override(key: str, raw: Any, source: str) -> tuple[str, Any]:
 
 def _resolve_gpu_setting(value: str, source: str, key: str) -> None:
     """A GPU a setting names must resolve: a typo would silently turn the memory check off."""
-    from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu
-
     try:
         resolve_gpu(value)
     except UnknownGPUError as exc:
@@ -238,8 +233,6 @@ def _resolve_gpu_setting(value: str, source: str, key: str) -> None:
 
 def resolve_model_setting(value: str, source: str, key: str, base_dir: Path | None) -> None:
     """A model a setting names must be one trainlint can size: the catalog, a local folder or the offline HF cache."""
-    from trainlint.catalog.models import ModelLookupError, closest_models, find_model
-
     try:
         found = find_model(value, base_dir=base_dir)
     except ModelLookupError as exc:
@@ -366,8 +359,6 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
     else:
         known = sorted(set(OVERRIDABLE) | set(LIST_KEYS) | set(PATTERN_KEYS) | set(CONTEXT_KEYS) | {
             "fail-level", "output-format", "per-file", "per-file-ignores", "respect-gitignore"})
-        from trainlint.catalog.naming import closest
-
         hint = closest(norm, known, n=1)
         suffix = f"; did you mean {hint[0]!r}?" if hint else f"; known: {', '.join(known)}"
         raise SettingsError(f"{source}: unknown key {key!r} in the trainlint settings{suffix}")

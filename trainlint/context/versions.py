@@ -11,9 +11,16 @@ Versions and specifiers are PEP 440 (`trainlint._versions`, as `packaging` reads
 
 from __future__ import annotations
 
-
+import os
+import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+
 from trainlint._versions import Version, canonical, parse_specifier, parse_version
+from trainlint.catalog import frameworks
+from trainlint.context import narrowing
+from trainlint.context import pins as pin_files
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
@@ -81,8 +88,6 @@ class Versions:
         pin = parse_specifier(found.spec) if found.spec else None
         if pin is None or (found.origin == "known" and not found.narrowed):
             return None
-        from trainlint.catalog import frameworks
-
         inside = [v for v in (parse_version(t) for t in frameworks.known(found.name)) if v is not None
                   and pin.contains(v, prereleases=True)]
         if not inside:
@@ -119,9 +124,6 @@ def _dist_info_versions() -> dict[str, str]:
     listing per folder, without importing importlib.metadata (which costs more than a lint)."""
     global _DIST_INFO
     if _DIST_INFO is None:
-        import os
-        import sys
-
         found: dict[str, str] = {}
         stdlib = os.path.dirname(os.__file__)  # ~200 modules and never a .dist-info: not listed
         for folder in sys.path:
@@ -140,8 +142,6 @@ def _dist_info_versions() -> dict[str, str]:
 
 
 def _normalized(dist: str) -> str:
-    import re
-
     return re.sub(r"[-_.]+", "-", dist).lower()
 
 
@@ -161,8 +161,6 @@ def installed(name: str) -> str | None:
 
 
 def _from_spec(name: str, spec: str, origin: str, source: str) -> FrameworkVersion | None:
-    from trainlint.catalog import frameworks
-
     text = spec.strip()
     bare = text[2:].strip() if text.startswith("==") and not text.startswith("===") else text
     exact = parse_version(bare) if "*" not in bare and "," not in bare else None
@@ -183,9 +181,6 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
     source)), the repository's pins nearest the file, the installed distributions, the newest known release.
     A range resolves to the newest known release inside it, flagged as assumed; ranges are then narrowed by what
     the known releases require of each other and of the repository's other pins (`narrow`)."""
-    from trainlint.catalog import frameworks
-    from trainlint.context import pins as pin_files
-
     declared = {canonical(k): v for k, v in (declared or {}).items()}
     pins = pin_files.pins_for(path)[0] if use_repository and path else {}
     out: dict[str, FrameworkVersion] = {}
@@ -221,10 +216,6 @@ def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: t
     of `path`, unless given) and `cuts` (trainlint.context.narrowing); the reasons go into each narrowed entry."""
     root = ""
     if path:
-        from pathlib import Path
-
-        from trainlint.context import pins as pin_files
-
         if pins is None:
             pins = pin_files.pins_for(path)[0]
         try:
@@ -234,8 +225,6 @@ def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: t
     if not cuts and not any(p.spec for p in (pins or {}).values()) and \
             all(v.origin == "known" for v in versions.items.values()):
         return versions  # nothing pinned, declared or installed: nothing to narrow by
-    from trainlint.context import narrowing
-
     try:
         return narrowing.apply(versions, pins or {}, tuple(cuts), root)
     except Exception:  # noqa: BLE001 - narrowing is a refinement: never a crash
