@@ -10,9 +10,9 @@ relative to the folder of the settings file that gives them (or the working dire
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 import pathspec
 
@@ -116,8 +116,6 @@ def _kind(path: str) -> str:
         return "other" if os.path.islink(path) else "missing"
     except (OSError, ValueError):
         return "other"
-    import stat
-
     return "dir" if stat.S_ISDIR(st.st_mode) else "other"
 
 
