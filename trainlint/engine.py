@@ -1,4 +1,14 @@
-"""The core pipeline for one file: read → detect flavor → plan → settings → estimate → rules → filter.
+"""The core pipeline for one file, and the linked-file pass over a run.
+
+`check_document` runs `_run`, whose stages each take what the ones before made:
+
+1. `_declared`: the project settings that apply to the file and its `# trainlint:` directives (`Declared`);
+2. `_flavor`: which reader reads it (deepspeed, huggingface, ...; "unknown" for a format it does not read);
+3. `_surroundings`: the framework versions it runs under, its launch and the parser reading it (`Surroundings`);
+4. `_PlanReader.read`: the `TrainingPlan` (the flavor reader's, the launch's decisions, the settings laid over);
+5. `_lint_context` and `_estimate`: what the rules see, with the memory estimate;
+6. `_rule_findings`: the findings of the rules that can apply;
+7. `_filtered`: caps for an assumed launch, per-file ignores, suppressions (and TL009), one finding per place.
 
 Pure with respect to its inputs (text or path, settings); the CLI and the language server call it.
 Bad input never raises out of here: it becomes diagnostics.
@@ -8,27 +18,28 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-
+import traceback
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
 from trainlint import flavors
-from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document.tree import Document
-from trainlint.document.reading import SURROGATE, has_surrogates, parse_document, read_document
-from trainlint.plan import TrainingPlan
-from trainlint.rules import all_rules, reads_deepspeed_configs, tl009_unused_suppression
-from trainlint.rules.base import LintContext
-from trainlint.context import links
-from trainlint.context.settings import (Overrides, ProjectConfig, RuleSelection, Settings,
-                                        SettingsError, find_project_config, parse_directives)
+from trainlint.context import dialect as dialect_context
+from trainlint.context import imports, links, pins
 from trainlint.context import launch as launch_context
 from trainlint.context import versions as version_context
-from trainlint.plan import Origin
+from trainlint.context.dialect import Dialect, apply_builtin_deepspeed, implied_versions
+from trainlint.context.settings import (Directive, Overrides, ProjectConfig, RuleSelection, Settings,
+                                        SettingsError, find_project_config, parse_directives)
 from trainlint.context.suppressions import Suppressions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from trainlint.diagnostics import Diagnostic, Severity
+from trainlint.document.reading import SURROGATE, has_surrogates, parse_document, read_document
+from trainlint.document.tree import Document
+from trainlint.memory import estimate as estimator
+from trainlint.plan import Origin, TrainingPlan
+from trainlint.rules import all_rules, reads_deepspeed_configs, tl009_unused_suppression
+from trainlint.rules.base import LintContext
+from trainlint.rules.dscommon import ds_configs
 
 INTERNAL = "TL000"
 
@@ -122,8 +133,6 @@ def _printable(d: Diagnostic) -> Diagnostic:
 def _internal(doc: Document, message: str, exc: BaseException | None = None) -> Diagnostic:
     detail = ""
     if exc is not None:
-        import traceback  # only for a failure
-
         frames = traceback.extract_tb(exc.__traceback__)
         if frames:
             last = frames[-1]
@@ -141,125 +150,105 @@ def _project(doc: Document, settings: Settings) -> ProjectConfig:
     return find_project_config(str(Path(os.path.realpath(doc.path)).parent))
 
 
+# ---- the pipeline for one file, stage by stage -------------------------------------------------------------------
+
 def _run(doc: Document, settings: Settings, result: FileResult) -> None:
-    project_error = None
+    """Check one read document into `result`: each stage takes what the ones before it made."""
+    declared = _declared(doc, settings)
+    flavor, foreign = _flavor(doc)
+    result.flavor = flavor
+    around = _surroundings(doc, flavor, foreign, declared, settings)
+    result.versions, result.launch, result.dialect = around.versions, around.launch, around.dialect
+    reader = _PlanReader(doc, flavor, around.dialect, around.versions, declared.plan_layers(settings))
+    result.plan, result.linked = reader.read(around.launch)
+    ctx = _lint_context(doc, flavor, result, declared)
+    _estimate(ctx, result)
+    diagnostics = _rule_findings(ctx, declared.selection, result)
+    result.diagnostics = _filtered(diagnostics, ctx, declared, reader, result)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What is declared for one file besides the command line: the project settings that apply to it
+    (`[tool.trainlint]` / trainlint.toml, its per-file sections) and its own `# trainlint:` directives."""
+
+    project: ProjectConfig
+    project_error: str  # the project settings could not be used (reported by TL010); "" when they could
+    overrides: Overrides  # plan values the project's settings (and its per-file section) set
+    ignored: tuple[str, ...]  # the codes the per-file section ignores
+    selection: RuleSelection  # the rules to run: the project's, with the command line's laid over
+    directive: Directive | None  # None for a file that has no comments to read (unparsed JSON)
+
+    def plan_layers(self, settings: Settings) -> tuple[Overrides, ...]:
+        """The sources of plan values, weakest first: the project, the file's directives, the command line."""
+        return (self.overrides, self.directive.overrides if self.directive else Overrides(), settings.cli)
+
+
+def _declared(doc: Document, settings: Settings) -> Declared:
+    """Takes the document and the run's settings; gives the project settings that apply to the file (none with
+    `--isolated`), its directives, and the rule selection."""
+    project_error = ""
     try:
         project = _project(doc, settings)
     except SettingsError as exc:
         project, project_error = ProjectConfig(), str(exc)
-    project_overrides, per_file_ignored = project.for_file(doc.path)
+    overrides, ignored = project.for_file(doc.path)
     selection = project.selection
     if settings.selection is not None:
         selection = RuleSelection(settings.selection.select or selection.select,
                                   selection.ignore + settings.selection.ignore,
                                   selection.extend_select + settings.selection.extend_select)
     directive = parse_directives(doc.comments(), doc.path) if doc.root is not None or doc.kind == "yaml" else None
+    return Declared(project, project_error, overrides, ignored, selection, directive)
 
-    flavor = flavors.detect(doc) if doc.syntax_error is None else "unknown"
-    foreign = flavors.foreign(doc, flavor) if doc.syntax_error is None else None
-    if foreign is not None:
-        flavor = "unknown"  # a format trainlint does not read is not linted as its neighbour
-    result.flavor = flavor
+
+def _flavor(doc: Document) -> tuple[str, str | None]:
+    """Takes the document; gives its flavor ("unknown" when it does not parse or is a format trainlint recognises
+    but does not read) and that foreign format's name (`flavors.foreign`), None for any other file."""
+    if doc.syntax_error is not None:
+        return "unknown", None
+    flavor = flavors.detect(doc)
+    foreign = flavors.foreign(doc, flavor)
+    # a format trainlint does not read is not linted as its neighbour
+    return ("unknown" if foreign is not None else flavor), foreign
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What surrounds one file: the framework versions it runs under, how it is launched, the parser reading it."""
+
+    versions: version_context.Versions
+    launch: launch_context.Launch
+    dialect: Dialect
+
+
+def _surroundings(doc: Document, flavor: str, foreign: str | None, declared: Declared,
+                  settings: Settings) -> Surroundings:
+    """Takes the document, its flavor and what is declared; gives its versions, launch and dialect, each from the
+    declared settings and, unless isolated, the repository around it. Their order matters: the launch and the
+    versions name the dialect, the dialect's own pins narrow the versions and its parser rereads the launch's
+    script arguments, and the launched script's imports narrow the versions last."""
     try:
-        versions, launch = surroundings(doc, project, directive, settings)
+        versions, launch = surroundings(doc, declared.project, declared.directive, settings)
     except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved (symlink loop): no context
         versions, launch = version_context.Versions(), launch_context.Launch()
-    result.versions, result.launch = versions, launch
-    plan = None
-    linked: list[Document] = []
-
-    def read_plan(launch):
-        """The flavor reader's plan (the launch's script arguments over the file's keys, where they win), the
-        launch's decisions where the file leaves them, then the settings."""
-        arguments = launch_context.view_overrides(launch, flavor)
-        read = flavors.READERS[flavor].read(doc, overrides=arguments) if arguments else flavors.READERS[flavor].read(doc)
-        plan = launch_context.apply(read.plan, launch)
-        for overrides in (project_overrides, directive.overrides if directive else Overrides(), settings.cli):
-            plan = overrides.apply(plan)
-        return plan, read.linked
-
-    if flavor != "unknown":
-        plan, linked = read_plan(launch)
-    result.plan, result.linked = plan, linked
-
     try:
-        result.dialect = _dialect(doc, flavor, launch, versions, project, directive, settings)
+        dialect = _dialect(doc, flavor, launch, versions, declared.project, declared.directive, settings)
     except (OSError, RuntimeError, ValueError):
-        from trainlint.context.dialect import Dialect
-
-        result.dialect = Dialect()
-    from trainlint.context.dialect import implied_versions
-
-    versions = result.versions = implied_versions(result.dialect, versions)
-    from trainlint.context.dialect import apply_builtin_deepspeed
-
-    reread = launch_context.for_dialect(launch, result.dialect.name, _script_syntax(doc, launch, settings))
-    # ^ the script's arguments, as its parser reads them
-    if reread is not launch:
-        launch = result.launch = reread
-        if flavor != "unknown":
-            plan, linked = read_plan(launch)
-            result.plan, result.linked = plan, linked
-    plan = result.plan = apply_builtin_deepspeed(plan, doc, result.dialect, versions)
+        dialect = Dialect()
+    versions = implied_versions(dialect, versions)
+    # the script's arguments, as its parser reads them
+    launch = launch_context.for_dialect(launch, dialect.name, _script_syntax(doc, launch, settings))
     if settings.use_project_config and doc.path:
-        versions = result.versions = _imports_narrow(doc, flavor, launch, result.dialect, versions)
+        versions = _imports_narrow(doc, flavor, launch, dialect, versions)
     if foreign is not None:
-        from trainlint.context.dialect import Dialect
-
-        result.dialect = Dialect(foreign, Origin("inferred", note=f"recognised as {flavors.FOREIGN_LABELS.get(foreign, foreign)}"))
-    ctx = LintContext(document=doc, flavor=flavor, plan=plan, linked=linked, versions=versions, launch=launch,
-                      dialect=result.dialect)
-    if project_error:
-        ctx.settings_problems.append((None, project_error))
-    if directive is not None:
-        for line, message in directive.problems:
-            ctx.settings_problems.append((doc.span(doc.line_start(line), doc.line_start(line) + len(doc.line_text(line))),
-                                          message))
-    _estimate(ctx, result)
-
-    diagnostics: list[Diagnostic] = []
-    deepspeed_configs = True
-    if reads_deepspeed_configs(flavor):
-        from trainlint.rules.dscommon import ds_configs
-
-        deepspeed_configs = bool(ds_configs(ctx))
-    root = doc.root
-    top_keys = frozenset(k for k in root.keys() if isinstance(k, str)) \
-        if root is not None and root.kind == "mapping" else frozenset()
-    for rule in all_rules(flavor, deepspeed_configs, top_keys):  # only the rules that can apply are imported
-        identity = rule.RULE
-        if identity.flavors and flavor not in identity.flavors:
-            continue
-        if not selection.enabled(identity.code, identity.enabled_by_default):
-            continue
-        applies = identity.applies_to(ctx.versions)
-        resolved = ctx.versions.get(identity.framework) if identity.framework else None
-        if applies is False:
-            continue  # the claim does not hold for the version(s) this file runs under
-        if applies is None and resolved is not None and resolved.assumed and identity.versions and \
-                ctx.versions.includes(identity.framework, identity.versions) is False:
-            applies = False  # only the assumed release lies outside the range: report, as info
-        try:
-            found = list(rule.check(ctx))
-            if applies is False:  # only an assumed version excludes it: a hint that names the range
-                found = [_outside_range(d, identity, resolved) for d in found]
-            assumed = identity.version_assumptions(ctx.versions)
-            diagnostics.extend(calibrate(d, assumed) for d in found)
-        except Exception as exc:  # noqa: BLE001
-            diagnostic, internal = failure(doc, f"rule {identity.code} ({identity.name}) failed", exc)
-            result.internal_error = result.internal_error or internal
-            diagnostics.append(diagnostic)
-    if launch.assumed and any(d.severity in (Severity.ERROR, Severity.WARNING) for d in diagnostics):
-        diagnostics = _cap_assumed_launch(diagnostics, ctx, read_plan if flavor != "unknown" else None, result)
-    diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in per_file_ignored)]
-    suppressions = Suppressions.from_document(doc)
-    kept = suppressions.filter(diagnostics)
-    if selection.enabled("TL009", True):
-        kept.extend(tl009_unused_suppression.report(suppressions, doc))
-    result.diagnostics = _dedupe(kept)
+        dialect = Dialect(foreign, Origin("inferred",
+                                          note=f"recognised as {flavors.FOREIGN_LABELS.get(foreign, foreign)}"))
+    return Surroundings(versions, launch, dialect)
 
 
-def surroundings(doc: Document, project: ProjectConfig, directive, settings: Settings):
+def surroundings(doc: Document, project: ProjectConfig, directive: Directive | None,
+                 settings: Settings) -> tuple[version_context.Versions, launch_context.Launch]:
     """The framework versions and the launch of one file, from the declared settings (CLI, directive,
     [tool.trainlint], strongest first) and, unless isolated, the repository around it."""
     layers = [project.context_for(doc.path)]
@@ -291,10 +280,8 @@ def surroundings(doc: Document, project: ProjectConfig, directive, settings: Set
     return versions, launch or launch_context.Launch()
 
 
-def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfig, directive, settings: Settings):
-    from trainlint.context import dialect as dialect_context
-    from trainlint.context import pins
-
+def _dialect(doc: Document, flavor: str, launch: launch_context.Launch, versions: version_context.Versions,
+             project: ProjectConfig, directive: Directive | None, settings: Settings) -> Dialect:
     declared, declared_origin = "", None
     for layer in (project.context_for(doc.path), directive.context if directive is not None else None,
                   settings.context):
@@ -311,13 +298,10 @@ def _dialect(doc: Document, flavor: str, launch, versions, project: ProjectConfi
                                   root)
 
 
-def _script_syntax(doc: Document, launch, settings: Settings) -> str:
+def _script_syntax(doc: Document, launch: launch_context.Launch, settings: Settings) -> str:
     """The argument syntax the launched script's own text names (alignment-handbook's H4ArgumentParser)."""
     if launch is None or not launch.found or launch.launcher not in ("accelerate", "torchrun", "deepspeed", "python"):
         return ""
-    from trainlint.context import dialect as dialect_context
-    from trainlint.context import pins
-
     try:
         root = str(pins.repo_root(Path(doc.path).resolve().parent)) if settings.use_project_config and doc.path else ""
         return dialect_context.script_syntax(launch, root)
@@ -325,15 +309,13 @@ def _script_syntax(doc: Document, launch, settings: Settings) -> str:
         return ""
 
 
-def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
+def _imports_narrow(doc: Document, flavor: str, launch: launch_context.Launch, dialect: Dialect,
+                    versions: version_context.Versions) -> version_context.Versions:
     """Versions cut by what the launched script imports (trainlint.context.imports): a name a release removed
     means the run cannot use that release or later. The script the launch runs when it is a file; else, with no
     launch (or one naming a script that is not there), the cut that holds whichever of the repository's own scripts
     that parse with the file's parser runs (the weakest), as an assumption said so.
     The requirement narrowing then runs again with the cuts."""
-    from trainlint.context import dialect as dialect_context
-    from trainlint.context import pins
-
     try:
         root = str(pins.repo_root(Path(doc.path).resolve().parent))
         cuts: tuple = ()
@@ -342,15 +324,11 @@ def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
             script = dialect_context.script_path(launch.script, launch_context.bases_of(launch, root or None))
         stale = launch is not None and launch.found and launch.script.endswith(".py") and not script
         if script:
-            from trainlint.context import imports
-
             cuts = imports.cuts_for(script, root)
         elif flavor == "huggingface" and dialect is not None and dialect.known and \
                 (stale or launch is None or not launch.found):
             scripts = dialect_context.repository_scripts(root, dialect.name)
             if scripts:
-                from trainlint.context import imports
-
                 cuts = imports.weakest([imports.cuts_for(s, root) for s in scripts])
             why = f"the launch's {launch.script} is not in the repository" if stale else "no launch names this file"
             cuts = tuple(c.with_reason(f"{why}; each of the repository's {len(scripts)} {dialect.label} scripts "
@@ -371,6 +349,105 @@ def _imports_narrow(doc: Document, flavor: str, launch, dialect, versions):
         return versions
 
 
+class _PlanReader:
+    """The plan of one file under a given launch; made once, read again by `_cap_assumed_launch` without the
+    launch."""
+
+    def __init__(self, doc: Document, flavor: str, dialect: Dialect, versions: version_context.Versions,
+                 layers: tuple[Overrides, ...]):
+        self.doc, self.flavor, self.dialect, self.versions, self.layers = doc, flavor, dialect, versions, layers
+
+    def read(self, launch: launch_context.Launch) -> tuple[TrainingPlan | None, list[Document]]:
+        """Takes a launch; gives the plan (None for a file of no flavor) and the documents it links: the flavor
+        reader's plan (the launch's script arguments over the file's keys, where they win), the launch's decisions
+        where the file leaves them, the settings (project, directives, command line), then the ZeRO stage and
+        offload of a DeepSpeed file the parser bundles (ms-swift's `zero3_offload`)."""
+        if self.flavor == "unknown":
+            return None, []
+        arguments = launch_context.view_overrides(launch, self.flavor)
+        reader = flavors.READERS[self.flavor]
+        read = reader.read(self.doc, overrides=arguments) if arguments else reader.read(self.doc)
+        plan = launch_context.apply(read.plan, launch)
+        for overrides in self.layers:
+            plan = overrides.apply(plan)
+        return apply_builtin_deepspeed(plan, self.doc, self.dialect, self.versions), read.linked
+
+
+def _lint_context(doc: Document, flavor: str, result: FileResult, declared: Declared) -> LintContext:
+    """Takes the file's plan and surroundings (in `result`) and what is declared; gives what the rules see,
+    with the settings that could not be used (the project's, the directives' bad entries) for TL010."""
+    ctx = LintContext(document=doc, flavor=flavor, plan=result.plan, linked=result.linked, versions=result.versions,
+                      launch=result.launch, dialect=result.dialect)
+    if declared.project_error:
+        ctx.settings_problems.append((None, declared.project_error))
+    if declared.directive is not None:
+        for line, message in declared.directive.problems:
+            start = doc.line_start(line)
+            ctx.settings_problems.append((doc.span(start, start + len(doc.line_text(line))), message))
+    return ctx
+
+
+def _estimate(ctx: LintContext, result: FileResult) -> None:
+    """Takes the rules' context; fills its estimate (and the result's) when there is a plan to estimate."""
+    if ctx.plan is None:
+        return
+    estimator.attach(ctx)
+    result.estimate = ctx.estimate
+
+
+def _rule_findings(ctx: LintContext, selection: RuleSelection, result: FileResult) -> list[Diagnostic]:
+    """Takes the rules' context and the selection; gives the findings of every selected rule that can apply to
+    the file: of its flavor, whose version range the file's versions do not exclude (a range only an assumed
+    version lies outside of gives info findings that say so), each calibrated (`calibrate`). A rule that fails
+    becomes a finding (marking `result` when it is a bug)."""
+    doc, flavor = ctx.document, ctx.flavor
+    deepspeed_configs = bool(ds_configs(ctx)) if reads_deepspeed_configs(flavor) else True
+    root = doc.root
+    top_keys = frozenset(k for k in root.keys() if isinstance(k, str)) \
+        if root is not None and root.kind == "mapping" else frozenset()
+    diagnostics: list[Diagnostic] = []
+    for rule in all_rules(flavor, deepspeed_configs, top_keys):  # only the rules that can apply are imported
+        identity = rule.RULE
+        if identity.flavors and flavor not in identity.flavors:
+            continue
+        if not selection.enabled(identity.code, identity.enabled_by_default):
+            continue
+        applies = identity.applies_to(ctx.versions)
+        resolved = ctx.versions.get(identity.framework) if identity.framework else None
+        if applies is False:
+            continue  # the claim does not hold for the version(s) this file runs under
+        if applies is None and resolved is not None and resolved.assumed and identity.versions and \
+                ctx.versions.includes(identity.framework, identity.versions) is False:
+            applies = False  # only the assumed release lies outside the range: report, as info
+        try:
+            found = list(rule.check(ctx))
+            if applies is False:  # only an assumed version excludes it: a hint that names the range
+                found = [_outside_range(d, identity, resolved) for d in found]
+            assumed = identity.version_assumptions(ctx.versions)
+            diagnostics.extend(calibrate(d, assumed) for d in found)
+        except Exception as exc:  # noqa: BLE001
+            diagnostic, internal = failure(doc, f"rule {identity.code} ({identity.name}) failed", exc)
+            result.internal_error = result.internal_error or internal
+            diagnostics.append(diagnostic)
+    return diagnostics
+
+
+def _filtered(diagnostics: list[Diagnostic], ctx: LintContext, declared: Declared, reader: _PlanReader,
+              result: FileResult) -> list[Diagnostic]:
+    """Takes the rules' findings; gives those to report: capped at warning where only an assumed launch makes
+    them (`_cap_assumed_launch`), without the codes the per-file settings ignore and those the file's
+    `disable=` comments suppress, with TL009 for the suppressions that suppressed nothing, one per place and
+    code."""
+    if ctx.launch.assumed and any(d.severity in (Severity.ERROR, Severity.WARNING) for d in diagnostics):
+        diagnostics = _cap_assumed_launch(diagnostics, ctx, reader, result)
+    diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in declared.ignored)]
+    suppressions = Suppressions.from_document(ctx.document)
+    kept = suppressions.filter(diagnostics)
+    if declared.selection.enabled("TL009", True):
+        kept.extend(tl009_unused_suppression.report(suppressions, ctx.document))
+    return _dedupe(kept)
+
+
 def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:
     """A finding of a rule whose range excludes the *assumed* version: kept as info, saying so."""
     note = (f"this holds for {resolved.name}{identity.versions}; assumed {resolved.describe()}, outside that range: "
@@ -378,19 +455,14 @@ def _outside_range(d: Diagnostic, identity, resolved) -> Diagnostic:
     return replace(d, severity=Severity.INFO, assumptions=d.assumptions + (note,))
 
 
-def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, read_plan, result) -> list[Diagnostic]:
+def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, reader: _PlanReader,
+                        result: FileResult) -> list[Diagnostic]:
     """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
     each error or warning the rules do not also make without that launch (same code, place and severity) carries
     the assumption, so is at most a warning and says what it assumed."""
-    from dataclasses import replace as _replace
-
     bare = launch_context.Launch()
-    plan, linked = read_plan(bare) if read_plan is not None else (ctx.plan, ctx.linked)
-    if plan is not None and result.dialect is not None:
-        from trainlint.context.dialect import apply_builtin_deepspeed
-
-        plan = apply_builtin_deepspeed(plan, ctx.document, result.dialect, ctx.versions)
-    alone = _replace(ctx, launch=bare, plan=plan, linked=linked, estimate=None)
+    plan, linked = reader.read(bare)
+    alone = replace(ctx, launch=bare, plan=plan, linked=linked, estimate=None)
     _estimate(alone, FileResult(ctx.document.path, ctx.flavor, ctx.document))
     serious = (Severity.ERROR, Severity.WARNING)
     codes = {d.code for d in diagnostics if d.severity in serious}
@@ -417,18 +489,6 @@ def calibrate(d: Diagnostic, extra: tuple[str, ...] = ()) -> Diagnostic:
     if d.assumptions and d.severity is Severity.ERROR:
         d = replace(d, severity=Severity.WARNING)
     return d
-
-
-def _estimate(ctx: LintContext, result: FileResult) -> None:
-    """Fill ctx.estimate when a memory model is available (the estimator module)."""
-    try:
-        from trainlint.memory import estimate as estimator
-    except ImportError:
-        return
-    if ctx.plan is None:
-        return
-    estimator.attach(ctx)
-    result.estimate = ctx.estimate
 
 
 def _dedupe(diagnostics: list[Diagnostic], seen: set | None = None) -> list[Diagnostic]:
