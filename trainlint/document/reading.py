@@ -10,6 +10,7 @@ import os
 import stat
 from pathlib import Path
 
+from trainlint.document import json_parser, yaml_parser
 from trainlint.document.tree import Document, SyntaxProblem
 
 try:  # the built-in BLAKE2 module: `hashlib` would load OpenSSL first, which costs more than reading a config
@@ -51,10 +52,9 @@ class overlay:  # noqa: N801 - used as `with overlay(texts):`, like the function
         self._saved = dict(_overlay)
         _overlay.update({os.path.realpath(p): t for p, t in self._texts.items()})
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> None:
         _overlay.clear()
         _overlay.update(self._saved)
-        return False
 
 
 def in_overlay(path: str | Path) -> bool:
@@ -219,11 +219,7 @@ def parse_document(text: str, path: str, kind: str | None = None) -> Document:
                                          doc.span(bad.start(), bad.start() + 1))
         return doc
     if kind == "json":
-        from trainlint.document import json_parser
-
         json_parser.parse_into(doc)
     else:
-        from trainlint.document import yaml_parser
-
         yaml_parser.parse_into(doc)
     return doc

@@ -9,13 +9,12 @@ recorded as facts on the document; rules turn them into diagnostics.
 from __future__ import annotations
 
 import bisect
-
+import copy
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from trainlint.diagnostics import Pos, Span
+from typing import Any
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Iterator
+from trainlint.diagnostics import Pos, Span
 
 # Alias expansion cap: a YAML "billion laughs" file composes quickly but expands exponentially.
 MAX_NODES = 200_000
@@ -188,8 +187,6 @@ class Document:
     def subdocument(self, node: Node) -> "Document":
         """This document seen from a nested mapping (an inline DeepSpeed config, say): same text and
         positions, key paths starting at `node`."""
-        import copy  # (an inline DeepSpeed config is rare: most checks never copy a document)
-
         sub = copy.copy(self)
         sub.root = _rebased(node, ())
         sub.duplicates, sub.relaxed, sub.notes, sub.errors, sub.syntax_error = [], [], [], [], None

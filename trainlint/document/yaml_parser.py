@@ -156,6 +156,7 @@ class _Builder:
             out = Node("sequence", span, path, flow=bool(node.flow_style), alias_of=alias_of)
             out.items = [self.convert(child, path + (i,), depth + 1, is_alias) for i, child in enumerate(node.value)]
             return out
+        assert isinstance(node, yaml.ScalarNode)  # the composer makes only mapping, sequence and scalar nodes
         value = self._scalar_value(node, span)
         # libyaml gives plain scalars style "" where the Python parser gives None.
         return Node("scalar", span, path, value=value, raw=node.value, style=node.style or None, alias_of=alias_of)
