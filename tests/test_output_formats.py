@@ -411,3 +411,45 @@ def test_every_format_through_the_registry(fmt, tmp_path):
     result = lint(tmp_path, "train.yaml", HF_BAD)
     assert fmt in output.available()
     assert output.render(fmt, [result])
+
+
+# ---- detail: the explanation behind a one-line message ------------------------------------------
+
+DETAIL = ("PyYAML reads `2e-5` as the string '2e-5' (YAML 1.1 wants a dot and a signed exponent); "
+          "the trainer then fails comparing a string with a float.\nEvidence: yaml/resolver.py")
+
+
+def detailed_result(tmp_path) -> FileResult:
+    from dataclasses import replace
+
+    text = "learning_rate: 2e-5\n"
+    result = synthetic(str(tmp_path / "t.yaml"), text, [("TL003", "warning", "`2e-5` is a string to YAML 1.1", 15, 19)])
+    result.diagnostics = [replace(d, detail=DETAIL, assumptions=("assumed PyYAML",)) for d in result.diagnostics]
+    return result
+
+
+def test_full_shows_the_detail_under_the_snippet(tmp_path):
+    lines = full.render([detailed_result(tmp_path)]).splitlines()
+    assert lines[0].endswith("TL003 warning `2e-5` is a string to YAML 1.1")  # the message alone on its line
+    caret = lines.index("    |                ^^^^")
+    shown = lines[caret + 1:lines.index("  = assumed PyYAML")]
+    assert shown[0].startswith("  = PyYAML reads `2e-5`") and all(len(x) <= 2 + 2 + full.DETAIL_WIDTH for x in shown)
+    assert shown[-1] == "    Evidence: yaml/resolver.py"  # the detail's own line breaks are kept
+    assert " ".join(x[4:] for x in shown[:-1]) == DETAIL.splitlines()[0]  # wrapped, not cut
+
+
+def test_json_and_sarif_carry_the_detail_gitlab_and_github_the_message(tmp_path):
+    result = detailed_result(tmp_path)
+    (diag,) = json.loads(output.render("json", [result]))["files"][0]["diagnostics"]
+    assert diag["message"] == "`2e-5` is a string to YAML 1.1" and diag["detail"] == DETAIL
+    log = sarif_of([result], tmp_path)
+    assert validate_sarif(log) == []
+    (entry,) = log["runs"][0]["results"]
+    assert entry["message"] == {"text": "`2e-5` is a string to YAML 1.1",
+                                "markdown": f"`2e-5` is a string to YAML 1.1\n\n{DETAIL}"}
+    plain = sarif_of([synthetic(str(tmp_path / "u.yaml"), "a: 1\n", [("TL003", "warning", "m", 3, 4)])], tmp_path)
+    assert plain["runs"][0]["results"][0]["message"] == {"text": "m"}  # no detail: no markdown
+    (issue,) = json.loads(output.render("gitlab", [result]))
+    assert issue["description"] == "TL003 `2e-5` is a string to YAML 1.1"
+    annotation = output.render("github", [result]).splitlines()[0]
+    assert annotation.endswith("::`2e-5` is a string to YAML 1.1") and "PyYAML" not in annotation

@@ -123,8 +123,8 @@ def printable(text: str) -> str:
 
 
 def _printable(d: Diagnostic) -> Diagnostic:
-    if has_surrogates(d.message) or has_surrogates(d.path):
-        d = replace(d, message=printable(d.message), path=printable(d.path))
+    if has_surrogates(d.message) or has_surrogates(d.path) or has_surrogates(d.detail):
+        d = replace(d, message=printable(d.message), path=printable(d.path), detail=printable(d.detail))
     if any(has_surrogates(f.title) for f in d.fixes):
         d = replace(d, fixes=tuple(replace(f, title=printable(f.title)) for f in d.fixes))
     return d
@@ -140,8 +140,9 @@ def _internal(doc: Document, message: str, exc: BaseException | None = None) -> 
             where = f"{Path(last.filename).name}:{last.lineno}"
             if ours and ours[-1] is not last:
                 where += f", from {Path(ours[-1].filename).name}:{ours[-1].lineno}"
-            detail = f" (at {where}; please report this)"
-    return Diagnostic(INTERNAL, Severity.ERROR, message + detail, doc.path, doc.file_span, name="internal-error")
+            detail = f"at {where}; please report this"
+    return Diagnostic(INTERNAL, Severity.ERROR, message, doc.path, doc.file_span, name="internal-error",
+                      detail=detail)
 
 
 def _project(doc: Document, settings: Settings) -> ProjectConfig:
@@ -637,7 +638,8 @@ def _merged(found: list[Diagnostic], linking: list[FileResult]) -> list[Diagnost
     for key, names in others.items():
         if names:
             d = out[first[key]]
-            out[first[key]] = replace(d, message=f"(also from {', '.join(names)}) {d.message}")
+            also = f"Also reported from {', '.join(names)}."
+            out[first[key]] = replace(d, detail=f"{also} {d.detail}" if d.detail else also)
     return out
 
 

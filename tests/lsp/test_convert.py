@@ -110,3 +110,28 @@ def test_diagnostic_conversion_has_docs_link():
     lsp = convert.diagnostic(d, convert.LineIndex(doc.text))
     assert lsp.code == "TL004" and lsp.source == "trainlint" and lsp.severity == t.DiagnosticSeverity.Error
     assert lsp.code_description.href.endswith("TL004.md")
+
+
+def test_hover_shows_the_detail_of_the_findings_under_the_cursor():
+    from trainlint.diagnostics import Diagnostic, Severity
+    from trainlint.engine import FileResult
+
+    text = "learning_rate: 2e-5\nsave_strategy: no\n"
+    doc = parse_document(text, "t.yaml")
+    here = Diagnostic("TL003", Severity.WARNING, "`2e-5` is a string to YAML 1.1", "t.yaml", doc.span(15, 19),
+                      detail="PyYAML reads a float only with a dot and a signed exponent.")
+    bare = Diagnostic("TL004", Severity.WARNING, "`no` is false to YAML 1.1", "t.yaml", doc.span(35, 37))
+    whole = Diagnostic("TL102", Severity.INFO, "no memory estimate: no model", "t.yaml", doc.file_span,
+                       detail="Pass --model to estimate.")
+    result = FileResult("t.yaml", "huggingface", doc, diagnostics=[here, bare, whole])
+    on_value = features.findings_markdown(result, doc, 17, 0)
+    assert on_value == ("**TL003** `2e-5` is a string to YAML 1.1\n\nPyYAML reads a float only with a dot and a "
+                        "signed exponent.\n\n**TL102** no memory estimate: no model\n\nPass --model to estimate.")
+    assert features.findings_markdown(result, doc, 36, 1) is None  # a finding without detail adds nothing
+    hover = features.hover_markdown(result, doc, 17, 0)
+    assert hover is not None and hover.startswith("**TL003**")
+    # a config linking this file reports in it: its findings' detail shows too, once
+    user = FileResult("train.yaml", "huggingface", doc, diagnostics=[here])
+    assert features.findings_markdown(result, doc, 17, 0, (("train.yaml", user),)).count("**TL003**") == 1
+    assert "TL003" in features.findings_markdown(FileResult("t.yaml", "huggingface", doc), doc, 17, 0,
+                                                 (("train.yaml", user),))

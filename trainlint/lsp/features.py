@@ -175,12 +175,33 @@ def memory_effects(result: Any, doc: Document, key_path: tuple | None = None) ->
         origin = getattr(setting, "origin", None)
         if origin is None or origin.kind not in ("config", "linked") or origin.span is None:
             continue
+def findings_markdown(result: Any, doc: Document, offset: int, line: int,
+                      users: tuple[tuple[str, Any], ...] = ()) -> str | None:
+    """The detail of each finding under the cursor (its one-line message is the diagnostic's; the explanation,
+    evidence and figures behind it are here): the file's own findings and those of the configs linking it."""
+    seen: set = set()
+    parts = []
+    for source in (result, *(user for _name, user in users)):
+        for d in getattr(source, "diagnostics", None) or ():
+            if not d.detail or not _same_path(d.path, doc.path) or (d.code, d.span) in seen:
+                continue
+            whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
+            if not (line == 0 if whole_file else d.span.start.offset <= offset <= d.span.end.offset):
+                continue
+            seen.add((d.code, d.span))
+            parts.append(f"**{d.code}** {d.message}\n\n{d.detail}")
+    return "\n\n".join(parts) if parts else None
+
+
         if origin.path and not _same_path(origin.path, doc.path):
             continue
         if key_path is not None and tuple(origin.key_path) != tuple(key_path):
             continue
         for label, changes in _alternatives(plan, name, setting):
             after = _what_if(result, changes)
+    findings = findings_markdown(result, doc, offset, line, users)
+    if findings:
+        parts.append(findings)
             total = _total(after) if after is not None else None
             if total is None:
                 continue
@@ -195,9 +216,9 @@ def effect_text(effect: MemoryEffect) -> str:
 
 def hover_markdown(result: Any, doc: Document, offset: int, line: int,
                    users: tuple[tuple[str, Any], ...] = ()) -> str | None:
-    """Hover text at a code-point offset of the document: the key's docs and memory effect; on the
-    first line, the memory breakdown. `users`: (name, result) of open configs that link this file
-    (a DeepSpeed JSON): its keys' memory effects are shown for each of them."""
+    """Hover text at a code-point offset of the document: the detail of the findings there, the key's docs and
+    memory effect; on the first line, the memory breakdown. `users`: (name, result) of open configs that link
+    this file (a DeepSpeed JSON): their findings in it and its keys' memory effects for each of them."""
     parts: list[str] = []
     found = doc.node_at(offset) if doc.root is not None else None
     if found is not None:

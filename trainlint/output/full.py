@@ -1,11 +1,13 @@
 """`--output-format full`: the text format plus, under each finding, its source line(s) with the span
-underlined and the fixes on offer with their applicability.
+underlined, the finding's detail (the explanation and figures behind its one-line message), what it assumed
+and the fixes on offer with their applicability.
 
 ```
-train.yaml:3:16: TL003 warning [*] `learning_rate: 2e-5` is read by YAML 1.1 ...
+train.yaml:3:16: TL003 warning [*] `learning_rate: 2e-5` is a string to YAML 1.1 readers, not a number
   |
 3 | learning_rate: 2e-5
   |                ^^^^
+  = PyYAML (YAML 1.1) reads a float only with a dot in the mantissa and a signed exponent; ...
   = fix (safe): write 2.0e-5
 ```
 Columns are counted in code points; the underline is laid out for a terminal (tabs shown as four
@@ -14,12 +16,14 @@ spaces, East Asian wide characters as two cells, combining marks as none).
 
 from __future__ import annotations
 
+import textwrap
 import unicodedata
 
 from trainlint.output.summary import (estimate_line, finding_line, findings_footer, has_safe_fix, paint,
                                       sorted_findings, statistics)
 
 TAB = "    "
+DETAIL_WIDTH = 100  # the detail's lines, wrapped for a terminal (after the "  = " they are shown with)
 
 
 def document_for(result, d):
@@ -67,6 +71,15 @@ def snippet(doc, span) -> list[str]:
     return out
 
 
+def detail_lines(detail: str) -> list[str]:
+    """The detail under a finding: `= ` and its text wrapped, each line of it (a list, a breakdown) its own."""
+    out: list[str] = []
+    for paragraph in detail.strip().splitlines():
+        wrapped = textwrap.wrap(paragraph, DETAIL_WIDTH, break_long_words=False, break_on_hyphens=False) or [""]
+        out.extend(("= " if not out else "  ") + line for line in wrapped)
+    return out
+
+
 def render(results: list, color: bool = False, quiet: bool = False, fixed: int = 0, show_statistics: bool = False,
            **_: object) -> str:
     if show_statistics:
@@ -80,6 +93,8 @@ def render(results: list, color: bool = False, quiet: bool = False, fixed: int =
         whole_file = d.span.end.offset == 0  # (an empty span at the very start: the file as a whole)
         if doc is not None and doc.text and not whole_file:
             lines.extend("  " + line for line in snippet(doc, d.span))
+        if d.detail:
+            lines.extend("  " + line for line in detail_lines(d.detail))
         for assumption in d.assumptions:  # what a warning rests on, and how to declare it
             lines.append("  " + paint("= " + (assumption if assumption.startswith("assum") else f"assumed: {assumption}"),
                                       "note", color))

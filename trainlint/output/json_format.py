@@ -21,6 +21,7 @@ def diagnostic(d) -> dict:
         "name": d.name,
         "severity": d.severity.value,
         "message": d.message,
+        "detail": d.detail,
         "path": d.path,
         "range": span(d.span),
         "fixes": [{"title": f.title, "applicability": f.applicability,

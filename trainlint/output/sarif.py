@@ -2,10 +2,11 @@
 
 One run; `tool.driver.rules` lists every rule (the rule docs as `fullDescription` and `help`) plus any
 engine code that appears in the results; each result has `ruleId` and `ruleIndex`, a 1-based region
-(columns in code points: `columnKind: unicodeCodePoints`, `endColumn` exclusive), the fixes as
-`artifactChanges`, and a `partialFingerprints` entry that survives lines moving. Paths are written
-relative to the base directory (the current directory) under `uriBaseId: %SRCROOT%` when they lie
-inside it, as absolute `file://` URIs otherwise.
+(columns in code points: `columnKind: unicodeCodePoints`, `endColumn` exclusive), the one-line message as
+`message.text` (and, when the finding has a detail, the message then the detail as `message.markdown`, which
+viewers show instead), the fixes as `artifactChanges`, and a `partialFingerprints` entry that survives lines
+moving. Paths are written relative to the base directory (the current directory) under `uriBaseId: %SRCROOT%`
+when they lie inside it, as absolute `file://` URIs otherwise.
 """
 
 from __future__ import annotations
@@ -110,6 +111,13 @@ def _engine_rule(d) -> dict:
             "fullDescription": {"text": summary}, "defaultConfiguration": {"level": LEVELS[d.severity.value]}}
 
 
+def message(d) -> dict:
+    """The headline as text; with a detail, the markdown viewers prefer: the headline, then the detail."""
+    if not d.detail:
+        return {"text": d.message}
+    return {"text": d.message, "markdown": f"{d.message}\n\n{d.detail}"}
+
+
 def _fix(fix, base: str | None) -> dict:
     changes: dict[str, list[dict]] = {}
     for edit in fix.edits:
@@ -137,7 +145,7 @@ def sarif_log(results: list, base: str | None = None) -> dict:
                 "ruleId": d.code,
                 "ruleIndex": index[d.code],
                 "level": LEVELS[d.severity.value],
-                "message": {"text": d.message},
+                "message": message(d),
                 "locations": [{"physicalLocation": {"artifactLocation": _artifact(d.path, base),
                                                     "region": _region(d.span)}}],
                 "partialFingerprints": {FINGERPRINT: prints[id(d)]},
