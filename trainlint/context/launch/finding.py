@@ -1,0 +1,173 @@
+"""The launch of one config file: the commands of the repository's index that name it (the best by kind of file,
+then by certainty of where it runs), else a usage line in the file's own comments, else `Launch()`; and how the
+command names the file (`Launch.role`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from trainlint.context import pins
+from trainlint.context.launch import deciding, index
+from trainlint.context.launch.deciding import _span_of, from_parsed
+from trainlint.context.launch.index import has_launch_words, index_for, may_name
+from trainlint.context.launch.parsing import (CONFIG_SUFFIXES, Parsed, _flag_tokens, _plain_arguments,
+                                              _starts_a_command, accelerate_overrides, parse_command)
+from trainlint.context.launch.resolving import _relative_folder, names_config, working_dirs
+from trainlint.context.launch.values import Command, Launch
+from trainlint.plan import Origin
+
+# id(command) -> (the command, its Parsed or None, {repo: its working folders}): an index's commands live until
+# clear_cache, and the language server looks the same file up on every edit.
+_PARSED: dict[int, tuple] = {}
+
+
+def clear_cache() -> None:
+    """Forget the launch indexes and the accelerate configs read (the language server calls it on changes)."""
+    index.clear_cache()
+    deciding.clear_cache()
+    _PARSED.clear()
+
+
+def _parsed_command(command: "Command", repo: Path):
+    """(Parsed or None, working folders, certain) of an index command, computed once per command and repository."""
+    entry = _PARSED.get(id(command))
+    if entry is None or entry[0] is not command:
+        entry = (command, parse_command(command.text, dict(command.env)), {})
+        _PARSED[id(command)] = entry
+    _, parsed, dirs = entry
+    if parsed is None:
+        return None, [], False
+    key = str(repo)
+    if key not in dirs:
+        dirs[key] = working_dirs(command, repo)
+    bases, certain = dirs[key]
+    return parsed, bases, certain
+
+
+def _role(p: Parsed, config: Path, bases: list[Path], root: Path, script_config: str) -> str:
+    """How the command names the file: "config", "hf-deepspeed", "deepspeed" or "accelerate"."""
+    flags = _flag_tokens([a for a in p.args if a])
+    for key, value, _written, _shown in flags:
+        if key in ("deepspeed", "deepspeed_config") and value.endswith(CONFIG_SUFFIXES) and \
+                names_config(value, config, bases, root):
+            return "hf-deepspeed" if key == "deepspeed" else "deepspeed"
+    for field_name, role in (("config_file", "accelerate"), ("deepspeed_config", "deepspeed")):
+        given = p.values.get(field_name)
+        if given and names_config(given, config, bases, root) and not (script_config and
+                                                                      names_config(script_config, config, bases, root)):
+            return role
+    return "config"
+
+
+def _config_args(p: Parsed) -> list[str]:
+    """The tokens after the script that may name a config file."""
+    return list(p.args) + ([p.values["config_file"]] if p.launcher == "trl" and "config_file" in p.values else [])
+
+
+def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
+    for tok in _config_args(p):
+        if tok.startswith("--") and "=" not in tok:
+            continue
+        if tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok:
+            if names_config(tok, config, bases, root):
+                return True
+    # the launcher's own options: accelerate launch --config_file X / --deepspeed_config_file X
+    return any(names_config(p.values[name], config, bases, root) for name in ("config_file", "deepspeed_config")
+               if p.launcher in ("accelerate", "trl") and p.values.get(name))
+
+
+def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: str | None = None) -> Launch:
+    """The launch of a config file: a command in the repository that names it (scripts, Makefiles, CI
+    workflows, README code blocks), else one in the file's own comments (torchtune and LitGPT configs carry
+    their `tune run ...` usage line), else nothing (`Launch()`)."""
+    try:
+        config = Path(config_path).resolve()
+        if not config.parent.is_dir():
+            return Launch()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable path
+        return Launch()
+    repo = Path(root) if root else pins.repo_root(config.parent)
+    repo_index = index_for(str(repo))
+    matches: list[tuple[tuple, Command, Parsed, list[Path], bool]] = []  # (sort key, command, parsed, bases, certain)
+    for command in repo_index.commands_naming(config.name):
+        if config.name not in command.text and "$" not in command.text and "{" not in command.text:
+            continue
+        if not may_name(command, config):
+            continue
+        parsed, bases, certain = _parsed_command(command, repo)
+        if parsed is None:
+            continue
+        if _names_file(parsed, config, bases, repo):
+            distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
+            # by kind (a script before a README), then a command certain of where it runs first
+            matches.append(((command.rank, not certain, distance, command.path, command.line), command, parsed,
+                            bases, certain))
+    if matches:
+        matches.sort(key=lambda m: m[0])
+        _, command, parsed, bases, certain = matches[0]
+        origin = Origin("launch", command.path, span=_span_of(command.line))
+        launch = from_parsed(parsed, origin, bases, command.text, command)
+        assumed = ""
+        if not certain:
+            rel = _relative_folder(bases[0] if bases else Path(command.path).parent, repo)
+            where = ", ".join(_relative_folder(b, repo) for b in bases[1:])
+            assumed = (f"the command in {_relative_folder(Path(command.path), repo)}:{command.line + 1} does not say "
+                       f"which folder it runs in; its relative paths are read from {rel}"
+                       + (f" (it may also run from {where})" if where else "")
+                       + " (add `cd <folder> &&` before it, or declare the launch: `launch = \"...\"`)")
+        return replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
+                       other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
+                       other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
+                       assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
+                       overrides=_common_overrides([(m[2], m[3]) for m in matches], config, repo))
+    return find_in_comments(config_path, comments, [repo, config.parent])
+
+
+def _runs_accelerate_config(p: Parsed, config: Path, bases: list[Path], repo: Path) -> bool:
+    """Whether the `accelerate launch` command `p` runs `config` as its --config_file."""
+    return p.launcher == "accelerate" and bool(p.values.get("config_file")) and \
+        names_config(p.values["config_file"], config, [*bases, repo, config.parent], repo)
+
+
+def _common_overrides(parsed: list, config: Path, repo: Path) -> tuple:
+    """The accelerate config keys every launch in `parsed` ((Parsed, its bases) pairs) that runs `config` as its accelerate config sets itself
+    (none unless each of them is one)."""
+    sets = []
+    for p, bases in parsed:
+        if not _runs_accelerate_config(p, config, bases, repo):
+            return ()
+        sets.append(accelerate_overrides(p))
+    return tuple(sorted(set.intersection(*sets))) if sets else ()
+
+
+def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] = (),
+                     bases: list[Path] | None = None) -> Launch:
+    """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
+    if bases is None:
+        try:
+            bases = [Path(config_path).resolve().parent]
+        except (OSError, RuntimeError, ValueError):
+            bases = []
+    for line, _column, text in comments:
+        body = text.lstrip("#").strip()
+        if "trainlint" in body or not has_launch_words(body):
+            continue
+        parsed = parse_command(body)
+        if parsed is None or parsed.launcher not in ("tune", "litgpt", "accelerate", "torchrun", "deepspeed",
+                                                     "axolotl", "llamafactory"):
+            continue
+        if not _starts_a_command(body):
+            continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
+        origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
+        launch = from_parsed(parsed, origin, bases, body)
+        # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8
+        # train.py`): the launch's own options set those keys
+        config = Path(config_path).resolve()
+        if bases and _runs_accelerate_config(parsed, config, bases, bases[0]):
+            return replace(launch, origin=origin, role="accelerate",
+                           overrides=tuple(sorted(accelerate_overrides(parsed))))
+        return replace(launch, origin=origin, role="config")
+    return Launch()

@@ -1,0 +1,224 @@
+"""The repository's launch commands: the files that may hold them (shell and SLURM scripts, Makefiles, CI workflows,
+READMEs), read once per repository with bounds; the command lines in each (continuation lines joined, the
+variables set and the `cd`s before each); and the byte and text prefilters that skip what cannot name a config
+(`has_launch_words`, `LaunchIndex.commands_naming`, `may_name`), each a superset of the full scan."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from trainlint.context.launch.resolving import _ASSIGN, _cd_target, _expand
+from trainlint.context.launch.values import Command
+from trainlint.document.reading import read_regular_file
+
+SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "env", ".env", "__pycache__", "site-packages", ".tox", ".nox",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "wandb", ".idea", ".vscode", ".cache",
+             "htmlcov", ".eggs"}
+MAX_FILES = 5000  # files looked at per repository
+MAX_FILE_BYTES = 512 * 1024
+MAX_TOTAL_BYTES = 24 * 1024 * 1024
+MAX_DEPTH = 8
+
+
+# Files that hold launch commands; the number orders them (a script beats a README's example).
+SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job", 0), ("Makefile", 1), (".mk", 1),
+                (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
+
+
+LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
+                    r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
+                    r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
+_BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
+
+
+# A word every match of LAUNCH_WORDS contains (held to it by tests/test_startup.py): this plain alternation scans
+# text an order of magnitude faster than LAUNCH_WORDS (whose \b-led alternatives have no literal prefix), so a line
+# or file without any of them is not scanned with it.
+_LAUNCH_LITERALS = re.compile(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
+                        r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
+
+
+def has_launch_words(text: str) -> bool:
+    """LAUNCH_WORDS.search(text) is not None, faster."""
+    return _LAUNCH_LITERALS.search(text) is not None and LAUNCH_WORDS.search(text) is not None
+
+
+@dataclass
+class LaunchIndex:
+    """The files of a repository that may hold launch commands, read once; each file's commands are parsed when a
+    lookup first needs them (most files name none of the configs looked up)."""
+
+    root: str
+    scripts: list  # [path, rank, bytes or the parsed commands] per file read, in walk order
+    files: int = 0
+    truncated: bool = False
+
+    def _commands_of(self, entry: list) -> list:
+        if isinstance(entry[2], bytes):
+            text = entry[2].decode("utf-8", errors="replace")
+            # one scan of the file before the line-by-line reading
+            entry[2] = commands_in(text, entry[0], entry[1]) if has_launch_words(text) else []
+        return entry[2]
+
+    def commands_naming(self, name: str, variables: bool = True) -> list:
+        """The commands of the files that contain `name` (and, with `variables`, of those with a `$` or a brace
+        expansion: a command may name a file through a variable or `config_{a,b}.yaml`), in walk order: a superset
+        of the commands whose text contains it."""
+        needle = name.encode("utf-8", errors="surrogateescape")
+        return [command for entry in self.scripts
+                if not isinstance(entry[2], bytes) or needle in entry[2]
+                or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
+                for command in self._commands_of(entry)]
+
+    @property
+    def commands(self) -> list:
+        return [command for entry in self.scripts for command in self._commands_of(entry)]
+
+
+_INDEX: dict[str, LaunchIndex] = {}  # by repository root
+
+
+def clear_cache() -> None:
+    """Forget the indexes built."""
+    _INDEX.clear()
+
+
+def is_launch_file(path: str) -> bool:
+    name = Path(path).name
+    return name == "Makefile" or name.endswith((".sh", ".bash", ".slurm", ".sbatch", ".job", ".mk", ".md")) or \
+        "/.github/workflows/" in Path(path).as_posix()
+
+
+def _kind(path: Path | str) -> int | None:
+    text = str(path)
+    name = os.path.basename(text)
+    for suffix, rank in SCRIPT_KINDS:
+        if name == suffix or name.endswith(suffix):
+            if suffix in (".yml", ".yaml"):
+                parts = text.replace(os.sep, "/").split("/")
+                return rank if ".github" in parts or "ci" in name.lower() or name.startswith(".gitlab") else None
+            if suffix == ".txt":
+                return None
+            return rank
+    return None
+
+
+def index_for(root: str) -> LaunchIndex:
+    if root not in _INDEX:
+        _INDEX[root] = _build_index(Path(root))
+    return _INDEX[root]
+
+
+def _build_index(root: Path) -> LaunchIndex:
+    scripts: list[list] = []
+    files = total = 0
+    truncated = False
+    base = str(root)
+    # Plain strings, not Path objects: a repository has thousands of folders and files to look at.
+    for folder, dirs, names in os.walk(base):
+        depth = 0 if folder == base else folder[len(base):].strip(os.sep).count(os.sep) + 1
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")
+                         and (not d.startswith(".") or d == ".github") and depth < MAX_DEPTH)
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            rank = _kind(path)
+            if rank is None:
+                continue
+            files += 1
+            if files > MAX_FILES or total > MAX_TOTAL_BYTES:
+                truncated = True
+                break
+            # Regular files only, never more than the limit: a FIFO named run.sh would block.
+            data, _why = read_regular_file(path, MAX_FILE_BYTES)
+            if data is None:
+                continue
+            total += len(data)
+            scripts.append([path, rank, data])
+        if truncated:
+            break
+    return LaunchIndex(str(root), scripts, files, truncated)
+
+
+def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = None) -> list[Command]:
+    """Launch-like command lines in a script, Makefile, workflow or the code blocks of a README."""
+    markdown = path.endswith((".md", ".rst")) if markdown is None else markdown
+    out: list[Command] = []
+    env: list[tuple[str, str]] = []
+    cds: list[str] = []  # the `cd X` seen so far (a README's shell session, a script's own cd)
+    step_dir = ""  # a CI step's `working-directory: X`
+    workflow = path.endswith((".yml", ".yaml"))
+    makefile = os.path.basename(path) == "Makefile" or path.endswith(".mk")
+    lines = text.splitlines()
+    in_block = not markdown
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        if markdown and raw.lstrip().startswith(("```", "~~~")):
+            in_block = not in_block
+            i += 1
+            continue
+        if not in_block and not (markdown and raw.startswith("    ")):
+            i += 1
+            continue
+        start = i
+        joined = raw.rstrip()
+        while joined.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            joined = joined[:-1] + " " + lines[i].strip()
+        i += 1
+        pieces = tuple(lines[start:i]) if i - start > 1 else ()
+        line = joined.strip().lstrip("$> ").strip()
+        if workflow:
+            wd = _WORKING_DIR.match(line)
+            if wd:
+                step_dir = wd.group(1).strip("\"'")
+                continue
+            if line.startswith("- "):
+                step_dir = ""  # the next step
+        if line.startswith("- "):  # a YAML list item in a workflow: `- run: accelerate launch ...`
+            line = line[2:]
+        if line.startswith(("run", "script", "command")):
+            line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
+        if line.startswith("#") and "trainlint" not in line:
+            line = line.lstrip("#").strip()  # commented examples (`# tune run ... --config X`) still tell
+        assign = _ASSIGN.match(line) if "=" in line else None
+        if assign and not has_launch_words(line[assign.end():]):
+            env.append((assign.group(1), assign.group(2).strip("\"'")))
+            continue
+        if makefile:
+            cds.clear()  # each recipe line runs in a shell of its own
+        change = _CD.match(line) if "cd" in line or "pushd" in line or "popd" in line else None
+        if change:
+            if change.group(1) == "popd":
+                cds.append("\0popd")
+            else:
+                cds.append(_expand(_cd_target(change.group(2)), dict(env)))
+            line = line[change.end():].strip()
+            if not line:
+                continue
+        if has_launch_words(line):
+            where = tuple(cds[-16:]) + ((step_dir,) if step_dir else ())
+            out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces, where))
+    return out
+
+
+_CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
+_WORKING_DIR = re.compile(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
+
+_UNQUOTE = str.maketrans("", "", "\"'\\")
+
+
+def may_name(command: Command, config: Path) -> bool:
+    """False only when the command cannot name `config` (a cheap superset of what parse_command + names_config
+    match; shlex's split costs about half a millisecond a command): a token names it with its exact name once its
+    variables are expanded, or, with a variable left unknown, as a pattern that ends in the name's own extension.
+    The test is on the whole text, its quotes and backslashes dropped, its variables expanded: a token's characters
+    are contiguous there. A brace expansion, or a name holding a quote or backslash, is always parsed."""
+    name = config.name
+    if name in command.text or "{" in command.text or any(c in name for c in "\"'\\"):
+        return True
+    plain = _expand(command.text.translate(_UNQUOTE), dict(command.env))
+    return name in plain or ("\0" in plain and bool(config.suffix) and config.suffix.lower() in plain.lower())

@@ -1,0 +1,217 @@
+"""Where a launch command runs and what its words name: the shell variables a file sets and their expansion, brace
+expansions, the folders a command may run in (`working_dirs`), and the files its relative paths name from there
+(`names_config`, `bases_for`, `bases_of`, `_resolve_path`)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+
+from trainlint.context.launch.values import Command, Launch
+
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
+
+
+def _cd_target(text: str) -> str:
+    """The folder a `cd` names, as written; "$0" for the script's own folder (`cd "$(dirname "$0")"`)."""
+    text = text.strip()
+    if "dirname" in text and ("$0" in text or "BASH_SOURCE" in text):
+        rest = text.rsplit(")", 1)[1] if ")" in text else ""
+        rest = rest.strip("\"'")
+        return "\0self" + rest
+    return text.strip("\"'")
+
+
+# `${NAME}`, `${NAME:-default}` / `${NAME-default}` and `$NAME`
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expand(token: str, env: dict) -> str:
+    """`token` with the shell variables `env` sets replaced by their values (an unset one by its default, else by
+    "\\0", which stands for a part that is not known)."""
+    def value(m: re.Match) -> str:
+        name, default = m.group(1) or m.group(3), m.group(2)
+        if name in env:
+            return env[name]
+        return default if default is not None else "\0"
+    if "$" not in token:
+        return token
+    return _VARIABLE.sub(value, token)
+
+
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+MAX_BRACE_WORDS = 32
+
+
+def brace_words(token: str) -> list[str]:
+    """The words a shell brace expansion makes of a token (`config_{grok,anthropic}.yaml` -> two), at most
+    MAX_BRACE_WORDS; the token itself when it has none."""
+    words = [token]
+    while len(words) <= MAX_BRACE_WORDS:
+        expanded, grew = [], False
+        for word in words:
+            match = _BRACES.search(word)
+            if match is None:
+                expanded.append(word)
+                continue
+            grew = True
+            expanded.extend(word[:match.start()] + part + word[match.end():] for part in match.group(1).split(","))
+        words = expanded
+        if not grew:
+            break
+    return words[:MAX_BRACE_WORDS]
+
+
+def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
+    """Whether a command-line token (a path, maybe with `$VAR` parts or a brace expansion) names this config
+    file."""
+    token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
+    token = token.strip("\"'")
+    if "{" in token and "," in token:
+        words = brace_words(token)
+        if words != [token]:
+            return any(names_config(word, config, base_dirs, root) for word in words)
+    if not token or "\0" not in token and Path(token).name != config.name:
+        if "\0" not in token:
+            return False
+    pattern = token.replace("\0", "*")
+    literal = Path(pattern).name.replace("*", "")
+    if len(literal) < 5 or not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
+        return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
+    if not fnmatch.fnmatch(config.name, Path(pattern).name):
+        return False
+    if Path(pattern).is_absolute():
+        return fnmatch.fnmatch(str(config), os.path.normpath(pattern))
+    for base in base_dirs:
+        try:
+            text = os.path.normpath(str(base / pattern))
+        except ValueError:
+            continue
+        if fnmatch.fnmatch(str(config), text):
+            return True
+        if "*" not in pattern and os.path.isfile(text):
+            return False  # the path names another file from a working directory tried before (exact, not plausible)
+    # A path written from some other working directory, whose trailing components only match, names nothing: it is
+    # another project's file as often as this one's (WizardLM: WizardCoder's README `configs/deepspeed_config.json`
+    # is not training/src/configs/deepspeed_config.json).
+    return False
+
+
+def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path], bool]:
+    """The directories the command may run in, the likeliest first, and whether that is certain. A relative path in
+    the command is read from there (`names_config`, `_resolve_path`).
+
+    Where it starts: a CI workflow at the repository root; a README at the root runs there, one below the root in
+    its own folder or at the root (not certain); a Makefile's recipes in the Makefile's folder; a shell script in
+    any folder from the root down to its own (`bash scripts/run.sh` from the root or from `train/`: certain only for
+    a script at the root). Then each `cd X` before the command in the file (`cd X && ...`, `cd X; ...`, a line of
+    its own, a CI step's `working-directory: X`; in a Makefile only on the recipe line itself, each line being a
+    shell of its own): `cd "$(dirname "$0")"` is the script's own folder (certain); a
+    relative folder is kept from the starting folders that hold it (certain when exactly one does); a folder
+    through a shell variable the file does not set, or an absolute one, leaves the candidates as they were, not
+    certain."""
+    here = Path(command.path).parent
+    root = Path(repo) if repo else None
+    if command.rank == 2 and root is not None:
+        start, certain = [root], True
+    elif command.rank == 3 and root is not None:
+        at_root = _resolved(here) == _resolved(root)
+        start, certain = ([root], True) if at_root else ([here, root], False)
+    elif command.rank == 1:
+        start, certain = [here], True
+    else:
+        start = _unique(bases_for(command.path, repo))
+        certain = len(start) == 1
+    dirs = list(start)
+    history: list[tuple[list[Path], bool]] = []
+    for target in command.cd:
+        if target == "\0popd":
+            if history:
+                dirs, certain = history.pop()
+            continue
+        history.append((dirs, certain))
+        if target.startswith("\0self"):
+            rest = target[len("\0self"):].lstrip("/")
+            dirs, certain = [Path(os.path.normpath(str(here / rest))) if rest else here], True
+            continue
+        if not target or "\0" in target or target.startswith(("~", "-", "/")):
+            dirs, certain = list(start), False
+            continue
+        inside = [Path(os.path.normpath(str(d / target))) for d in dirs]
+        existing = [d for d in inside if d.is_dir()]
+        if not existing and dirs != start:  # each README block's `cd demo` starts from a fresh shell
+            fresh = [Path(os.path.normpath(str(d / target))) for d in start]
+            if any(d.is_dir() for d in fresh):
+                inside, existing, certain = fresh, [d for d in fresh if d.is_dir()], len(start) == 1
+        if existing:
+            dirs, certain = _unique(existing), certain or len(_unique(existing)) == 1
+        else:
+            dirs = _unique(inside)
+    return dirs, certain
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    """`paths` without the ones naming a folder already listed (each path resolved once)."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        real = _resolved(path)
+        if real not in seen:
+            seen.add(real)
+            out.append(path)
+    return out
+
+
+def _resolve_path(value: str, bases: list[Path]) -> Path | None:
+    if not value or "\0" in value:
+        return None
+    candidate = Path(value).expanduser()
+    if candidate.is_absolute():
+        return candidate if candidate.is_file() else None
+    for base in bases:
+        full = (base / candidate)
+        if full.is_file():
+            return full.resolve()
+    return None
+
+
+def _relative_folder(path: Path, repo) -> str:
+    try:
+        rel = Path(os.path.relpath(path, repo)).as_posix() if repo else str(path)
+    except ValueError:
+        return str(path)
+    return "the repository root" if rel == "." else rel + ("/" if Path(path).is_dir() else "")
+
+
+def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
+    """The folders a launch command's relative paths are read from: the repository root, the folder of the file
+    holding the command, and the folders between the two (`train/scripts/run_rm.sh` is run from `train/`, as
+    `bash scripts/run_rm.sh`: its `configs/x.yaml` and `src/train.py` are train/'s)."""
+    here = Path(command_path).parent
+    out: list[Path] = [Path(repo)] if repo else []
+    out.append(here)
+    if repo:
+        try:
+            inner = here.resolve().relative_to(Path(repo).resolve())
+        except (ValueError, OSError, RuntimeError):
+            inner = None
+        if inner is not None:
+            for n in range(len(inner.parts) - 1, 0, -1):
+                out.append(Path(repo) / Path(*inner.parts[:n]))
+    return out
+
+
+def bases_of(launch: Launch, repo: Path | str | None = None) -> list[Path]:
+    """The folders the launch's relative paths (its script, the config it passes) are read from: the folder it
+    runs in when that is certain (`Launch.cwd`), then `bases_for` its file."""
+    bases = bases_for(launch.origin.path, repo)
+    return [Path(launch.cwd)] + bases if launch.cwd else bases
