@@ -1,7 +1,6 @@
 """Editor features computed from a lint result and the buffer text: hover text, completion, memory
 hints (what changing a setting would do) and suppression comments. Nothing here talks to the client;
-server.py turns these values into responses. Optional modules (schemas, estimate) are imported
-lazily and may be missing: then the feature simply has less to say.
+server.py turns these values into responses.
 """
 
 from __future__ import annotations
@@ -9,11 +8,16 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass, replace
 from typing import Any
 
-from dataclasses import dataclass
+from trainlint import flavors
+from trainlint.catalog import schemas
+from trainlint.document.reading import parse_document
 from trainlint.document.tree import Document, split_lines
 from trainlint.lsp.convert import GIB, breakdown_markdown, signed_gib
+from trainlint.memory import estimate
+from trainlint.plan import AMP_BF16, FP32
 
 SCHEMA_FOR_FLAVOR = {
     "deepspeed": "deepspeed",
@@ -34,14 +38,6 @@ def schema_name(flavor: str, kind: str) -> str | None:
     return name
 
 
-def _schemas():
-    try:
-        from trainlint.catalog import schemas
-    except ImportError:
-        return None
-    return schemas
-
-
 def _fmt(value: Any) -> str:
     try:
         return json.dumps(value)
@@ -51,11 +47,10 @@ def _fmt(value: Any) -> str:
 
 def key_markdown(schema: str, key_path: tuple) -> str | None:
     """What the schema says about a key: description, type, default, allowed values, deprecation."""
-    mod = _schemas()
-    if mod is None or not key_path:
+    if not key_path:
         return None
     try:
-        info = mod.describe(schema, tuple(key_path))
+        info = schemas.describe(schema, tuple(key_path))
     except Exception:  # noqa: BLE001
         return None
     if info is None:
@@ -112,19 +107,12 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
         if "8bit" not in value and "adafactor" not in value and "sgd" not in value:
             out.append(("8-bit AdamW", {"optimizer": "adamw_bnb_8bit"}))
     elif name == "precision":
-        try:
-            from trainlint.plan import AMP_BF16, FP32
-
-            if getattr(value, "compute_dtype", None) == "fp32":
-                out.append(("bf16 mixed precision", {"precision": AMP_BF16}))
-            else:
-                out.append(("fp32", {"precision": FP32}))
-        except ImportError:
-            pass
+        if getattr(value, "compute_dtype", None) == "fp32":
+            out.append(("bf16 mixed precision", {"precision": AMP_BF16}))
+        else:
+            out.append(("fp32", {"precision": FP32}))
     elif name == "peft" and value is not None and getattr(value, "rank", 0) > 1:
         try:
-            from dataclasses import replace
-
             out.append((f"LoRA rank {value.rank // 2}", {"peft": replace(value, rank=value.rank // 2)}))
         except Exception:  # noqa: BLE001
             pass
@@ -133,14 +121,7 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
 
 def _what_if(result: Any, changes: dict) -> Any:
     try:
-        from trainlint.memory import estimate
-    except ImportError:
-        return None
-    what_if = getattr(estimate, "what_if", None)
-    if what_if is None:
-        return None
-    try:
-        return what_if(result, **changes)
+        return estimate.what_if(result, **changes)
     except Exception:  # noqa: BLE001 - a hint is never worth an error
         return None
 
@@ -167,7 +148,8 @@ def memory_effects(result: Any, doc: Document, key_path: tuple | None = None) ->
     the alternative would change per GPU. Empty when no estimate can be made."""
     plan = getattr(result, "plan", None)
     base = getattr(result, "estimate", None)
-    if plan is None or base is None or _total(base) is None:
+    base_total = _total(base) if base is not None else None
+    if plan is None or base_total is None:
         return []
     effects = []
     for name in MEMORY_FIELDS:
@@ -206,7 +188,7 @@ def findings_markdown(result: Any, doc: Document, offset: int, line: int,
             if total is None:
                 continue
             effects.append(MemoryEffect(name, tuple(origin.key_path), origin.span.end.offset, label,
-                                        total - _total(base), after))
+                                        total - base_total, after))
     return effects
 
 
@@ -392,9 +374,6 @@ def _json_context(text: str, offset: int) -> tuple[str, tuple, str | None, set[s
 def guess_flavor(text: str, path: str, line: int) -> str:
     """The flavor of a half-typed file: detect it with the line being typed left out."""
     try:
-        from trainlint import flavors
-        from trainlint.document.reading import parse_document
-
         lines = split_lines(text, keepends=True)
         if 0 <= line < len(lines):
             del lines[line]
@@ -410,9 +389,8 @@ def completions(flavor: str, kind: str, text: str, line: int, column: int, offse
                 existing: set[str] | None = None, values_only: bool = False) -> list[Completion]:
     """Keys not yet present at this mapping level, or the allowed values of the key being typed
     (only those with values_only, for a completion triggered by typing a space)."""
-    mod = _schemas()
     schema = schema_name(flavor, kind)
-    if mod is None or schema is None:
+    if schema is None:
         return []
     try:
         if kind == "json":
@@ -424,7 +402,7 @@ def completions(flavor: str, kind: str, text: str, line: int, column: int, offse
     out: list[Completion] = []
     if where == "key" and not values_only:
         try:
-            keys = mod.known_keys(schema, path)
+            keys = schemas.known_keys(schema, path)
         except Exception:  # noqa: BLE001
             keys = None
         present = set(siblings) | set(existing or ())
@@ -433,7 +411,7 @@ def completions(flavor: str, kind: str, text: str, line: int, column: int, offse
                 continue
             info = None
             try:
-                info = mod.describe(schema, path + (name,))
+                info = schemas.describe(schema, path + (name,))
             except Exception:  # noqa: BLE001
                 info = None
             if info is not None and info.removed:
@@ -447,7 +425,7 @@ def completions(flavor: str, kind: str, text: str, line: int, column: int, offse
             out.append(Completion(name, "key", detail, doc, insert, bool(info and info.deprecated)))
     elif where == "value" and key is not None:
         try:
-            info = mod.describe(schema, path + (key,))
+            info = schemas.describe(schema, path + (key,))
         except Exception:  # noqa: BLE001
             info = None
         if info is not None and info.enum:

@@ -18,11 +18,12 @@ trainlint.toml, then to what the config itself says.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from dataclasses import dataclass, field
-from trainlint.plan import Origin
+from trainlint.catalog.gpus import closest_gpus, find_gpu
 from trainlint.context.settings import FAIL_LEVELS, Overrides, RuleSelection, Settings
+from trainlint.plan import Origin
 
 PLAN_KEYS = {"gpu": "gpu", "numGpus": "num_gpus", "model": "model", "seqLen": "seq_len"}
 ALIASES = {  # spellings people write in init options by hand
@@ -65,7 +66,8 @@ def merge(*layers: Any) -> dict[str, Any]:
         if not isinstance(layer, dict):
             continue
         for key, value in layer.items():
-            key = ALIASES.get(key, key)
+            if key in ALIASES:
+                key = ALIASES[key]
             if value is None:
                 out.pop(key, None)
             else:
@@ -92,10 +94,6 @@ def _positive_int(value: Any) -> int | None:
 
 
 def _gpu_problem(name: str) -> str | None:
-    try:
-        from trainlint.catalog.gpus import closest_gpus, find_gpu
-    except ImportError:
-        return None
     try:
         if find_gpu(name) is not None:
             return None

@@ -13,13 +13,17 @@ import inspect
 import logging
 import os
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from lsprotocol import types as t
 
 from trainlint import __version__, engine
+from trainlint.context import links
+from trainlint.context.settings import find_project_config
 from trainlint.diagnostics import Severity
 from trainlint.document.reading import overlay
+from trainlint.fixes.apply import compute_fixes
 from trainlint.lsp import convert, features, options as opts
 from trainlint.lsp.state import (CONFIG_TIMEOUT_S, FIX_ALL_KIND, SHOW_ESTIMATE, Entry, Report, TrainlintServer,
                                  _resolved)
@@ -154,14 +158,10 @@ def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
     uri = params.text_document.uri
     name = Path(ls.path_for(uri)).name
     if name in ("pyproject.toml", "trainlint.toml"):
-        from trainlint.context.settings import find_project_config
-
         find_project_config.cache_clear()
         ls.settings_gen += 1
         ls.relint_all()
         return
-    from trainlint.context import links
-
     links.clear_cache()  # a saved config may link (or stop linking) a DeepSpeed file
     if ls.context_changed(ls.path_for(uri)):  # a launch script, pin file or accelerate config: relint the rest
         ls.relint_all()
@@ -175,8 +175,6 @@ def did_change_watched_files(ls: TrainlintServer, params: t.DidChangeWatchedFile
     for change in params.changes or ():
         path = ls.path_for(change.uri)
         if Path(path).name in ("pyproject.toml", "trainlint.toml"):
-            from trainlint.context.settings import find_project_config
-
             find_project_config.cache_clear()
             ls.settings_gen += 1
             changed = True
@@ -225,7 +223,7 @@ def pull_diagnostics(ls: TrainlintServer, params: t.DocumentDiagnosticParams):
 # ---- code actions ----------------------------------------------------------------------------------
 
 
-def _wants(only: list | None, kind: str) -> bool:
+def _wants(only: Sequence[t.CodeActionKind | str] | None, kind: str) -> bool:
     if not only:
         return True
     return any(kind == o or kind.startswith(f"{o}.") for o in (str(getattr(k, "value", k)) for k in only))
@@ -255,8 +253,6 @@ def _workspace_edit(ls: TrainlintServer, edits) -> t.WorkspaceEdit | None:
 
 
 def fix_all_edit(ls: TrainlintServer, entry: Entry) -> t.WorkspaceEdit | None:
-    from trainlint.fixes.apply import compute_fixes
-
     texts = ls.open_texts()
     texts[entry.path] = entry.source
     settings = ls.settings
@@ -285,6 +281,7 @@ def code_action(ls: TrainlintServer, params: t.CodeActionParams):
     only = params.context.only
     actions: list[t.CodeAction] = []
     report = ls.report(uri)
+    index = report.index  # None only for a document without a lint, which has no findings either
     doc = entry.result.document
     if _wants(only, t.CodeActionKind.QuickFix.value):
         client_diags = list(params.context.diagnostics or [])
@@ -305,26 +302,27 @@ def code_action(ls: TrainlintServer, params: t.CodeActionParams):
                 actions.append(t.CodeAction(title=f"{title} ({d.code})", kind=t.CodeActionKind.QuickFix,
                                             diagnostics=attach, is_preferred=not preferred_given or None, edit=edit))
                 preferred_given = True
-            if doc.kind == "yaml" and (d.path == entry.path or _resolved(d.path) == _resolved(entry.path)):
+            if doc.kind == "yaml" and index is not None and (d.path == entry.path
+                                                             or _resolved(d.path) == _resolved(entry.path)):
                 line = d.span.start.line
                 if (d.code, line) not in disabled_codes:
                     disabled_codes.add((d.code, line))
                     change = features.disable_line_edit(doc, line, d.code)
                     if change is not None:
                         start, end, text = change
-                        edit = t.TextEdit(range=t.Range(start=report.index.from_pos(doc.pos(start)),
-                                                        end=report.index.from_pos(doc.pos(end))), new_text=text)
+                        line_edit = t.TextEdit(range=t.Range(start=index.from_pos(doc.pos(start)),
+                                                             end=index.from_pos(doc.pos(end))), new_text=text)
                         disables.append(t.CodeAction(
                             title=f"trainlint: disable {d.code} on this line", kind=t.CodeActionKind.QuickFix,
-                            diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [edit]})))
+                            diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [line_edit]})))
                 if d.code not in file_codes:
                     file_codes.add(d.code)
                     start, end, text = features.disable_file_edit(doc, d.code)
-                    edit = t.TextEdit(range=t.Range(start=report.index.from_pos(doc.pos(start)),
-                                                    end=report.index.from_pos(doc.pos(end))), new_text=text)
+                    file_edit = t.TextEdit(range=t.Range(start=index.from_pos(doc.pos(start)),
+                                                         end=index.from_pos(doc.pos(end))), new_text=text)
                     disables.append(t.CodeAction(
                         title=f"trainlint: disable {d.code} in this file", kind=t.CodeActionKind.QuickFix,
-                        diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [edit]})))
+                        diagnostics=attach, edit=t.WorkspaceEdit(changes={uri: [file_edit]})))
         actions.extend(disables)
     # Fix-all re-lints until nothing changes (several engine runs): only when asked for by kind
     # (`source`, `source.fixAll`, `source.fixAll.trainlint`: editors' fix-on-save and source menus),
@@ -447,7 +445,7 @@ def show_estimate(ls: TrainlintServer, *args: Any):
         uri = args[0] if args else None
         entry = ls.current(uri) if isinstance(uri, str) else None
         text = convert.breakdown_markdown(entry.result.estimate) if entry else None
-        if text:
+        if text and entry is not None:
             summary = convert.breakdown_title(entry.result.estimate) or "trainlint estimate"
             ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Info, message=summary))
         return text

@@ -53,6 +53,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from dataclasses import dataclass, field
 from trainlint import __version__, engine
+from trainlint.context import dialect, imports, installs, launch, links, pins
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document, SyntaxProblem
 from trainlint.document.reading import MAX_FILE_BYTES, overlay, read_document
@@ -372,8 +373,6 @@ class TrainlintServer(LanguageServer):
         entry = self.entries.get(uri)
         if entry is None or entry.result.flavor not in engine.LINKABLE_FLAVORS:
             return []
-        from trainlint.context import links
-
         path = entry.path
         open_paths = {_resolved(self.path_for(u)) for u in self.open_uris()}
         out = []
@@ -535,13 +534,9 @@ class TrainlintServer(LanguageServer):
         """Whether a changed file decides how configs run: a launch script, Makefile, CI workflow or README (the
         launch index), a pin file or Dockerfile (versions), an accelerate config a launch names, or a Python script (the parser).
         If so, forget the context caches so the next lint reads them again."""
-        from trainlint.context import installs, launch, pins
-
         if not (launch.is_launch_file(path) or pins.is_pin_file(path) or launch.is_cached_config(path)
                 or installs.is_install_file(path) or path.endswith(".py")):
             return False
-        from trainlint.context import dialect, imports
-
         launch.clear_cache()
         pins.clear_cache()
         dialect.clear_cache()
