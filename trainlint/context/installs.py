@@ -16,8 +16,8 @@ import os
 import re
 import shlex
 from pathlib import Path
+from types import ModuleType
 
-from trainlint.context import pins as pin_files
 from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 60
@@ -43,11 +43,13 @@ def is_install_file(path: str) -> bool:
     return any(path in files for _pins, _names, files in _CACHE.values())
 
 
-def installed_pins(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+def installed_pins(root: Path, pin_files: ModuleType) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+    """`pin_files`: trainlint.context.pins (Pin, read_folder, the file parsers), handed in by pins_for: pins
+    imports this module, so this one does not import it back."""
     key = str(root)
     if key not in _CACHE:
         try:
-            _CACHE[key] = _scan(root)
+            _CACHE[key] = _scan(root, pin_files)
         except Exception:  # noqa: BLE001 - install evidence is a refinement: never a crash
             _CACHE[key] = ({}, (), ())
     return _CACHE[key]
@@ -80,7 +82,7 @@ def _evidence(root: Path) -> list[Path]:
     return out
 
 
-def _scan(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+def _scan(root: Path, pin_files: ModuleType) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
     found: dict = {}
     projects: list[str] = []
     files: list[str] = []
@@ -100,7 +102,7 @@ def _scan(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
             continue
         rel = _rel(path, root)
         text = data.decode("utf-8", errors="replace")
-        for line_no, target, kind in _commands(text, path, root):
+        for line_no, target, kind in _commands(text, path, root, pin_files):
             via = f"{rel}:{line_no}"
             if kind == "pin":
                 add(target, via)
@@ -118,13 +120,13 @@ def _scan(root: Path) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
                 for pin in folder.pins.values():
                     add(pin, via)
             else:
-                for pin in _read_file(target, kind):
+                for pin in _read_file(target, kind, pin_files):
                     add(pin, via)
                 files.append(where)
     if not found and not any(p.spec for p in pin_files.read_folder(root).pins.values()):
         only = _conventional(root)
         if only is not None:
-            for pin in _read_file(only, "env" if only.suffix in (".yml", ".yaml") else "requirements"):
+            for pin in _read_file(only, "env" if only.suffix in (".yml", ".yaml") else "requirements", pin_files):
                 add(pin, f"the only environment file; {_rel(root, root) or 'the repository root'} pins nothing")
             files.append(str(only))
     return found, tuple(dict.fromkeys(projects)), tuple(files)
@@ -154,7 +156,7 @@ def _conventional(root: Path) -> Path | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _read_file(path: Path, kind: str) -> list:
+def _read_file(path: Path, kind: str, pin_files: ModuleType) -> list:
     try:
         if path.stat().st_size > pin_files.MAX_BYTES:
             return []
@@ -175,7 +177,7 @@ _OPTS_WITH_VALUE = ("-i", "--index-url", "--extra-index-url", "-f", "--find-link
                     "--root", "--platform", "--python-version", "--trusted-host", "--src", "--cache-dir")
 
 
-def _commands(text: str, path: Path, root: Path):
+def _commands(text: str, path: Path, root: Path, pin_files: ModuleType):
     """(line number, target, kind) per install command: kind "requirements" / "env" (a file), "folder" (a local
     project installed), "pin" (a Pin written on the command line)."""
     cwd = root  # scripts are run from the repository root (`bash scripts/setup.sh`); the file's folder is tried too
@@ -204,10 +206,10 @@ def _commands(text: str, path: Path, root: Path):
         if "install" not in stripped and "create" not in stripped and "update" not in stripped:
             continue
         for segment in re.split(r"&&|\|\||;", stripped):
-            yield from ((start, target, kind) for target, kind in _segment(segment, cwd, path, root, text))
+            yield from ((start, target, kind) for target, kind in _segment(segment, cwd, path, root, text, pin_files))
 
 
-def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str):
+def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str, pin_files: ModuleType):
     """(target, kind) for one shell command: a conda environment file, or what `pip install` installs."""
     conda = _CONDA.search(stripped)
     if conda:

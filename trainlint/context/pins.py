@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from trainlint._versions import InvalidSpecifier, SpecifierSet
 from trainlint.catalog import releases
+from trainlint.context import installs
 from trainlint.document.reading import read_regular_file
 
 
@@ -74,8 +75,6 @@ _CACHE: dict[str, FolderPins] = {}
 
 
 def clear_cache() -> None:
-    from trainlint.context import installs  # installs imports this module (Pin and the file readers)
-
     installs.clear_cache()
     _CACHE.clear()
     _ROOTS.clear()
@@ -153,9 +152,7 @@ def pins_for(path: str) -> tuple[dict, tuple[str, ...]]:
             merged.setdefault(name, pin)
         projects.extend(found.project_names)
     if folders:  # then what the repository's install commands install from elsewhere (trainlint.context.installs)
-        from trainlint.context import installs  # installs imports this module (Pin and the file readers)
-
-        elsewhere, names, _files = installs.installed_pins(folders[-1])
+        elsewhere, names, _files = installs.installed_pins(folders[-1], sys.modules[__name__])
         for name, pin in elsewhere.items():
             if name not in merged or (not merged[name].spec and not merged[name].note and (pin.spec or pin.note)):
                 merged[name] = pin

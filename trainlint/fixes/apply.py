@@ -24,11 +24,12 @@ import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import yaml
 
+from trainlint.diagnostics import Diagnostic
 from trainlint.document.reading import overlay, parse_document, read_document, read_regular_file
-from trainlint.engine import FileResult
 from trainlint.fixes.edits import apply_edits
 
 MAX_ROUNDS = 8
@@ -81,7 +82,14 @@ def strictly_parses(text: str, kind: str) -> bool:
     return True
 
 
-def compute_fixes(paths: list[str], lint: Callable[[str], FileResult], unsafe: bool,
+class LintResult(Protocol):
+    """What compute_fixes reads of a lint (the engine's FileResult, which this stage does not import)."""
+
+    path: str
+    diagnostics: list[Diagnostic]
+
+
+def compute_fixes(paths: list[str], lint: Callable[[str], LintResult], unsafe: bool,
                   writable: set[str] | None = None) -> FixOutcome:
     """Fix `paths` in memory. `lint(path)` returns a FileResult, reading files through the overlay.
 
