@@ -4,9 +4,9 @@ src/sub` (that folder's pin files), `pip install trl==0.17.0` (a pin of its own)
 README / docs code blocks and CI workflows; failing those, the single environment or requirements file of a
 conventional subfolder (docker/, env/, envs/, environment/, conda/) when the repository root pins nothing.
 
-`installed_pins(root)` -> (name -> Pin, project names, files read); each Pin's `via` names the command that installs
-it ("setup.sh:5"), or why the file was taken. Bounded: a fixed list of places (never the whole repository), at most
-`MAX_FILES` files of at most `MAX_BYTES` each, a bytes prefilter before any line is looked at. Read once per
+`installed_pins(root, pins)` -> (name -> Pin, project names, files read); each Pin's `via` names the command that
+installs it ("setup.sh:5"), or why the file was taken. Bounded: a fixed list of places (never the whole repository),
+at most `MAX_FILES` files of at most `MAX_BYTES` each, a bytes prefilter before any line is looked at. Read once per
 repository root per process (`clear_cache()`).
 """
 
