@@ -7,9 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from shared_corpus import corpus_files, needs_corpus
 
 
 def run(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -151,9 +149,9 @@ def test_cli_does_not_import_the_language_server():
     assert proc.stdout.strip().endswith("[]"), proc.stdout
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not next to this checkout")
+@needs_corpus
 def test_whole_corpus_without_traceback():
-    files = [str(p) for p in sorted(CORPUS.glob("*/*")) if p.suffix != ".md"]
+    files = [str(p) for p in corpus_files()]
     proc = run("check", "--output-format", "json", *files)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr

@@ -14,10 +14,9 @@ from trainlint import engine
 from trainlint.document.reading import parse_document
 from trainlint.fixes.apply import compute_fixes
 from trainlint.context.settings import Settings
+from shared_corpus import CORPUS, needs_corpus
 
-CORPUS = next((p for p in (Path(__file__).resolve().parents[1] / "shared" / "corpus",
-                           Path("/work/shared/corpus")) if p.is_dir()), None)
-pytestmark = pytest.mark.skipif(CORPUS is None, reason="the shared corpus is not available")
+pytestmark = needs_corpus
 
 SETTINGS = Settings(use_project_config=False)
 # The codes these rules own.

@@ -14,10 +14,10 @@ from trainlint.document.reading import parse_document
 from trainlint.fixes.apply import compute_fixes
 from trainlint.context.settings import Settings
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from shared_corpus import CORPUS, needs_corpus
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not next to this checkout")
+@needs_corpus
 def test_unsafe_fixes_on_the_corpus_reparse_and_add_no_findings(tmp_path):
     copy = tmp_path / "corpus"
     shutil.copytree(CORPUS, copy)

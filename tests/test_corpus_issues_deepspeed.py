@@ -1,20 +1,18 @@
 """The DeepSpeed configs in the corpus's issues/ folder get the findings that would have prevented the
-problem each issue reports (see /work/shared/corpus/SOURCES.md), on their own and, where the issue
+problem each issue reports (see the corpus's SOURCES.md), on their own and, where the issue
 came from HF Trainer, when linked from a training config like the one the reporter ran."""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 
 from trainlint import engine
 from trainlint.context.settings import Overrides, Settings
+from shared_corpus import CORPUS as SHARED_CORPUS, MISSING
 
-CORPUS = Path(os.environ.get("TRAINLINT_CORPUS", "/work/shared/corpus")) / "issues"
+CORPUS = SHARED_CORPUS / "issues"
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not available")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=MISSING)
 
 ALONE = {
     # trlx#376: apex opt_level in fp16, offload_param at stage 2, hard-coded train_batch_size.

@@ -231,10 +231,9 @@ def test_full_offload_config_gets_the_host_ram_finding():
     LLaMA-33B): the host RAM finding, with a figure once the model is named."""
     from pathlib import Path
 
-    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "issues"
-    path = corpus / "tatsu-lab__stanford_alpaca__configs__default_offload_opt_param.json"
-    if not path.exists():
-        pytest.skip("the shared corpus is not next to this checkout")
+    from shared_corpus import corpus_path
+
+    path = corpus_path("issues", "tatsu-lab__stanford_alpaca__configs__default_offload_opt_param.json")
     plain = engine.check_path(path, Settings(use_project_config=False))
     (info,) = [d for d in plain.diagnostics if d.code == "TL103"]
     assert "18 bytes per parameter" in info.message

@@ -10,18 +10,13 @@ from trainlint import flavors
 from trainlint.document.reading import parse_document, read_document
 from trainlint.plan import AMP_BF16, FP32, MASTER_BF16, PURE_BF16
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+from shared_corpus import corpus_files, needs_corpus
+
 FOLDER_FLAVOR = {"deepspeed": "deepspeed", "hf": "huggingface", "lightning": "lightning", "accelerate": "accelerate",
                  "axolotl": "axolotl", "torchtune": "torchtune", "other": "litgpt"}
 # corpus/issues mixes formats (see its SOURCES.md): the two YAML files are Accelerate configs.
 ISSUE_FLAVOR = {"deepspeedai__DeepSpeed__issues__4953__deepspeed_zero3.yaml": "accelerate",
                 "hiyouga__LlamaFactory__issues__201__fsdp.yml": "accelerate"}
-
-
-def corpus_files():
-    if not CORPUS.is_dir():
-        return []
-    return sorted(p for p in CORPUS.glob("*/*") if p.suffix != ".md")
 
 
 def expected_flavor(path: Path) -> str:
@@ -30,7 +25,7 @@ def expected_flavor(path: Path) -> str:
     return FOLDER_FLAVOR[path.parent.name]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not next to this checkout")
+@needs_corpus
 def test_corpus_is_there():
     assert len(corpus_files()) >= 70
 

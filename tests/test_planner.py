@@ -14,9 +14,10 @@ from trainlint.context.settings import Overrides, Settings
 from trainlint.document.reading import overlay, read_document
 from trainlint.fixes.edits import apply_edits
 from trainlint.plan import Origin
+from shared_corpus import CORPUS
 
 ROOT = Path(__file__).resolve().parent
-CORPORA = [ROOT / "fixtures", ROOT / "realworld", Path("/work/shared/corpus")]
+CORPORA = [ROOT / "fixtures", ROOT / "realworld", CORPUS]
 # Settings that make many of them not fit: their own, a 24 GB card, eight 40 GB cards.
 TARGETS = [{}, {"gpu": "RTX-4090"}, {"gpu": "A100-40GB", "num_gpus": 8}, {"gpu": "48GB", "num_gpus": 2}]
 # Findings a fix may bring with it: the near-capacity warning (the planner aims under 90% and falls back to

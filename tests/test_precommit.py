@@ -17,7 +17,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 
-# The real file names of the corpus (/work/shared/corpus/SOURCES.md: each config's path in its own
+# The real file names of the corpus (its SOURCES.md, ../shared/corpus beside the checkout: each config's path in its own
 # repository), which the default `files` pattern must select.
 CORPUS_PATHS = """
 config.yaml
@@ -132,9 +132,9 @@ def test_corpus_file_names_are_selected():
 
 
 def test_corpus_sources_list_matches_when_available():
-    sources = ROOT.parent / "shared" / "corpus" / "SOURCES.md"
-    if not sources.exists():
-        pytest.skip("the shared corpus is not present on this machine")
+    from shared_corpus import corpus_path
+
+    sources = corpus_path("SOURCES.md")
     listed = re.findall(r"path: `([^`]+)`", sources.read_text(encoding="utf-8"))
     real = [p for p in listed if not p.startswith("issue")]
     hook = hooks()["trainlint"]

@@ -14,8 +14,9 @@ from trainlint import engine
 from trainlint.plan import Origin
 from trainlint.context.settings import Overrides, Settings
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-FILES = sorted(p for p in CORPUS.glob("*/*") if p.suffix != ".md") if CORPUS.is_dir() else []
+from shared_corpus import MISSING, corpus_files
+
+FILES = corpus_files()
 ODD_VALUES = [None, [], {}, [1, 2], {"a": 1}, "auto", -1, 0, -3, 5, 1e30, "xxx", True, 3.5, "8", "2e-5",
               [None, "q_proj"], "[", "0,1"]
 TEXT_NOISE = ["{", "}", "[", "]", ":", '"', "'", "\n", "  ", "\t", "- ", "*a", "&a ", "!!python/object ", "0", "-1",
@@ -55,7 +56,7 @@ def _assert_no_internal_error(text: str, path: Path):
         assert not result.internal_error, [d.message for d in result.diagnostics if d.code == "TL000"]
 
 
-@pytest.mark.skipif(not FILES, reason="the shared corpus is not next to this checkout")
+@pytest.mark.skipif(not FILES, reason=MISSING)
 @pytest.mark.parametrize("seed", range(4))
 def test_wrong_types_and_values(seed):
     rng = random.Random(seed)
@@ -68,7 +69,7 @@ def test_wrong_types_and_values(seed):
         _assert_no_internal_error(mutated, path)
 
 
-@pytest.mark.skipif(not FILES, reason="the shared corpus is not next to this checkout")
+@pytest.mark.skipif(not FILES, reason=MISSING)
 @pytest.mark.parametrize("seed", range(4))
 def test_broken_text(seed):
     rng = random.Random(1000 + seed)

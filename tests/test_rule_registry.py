@@ -123,9 +123,10 @@ def _every_config() -> list[Path]:
     suffixes = (".yaml", ".yml", ".json")
     files = [p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.suffix in suffixes]
     files += [p for p in (ROOT / "examples").rglob("*") if p.suffix in suffixes]
-    corpus = ROOT.parent / "shared" / "corpus"
-    if corpus.is_dir():
-        files += [p for p in corpus.rglob("*") if p.suffix in suffixes]
+    from shared_corpus import AVAILABLE, CORPUS
+
+    if AVAILABLE:
+        files += [p for p in CORPUS.rglob("*") if p.suffix in suffixes]
     return sorted(files)
 
 

@@ -18,7 +18,7 @@ from trainlint.catalog import schema_check, schemas
 from trainlint.document.reading import read_document
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+from shared_corpus import CORPUS  # noqa: E402
 FILES = sorted(p for base in (CORPUS, ROOT / "tests" / "fixtures", ROOT / "examples", ROOT / "tests" / "realworld")
                if base.is_dir() for p in base.rglob("*")
                if p.suffix in (".json", ".yaml", ".yml", ".conf") and p.is_file())

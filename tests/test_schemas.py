@@ -9,16 +9,12 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from shared_corpus import corpus_path
 from trainlint.catalog import schemas
 from trainlint.catalog.schemas import KeyInfo, SchemaError, describe, known_keys, load_schema, property_schema, validation_errors
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = REPO / "schemas"
-CORPUS = Path("/work/shared/corpus")
-for _candidate in (REPO.parent / "shared" / "corpus", REPO / "shared" / "corpus"):
-    if _candidate.is_dir():
-        CORPUS = _candidate
-        break
 
 
 def errors_of(name, data):
@@ -359,10 +355,7 @@ EXPECTED_DS_PROBLEMS = {
 
 
 def _corpus_files(flavor):
-    folder = CORPUS / flavor
-    if not folder.is_dir():
-        pytest.skip(f"corpus not available at {folder}")
-    return sorted(p for p in folder.iterdir() if p.is_file())
+    return sorted(p for p in corpus_path(flavor).iterdir() if p.is_file())
 
 
 def test_deepspeed_corpus_validates_except_known_bad_files():
