@@ -26,12 +26,14 @@ ALLOWED = {
     "fixes": {"document", "plan", "catalog", "memory", "diagnostics"},
     "rules": {"document", "flavors", "plan", "context", "catalog", "memory", "fixes", "diagnostics"},
     "engine": {"document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes", "diagnostics"},
+    "estimating": {"engine", "document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes",
+                   "diagnostics"},
     # shells
     "output": {"engine", "rules", "diagnostics", "__init__"},
     "lsp": {"engine", "document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes",
             "diagnostics", "__init__"},
-    "cli": {"engine", "output", "lsp", "document", "flavors", "plan", "context", "catalog", "memory", "rules",
-            "fixes", "diagnostics", "__init__"},
+    "cli": {"engine", "estimating", "output", "lsp", "document", "flavors", "plan", "context", "catalog", "memory",
+            "rules", "fixes", "diagnostics", "__init__"},
     "__main__": {"cli"},
     "__init__": set(),
     "_versions": set(),  # PEP 440 versions and specifiers (packaging's), which every stage may use

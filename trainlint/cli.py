@@ -1,4 +1,5 @@
-"""The `trainlint` command line: a thin shell over the engine. Heavy modules are imported lazily.
+"""The `trainlint` command line: a thin shell over the engine (`check`) and `estimating` (`estimate`): it parses
+the flags, walks the folders, renders the results and decides the exit code.
 
 Exit codes: 0 no findings at or above the fail level; 1 findings (or, with --diff, changes to make);
 2 the tool failed or the usage was wrong.
@@ -7,11 +8,28 @@ Exit codes: 0 no findings at or above the fail level; 1 findings (or, with --dif
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
 import sys
+import time
 from pathlib import Path
 
-from trainlint import __version__
+from trainlint import __version__, engine, estimating, output, rules
+from trainlint.catalog import gpus as gpu_catalog
+from trainlint.catalog import models as model_catalog
+from trainlint.catalog.naming import closest
+from trainlint.context import links
+from trainlint.context.discovery import CONFIG_SUFFIXES, discover
+from trainlint.context.settings import (ContextSettings, Overrides, Settings, SettingsError, find_project_config,
+                                        parse_versions, toml_position)
+from trainlint.diagnostics import Severity
+from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes, overlay
+from trainlint.document.tree import Document
+from trainlint.fixes.apply import compute_fixes, write_fixed
+from trainlint.memory.render import render_table
+from trainlint.output import settings as settings_output
+from trainlint.plan import Origin
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -63,34 +81,14 @@ COMMAND_HELP = {
 }
 
 
-def _terminal_columns() -> int:
-    """shutil.get_terminal_size().columns without importing shutil (which imports the compression modules)."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with a known `command`, only that subcommand (each costs an ArgumentParser); otherwise all of
     them, listed for --help and in the error for an unknown one."""
-    parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.",
-                                     formatter_class=_HelpFormatter)
+    parser = argparse.ArgumentParser(prog="trainlint", description="Lint training configs and predict per-GPU memory.")
     parser.add_argument("--version", action="version", version=f"trainlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     made = (command,) if command in COMMAND_HELP else tuple(COMMAND_HELP)
-    parsers = {name: sub.add_parser(name, help=COMMAND_HELP[name], formatter_class=_HelpFormatter) for name in made}
+    parsers = {name: sub.add_parser(name, help=COMMAND_HELP[name]) for name in made}
     if "check" in parsers:
         _add_check_options(parsers["check"])
     if "estimate" in parsers:
@@ -143,7 +141,7 @@ def _add_estimate_options(estimate: argparse.ArgumentParser) -> None:
     estimate.add_argument("path", nargs="?", metavar="PATH", help="a config file (optional: flags alone work too)")
     _add_run_overrides(estimate)
     what_if = estimate.add_argument_group("what if (override the config)")
-    what_if.add_argument("--precision", choices=sorted(PRECISION_FLAGS), help="weights / compute / master copy")
+    what_if.add_argument("--precision", choices=sorted(estimating.PRECISION_FLAGS), help="weights / compute / master copy")
     what_if.add_argument("--optimizer", help="optimizer name: adamw, adamw_torch_fused, adamw_bnb_8bit, adafactor, sgd, ...")
     what_if.add_argument("--zero", type=int, choices=[0, 1, 2, 3], help="DeepSpeed ZeRO stage")
     what_if.add_argument("--fsdp", choices=["full_shard", "shard_grad_op", "hybrid_shard", "no_shard"])
@@ -171,8 +169,6 @@ def _pause_gc() -> None:
     would scan the thousands of objects imports make (classes, functions, catalogs) again and again, about 5% of a
     one-file check's CPU time. `_resume_gc` ends the pause once the first file is linted."""
     global _gc_paused
-    import gc
-
     if gc.isenabled():
         gc.disable()
         _gc_paused = True
@@ -182,8 +178,6 @@ def _resume_gc() -> None:
     """After the start-up: what was made so far is kept out of later collections (gc.freeze), collection resumes."""
     global _gc_paused
     if _gc_paused:
-        import gc
-
         _gc_paused = False
         gc.freeze()
         gc.enable()
@@ -213,8 +207,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         _resume_gc()
         if own:
-            import gc
-
             gc.freeze()  # the interpreter's last collection at exit would scan all the run made, for nothing
 
 
@@ -243,9 +235,6 @@ def _main(argv: list[str] | None, words: list[str], command: str | None) -> int:
 def expand_paths(paths: list[str], args=None) -> list:
     """The files to check (`Target`s): folders walked as ruff does (git's ignores, `exclude` / `extend-exclude`
     from flags or the project settings), files named on the command line kept unless `--force-exclude`."""
-    from trainlint.context.discovery import discover
-    from trainlint.context.settings import SettingsError, find_project_config
-
     exclude = getattr(args, "exclude", None)
     extend = tuple(getattr(args, "extend_exclude", None) or ())
     root, respect = Path.cwd(), True
@@ -268,47 +257,16 @@ def expand_paths(paths: list[str], args=None) -> list:
     return targets
 
 
-PRECISION_FLAGS = {
-    "fp32": "FP32", "bf16-mixed": "AMP_BF16", "fp16-mixed": "AMP_FP16", "bf16": "PURE_BF16", "fp16": "PURE_FP16",
-    "bf16-master": "MASTER_BF16", "fp16-master": "MASTER_FP16",
-}
+# The what-if flags, by their argparse names (`estimating.what_if_values` takes them as keywords); `check` has none
+WHAT_IF_FLAGS = ("precision", "optimizer", "zero", "fsdp", "offload_optimizer", "offload_params", "grad_ckpt", "attn",
+                 "lora_r", "lora_targets", "qlora", "fused_loss", "task")
 
 
 def _what_if_values(args) -> dict:
-    from trainlint import plan as plan_module
-    from trainlint.plan import Peft
-
-    values: dict = {}
-    if getattr(args, "precision", None):
-        values["precision"] = getattr(plan_module, PRECISION_FLAGS[args.precision])
-    if getattr(args, "optimizer", None):
-        values["optimizer"] = args.optimizer
-    if getattr(args, "zero", None) is not None:
-        values["zero_stage"] = args.zero
-    if getattr(args, "fsdp", None):
-        values["fsdp"] = None if args.fsdp == "no_shard" else args.fsdp
-    for flag, field in (("offload_optimizer", "offload_optimizer"), ("offload_params", "offload_params")):
-        value = getattr(args, flag, None)
-        if value:
-            values[field] = None if value == "none" else value
-    if getattr(args, "grad_ckpt", None):
-        values["grad_ckpt"] = args.grad_ckpt
-    if getattr(args, "attn", None):
-        values["attn_impl"] = args.attn
-    if getattr(args, "lora_r", None) or getattr(args, "qlora", False):
-        targets = [t for t in (args.lora_targets or "").split(",") if t] or "all-linear"
-        values["peft"] = Peft("lora", args.lora_r or 16, targets, 4 if args.qlora else None)
-    if getattr(args, "fused_loss", False):
-        values["fused_loss"] = True
-    if getattr(args, "task", None):
-        values["task"] = args.task
-    return values
+    return estimating.what_if_values(**{name: getattr(args, name, None) for name in WHAT_IF_FLAGS})
 
 
 def _cli_overrides(args):
-    from trainlint.plan import Origin
-    from trainlint.context.settings import Overrides
-
     values = _what_if_values(args)
     for flag, field in (("gpu", "gpu"), ("num_gpus", "num_gpus"), ("model", "model"), ("seq_len", "seq_len"),
                         ("micro_batch", "micro_batch"), ("grad_accum", "grad_accum")):
@@ -319,9 +277,6 @@ def _cli_overrides(args):
 
 
 def _cli_context(args):
-    from trainlint.context.settings import ContextSettings, SettingsError, parse_versions
-    from trainlint.plan import Origin
-
     try:
         versions = parse_versions(args.versions, "--versions") if args.versions else {}
     except SettingsError as exc:
@@ -348,10 +303,6 @@ def cmd_check(args) -> int:
 
 
 def _check_once(args, out=None) -> int:
-    from trainlint import engine, output
-    from trainlint.context.settings import Settings
-    from trainlint.diagnostics import Severity
-
     out = out or sys.stdout
     targets = expand_paths(args.paths, args)
     if not targets and not args.force_exclude:
@@ -363,12 +314,9 @@ def _check_once(args, out=None) -> int:
                         fail_level=args.fail_level, use_project_config=not args.isolated,
                         context=_cli_context(args))
 
-    from trainlint.context import links
-    from trainlint.document.reading import overlay
-
     links.clear_cache()  # the index of links is built once per run
     checked = {links.key(p) for p in paths if p != "-"}
-    stdin_doc = []
+    stdin_doc: list[Document] = []
 
     def lint_one(path: str):
         try:
@@ -396,8 +344,6 @@ def _check_once(args, out=None) -> int:
 
     fixed = 0
     if args.fix or args.diff:
-        from trainlint.fixes.apply import compute_fixes, write_fixed
-
         targets = [p for p in paths if p != "-"]
         outcome = compute_fixes(targets, lint, unsafe=args.unsafe_fixes, writable=checked)
         for problem in outcome.problems:
@@ -409,9 +355,9 @@ def _check_once(args, out=None) -> int:
             return EXIT_FINDINGS if outcome.fixed else EXIT_OK
         written = 0
         for path, text in outcome.fixed.items():
-            problem = write_fixed(path, text, outcome.original[path])
-            if problem:
-                print(f"trainlint: {engine.printable(problem)}", file=sys.stderr)
+            refused = write_fixed(path, text, outcome.original[path])
+            if refused:
+                print(f"trainlint: {engine.printable(refused)}", file=sys.stderr)
             else:
                 written += 1
         fixed = outcome.applied if written else 0
@@ -424,8 +370,6 @@ def _check_once(args, out=None) -> int:
         print(f"trainlint: {note}", file=sys.stderr)
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"
     if args.show_settings:
-        from trainlint.output import settings as settings_output
-
         (sys.stderr if fmt in ("json", "sarif", "gitlab") else out).write(settings_output.render(results))
     out.write(engine.printable(output.render(fmt, results, show_fixes=args.show_fixes, color=_use_color(fmt, out),
                             quiet=args.quiet, fixed=fixed, show_statistics=args.statistics)))
@@ -444,8 +388,6 @@ def _check_once(args, out=None) -> int:
 
 def _use_color(fmt: str, stream) -> bool:
     """Colour for people: on a terminal, unless NO_COLOR is set; FORCE_COLOR asks for it anywhere."""
-    import os
-
     if fmt not in ("text", "concise", "full") or os.environ.get("NO_COLOR"):
         return False
     force = os.environ.get("FORCE_COLOR")
@@ -457,10 +399,6 @@ def _use_color(fmt: str, stream) -> bool:
 
 def _watched_files(args) -> dict[str, float]:
     """Modification times of everything a check reads: the files found, the files they link, the settings."""
-    import os
-
-    from trainlint.context.discovery import CONFIG_SUFFIXES
-
     stamps: dict[str, float] = {}
     for raw in args.paths:
         if raw == "-":
@@ -484,10 +422,6 @@ def _watched_files(args) -> dict[str, float]:
 
 def _watch(args) -> int:
     """Check, then check again each time a watched file changes, until interrupted (Ctrl-C exits 0)."""
-    import time
-
-    from trainlint.context.settings import find_project_config
-
     if "-" in args.paths:
         raise UsageError("--watch needs files or folders, not standard input")
     try:
@@ -522,8 +456,6 @@ def _is_dir(path: Path) -> bool:
 
 def _read_stdin(shown: str):
     """`check -`: the bytes on stdin (at most the file-size limit), through the same guards as a file."""
-    from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes
-
     stream = getattr(sys.stdin, "buffer", None)
     if stream is not None:
         data = stream.read(MAX_FILE_BYTES + 1)
@@ -533,18 +465,13 @@ def _read_stdin(shown: str):
 
 
 def _known_code(code: str) -> bool:
-    from trainlint.rules import REGISTRY
-
-    return code == "ALL" or any(known.startswith(code) for known in REGISTRY) or code == "TL000"
+    return code == "ALL" or any(known.startswith(code) for known in rules.REGISTRY) or code == "TL000"
 
 
 def _check_rule_codes(codes, where: str) -> None:
     unknown = [code for code in codes if not _known_code(code)]
     if unknown:
-        from trainlint.catalog.naming import closest
-        from trainlint.rules import REGISTRY
-
-        hints = closest(unknown[0], list(REGISTRY), n=1)
+        hints = closest(unknown[0], list(rules.REGISTRY), n=1)
         hint = f"; did you mean {hints[0]}?" if hints else ""
         raise UsageError(f"{where}: unknown rule code{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}{hint} "
                          "(see `trainlint rules`)")
@@ -553,8 +480,6 @@ def _check_rule_codes(codes, where: str) -> None:
 def project_configs(paths: list[str]) -> dict:
     """The project settings of every folder the files are in, each read once. Any settings file among them that
     cannot be used is reported here, once, with its positions, and nothing is checked (exit 2), as ruff does."""
-    from trainlint.context.settings import SettingsError, find_project_config
-
     configs: dict = {}
     problems: dict[str, tuple[str, tuple[str, ...], str]] = {}
     for path in paths:
@@ -590,8 +515,6 @@ def _project_code_lists(config):
 
 
 def _settings_problem_line(path: str, key: tuple[str, ...], message: str) -> str:
-    from trainlint.context.settings import toml_position
-
     line, column = toml_position(path, key) if path else (1, 1)
     if path and message.startswith(path + ": "):
         message = message[len(path) + 2:]
@@ -601,8 +524,6 @@ def _settings_problem_line(path: str, key: tuple[str, ...], message: str) -> str
 
 def _relative(path: str) -> str:
     """The path as people read it: relative to the working directory when it is under it (symlinks kept)."""
-    import os
-
     absolute, cwd = os.path.abspath(path), os.getcwd()
     if absolute.startswith(cwd.rstrip(os.sep) + os.sep):
         return os.path.relpath(absolute, cwd)
@@ -610,115 +531,51 @@ def _relative(path: str) -> str:
 
 
 def cmd_estimate(args) -> int:
-    import json
-
-    from trainlint import engine
-    from trainlint.memory.estimate import attach
-    from trainlint.memory.render import render_table
-    from trainlint.plan import TrainingPlan
-    from trainlint.rules.base import LintContext
-    from trainlint.context.settings import Settings
-
     if args.gpu is not None:
         _check_gpu_name(args.gpu)
     overrides = _cli_overrides(args)
-    document, linked = None, []
-    if args.path:
-        if not Path(args.path).exists():
-            raise UsageError(f"{args.path}: no such file")
-        if not args.isolated:
-            project_configs([args.path])
-        result = engine.check_path(args.path, Settings(cli=overrides, use_project_config=not args.isolated))
-        if result.plan is None:
-            reason = result.document.syntax_error.message if result.document.syntax_error else \
-                "trainlint does not recognise this file as a training config"
-            raise UsageError(f"{args.path}: {reason}")
-        plan, document, linked = result.plan, result.document, result.linked
-    else:
-        if not args.model:
-            raise UsageError("give a config file, or at least --model (and --gpu, --micro-batch, --seq-len, ...)")
-        plan = overrides.apply(TrainingPlan(flavor="flags", path=str(Path.cwd() / "flags")))
-        if plan.precision.is_default:
-            plan = plan.with_(precision=_flags_precision(plan))
-    ctx = LintContext(document=document, flavor=plan.flavor, plan=plan, linked=linked)
-    attach(ctx)
-    if ctx.estimate is None:
-        raise UsageError(ctx.unestimable.reason if ctx.unestimable else "no estimate could be made")
-    est = ctx.estimate
-    offers, advice = _estimate_suggestions(ctx)
-    exact = _exact_check(ctx.architecture) if args.exact_model else None
-    if args.output_format == "json":
-        out = est.to_json()
-        out["suggestions"] = [o.to_json(est.total, est.capacity) for o in offers]
-        out["advice"] = advice
-        if exact is not None:
-            out["exact_model"] = exact
-        print(json.dumps(out, indent=2))
-    else:
-        lines = []
-        for o in offers:
-            line = o.title(est.total, est.capacity)
-            if document is None and o.candidate.flags:
-                line += f" [{o.candidate.flags}]"
-            elif document is not None:
-                line += " (safe: `trainlint check --fix` applies it)" if o.candidate.safe and o is offers[0] else ""
-            lines.append(line)
-        sys.stdout.write(render_table(est, plan, ctx.architecture, lines, advice))
-        if exact is not None:
-            sys.stdout.write(f"\nexact check: {exact['summary']}\n")
-    fits = est.fits
-    return EXIT_FINDINGS if fits is False else EXIT_OK
-
-
-def _exact_check(arch) -> dict:
-    """transformers' own parameter count (meta device) next to trainlint's, for `estimate --exact-model`."""
-    from trainlint.catalog.meta_count import ExactCountUnavailable, exact_count, model_config
-
-    config = model_config(arch)
-    if config is None:
-        return {"available": False, "summary": f"no config.json is known for {arch.name}"}
     try:
-        exact = exact_count(config)
-    except ExactCountUnavailable as exc:
-        return {"available": False, "summary": str(exc)}
-    ours = arch.total_params
-    diff = (ours - exact.params) / exact.params if exact.params else 0.0
-    verdict = "the same" if ours == exact.params else f"trainlint's differs by {diff:+.2%}"
-    return {"available": True, "transformers": exact.transformers_version, "auto_class": exact.auto_class,
-            "params": exact.params, "trainlint_params": ours, "relative_difference": round(diff, 6),
-            "summary": (f"transformers {exact.transformers_version} builds {exact.auto_class} with {exact.params:,} "
-                        f"parameters on the meta device; trainlint counts {ours:,} ({verdict})")}
+        if args.path:
+            if not Path(args.path).exists():
+                raise UsageError(f"{args.path}: no such file")
+            if not args.isolated:
+                project_configs([args.path])
+            plan, document, linked = estimating.file_plan(args.path, overrides, use_project_config=not args.isolated)
+            report = estimating.estimate(plan, document, linked, exact_model=args.exact_model)
+        else:
+            if not args.model:
+                raise UsageError("give a config file, or at least --model (and --gpu, --micro-batch, --seq-len, ...)")
+            report = estimating.estimate(estimating.flags_plan(overrides), exact_model=args.exact_model)
+    except estimating.EstimateError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output_format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        sys.stdout.write(_estimate_text(report))
+    return EXIT_FINDINGS if report.fits is False else EXIT_OK
 
 
-def _flags_precision(plan):
-    """What people run when the flags say nothing: bf16 mixed precision where the GPU has bf16, fp16 mixed
-    precision where it does not; said in the assumptions."""
-    from trainlint.memory.estimate import resolve_gpu
-    from trainlint.plan import AMP_BF16, AMP_FP16, Origin, Setting
-
-    gpu = resolve_gpu(plan)
-    if gpu is not None and not gpu.bf16:
-        return Setting(AMP_FP16, Origin("default", note=f"fp16 mixed precision (autocast over fp32 weights) assumed, as "
-                                                        f"runs use on {gpu.name}, which has no bf16; pass --precision"))
-    where = f"as runs use on {gpu.name}" if gpu is not None else "as most runs use"
-    return Setting(AMP_BF16, Origin("default", note=f"bf16 mixed precision (autocast over fp32 weights) assumed, {where}; "
-                                                    "pass --precision"))
-
-
-def _estimate_suggestions(ctx):
-    """The planner's changes that fit, when the run does not fit or is within 10% of the card; flags-only
-    estimates get every knob (as flags), config files the ones their flavor can write."""
-    from trainlint.fixes.planner import TARGET, plan_fixes
-
-    est = ctx.estimate
-    if ctx.gpu is None or est.utilization is None or est.utilization <= TARGET:
-        return [], None
-    return plan_fixes(ctx, require_edits=ctx.document is not None)
+def _estimate_text(report: estimating.EstimateReport) -> str:
+    """The breakdown table, each suggestion on a line (with its flags for flags alone; a config file's first one
+    said safe to apply when it is), and the exact count when asked."""
+    est, capacity = report.estimate, report.estimate.capacity
+    lines = []
+    for offer in report.offers:
+        if capacity is None:
+            break  # the planner offers changes only for a known card
+        line = offer.title(est.total, capacity)
+        if report.document is None and offer.candidate.flags:
+            line += f" [{offer.candidate.flags}]"
+        elif report.document is not None and offer.candidate.safe and offer is report.offers[0]:
+            line += " (safe: `trainlint check --fix` applies it)"
+        lines.append(line)
+    text = render_table(est, report.plan, report.architecture, lines, report.advice)
+    if report.exact_model is not None:
+        text += f"\nexact check: {report.exact_model['summary']}\n"
+    return text
 
 
 def _project_output_format(paths: list[str]) -> str | None:
-    from trainlint.context.settings import SettingsError, find_project_config
-
     try:
         return find_project_config(str(Path(os.path.realpath(paths[0])).parent)).output_format
     except SettingsError:
@@ -726,27 +583,21 @@ def _project_output_format(paths: list[str]) -> str | None:
 
 
 def _check_gpu_name(name: str) -> None:
-    from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu
-
     try:
-        resolve_gpu(name)
-    except UnknownGPUError as exc:
+        gpu_catalog.resolve_gpu(name)
+    except gpu_catalog.UnknownGPUError as exc:
         raise UsageError(f"--gpu: {exc}") from None
 
 
 def cmd_rules(args) -> int:
-    from trainlint.rules import all_rules
-
-    for module in all_rules():
+    for module in rules.all_rules():
         rule = module.RULE
         print(f"{rule.code}  {rule.name:<32} {rule.severity.value:<8} {rule.summary}")
     return EXIT_OK
 
 
 def cmd_rule(args) -> int:
-    from trainlint.rules import get
-
-    module = get(args.code)
+    module = rules.get(args.code)
     if module is None:
         raise UsageError(f"no rule {args.code!r}; `trainlint rules` lists them")
     rule = module.RULE
@@ -756,9 +607,7 @@ def cmd_rule(args) -> int:
 
 
 def cmd_gpus(args) -> int:
-    from trainlint.catalog.gpus import catalog
-
-    for gpu in catalog():
+    for gpu in gpu_catalog.catalog():
         bf16 = "bf16" if gpu.bf16 else "no bf16"
         tflops = f"{gpu.bf16_tflops:g} TFLOP/s" if gpu.bf16_tflops else ""
         print(f"{gpu.name:<18} {gpu.memory_bytes / 2**30:7.2f} GiB  {bf16:<8} {tflops:<14} {', '.join(gpu.aliases[:4])}")
@@ -766,9 +615,7 @@ def cmd_gpus(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from trainlint.catalog.models import catalog
-
-    for model in catalog():
+    for model in model_catalog.catalog():
         print(f"{model.name:<28} {model.published_params / 1e9:8.2f} B  {', '.join(model.hf_ids[:2])}")
     return EXIT_OK
 
