@@ -6,7 +6,7 @@ release whose tag, or the point its release branch left main, is an ancestor of 
 `trl @ git+...@<hash>` then resolves to "between X and Y" (trainlint/context/pins.py). Hashes are stored as
 their first 10 hex digits.
 
-    python scripts/gen_release_commits.py /work/.mirror   # mirrors at <root>/<owner>+<name>/repo
+    python scripts/gen_release_commits.py MIRRORS   # the git mirrors, at MIRRORS/<owner>+<name>/repo
 """
 
 from __future__ import annotations
@@ -80,4 +80,6 @@ def main(root: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/work/.mirror")
+    if len(sys.argv) != 2:
+        sys.exit("usage: python scripts/gen_release_commits.py MIRRORS  (the folder holding <owner>+<name>/repo)")
+    main(sys.argv[1])

@@ -4,11 +4,12 @@
 Run at development time, in a throwaway virtual environment OUTSIDE the repository that has the
 frameworks installed (never needed at runtime, never imported by trainlint):
 
-    python -m venv /work/schema-venv
-    /work/schema-venv/bin/pip install torch==2.13.0          # CPU build first
-    /work/schema-venv/bin/pip install "transformers>=5,<6" trl lightning accelerate
-    /work/schema-venv/bin/pip install --no-build-isolation deepspeed
-    /work/schema-venv/bin/python scripts/gen_schemas.py      # writes schemas/*.schema.json
+    VENV=../schema-venv   # any folder outside the repository
+    python -m venv $VENV
+    $VENV/bin/pip install torch==2.13.0          # CPU build first
+    $VENV/bin/pip install "transformers>=5,<6" trl lightning accelerate
+    $VENV/bin/pip install --no-build-isolation deepspeed
+    $VENV/bin/python scripts/gen_schemas.py      # writes schemas/*.schema.json
 
 What is introspected (facts only, no framework code is copied):
 - DeepSpeed: the pydantic ``DeepSpeedConfigModel`` sections (fields, aliases, defaults, constraints,
@@ -1022,7 +1023,7 @@ def gen_hf() -> dict:
 # Lightning
 
 LIGHTNING_REMOVED = {
-    # Lightning CHANGELOG (see shared/research/config-formats.md §3.3): key: (replacement, version, hint)
+    # Lightning's src/lightning/pytorch/CHANGELOG.md (2.0.0, "Removed"): key: (replacement, version, hint)
     "gpus": ("devices", "2.0", "together with `accelerator: gpu`"),
     "tpu_cores": ("devices", "2.0", "together with `accelerator: tpu`"),
     "ipus": ("devices", "2.0", "IPU support moved out of Lightning"),

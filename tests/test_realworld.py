@@ -18,8 +18,8 @@ and compares the findings with tests/realworld/expected.json, which records, per
 
 Currently wrong cases are strict xfails naming their reason, so they flip (and fail) when trainlint is fixed: then
 move the entry (a fixed `false` entry is deleted, a fixed `missed`/`xfail` entry loses its marker). A finding that
-is in none of the lists fails `test_no_unknown_findings`: triage it (the report is /work/research/realworld-triage.md;
-the test prints a ready entry) and add it.
+is in none of the lists fails `test_no_unknown_findings`: triage it (the test prints a ready entry) and add it with its
+`why`, the evidence for the verdict.
 Codes in `ignored_codes` (the memory-not-checked notice, which depends on the flags given) are not pinned.
 """
 

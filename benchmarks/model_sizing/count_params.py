@@ -21,8 +21,9 @@ lm_head), `vision` (the vision tower) and `projector` (the multimodal projector 
 
 Run it in an environment with torch and transformers (not trainlint's own: it needs neither):
 
-    python3 -m venv /work/torchenv && /work/torchenv/bin/pip install torch transformers accelerate
-    /work/torchenv/bin/python benchmarks/model_sizing/count_params.py [--only NAME ...]
+    VENV=../torchenv   # any folder outside the repository
+    python3 -m venv $VENV && $VENV/bin/pip install torch transformers accelerate
+    $VENV/bin/python benchmarks/model_sizing/count_params.py [--only NAME ...]
 
 Everything is offline: `HF_HUB_OFFLINE=1` is set before transformers is imported.
 """

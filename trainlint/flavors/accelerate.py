@@ -1,5 +1,6 @@
 """Accelerate config YAML (`accelerate launch --config_file`): how many processes, which mixed precision,
-and the DeepSpeed or FSDP plugin settings (research/config-formats.md §4).
+and the DeepSpeed or FSDP plugin settings (accelerate `commands/config/config_args.py` and
+`commands/launch.py`).
 
 An Accelerate file names no model or batch; it sizes the run (world size, precision, sharding) that an
 HF config is launched with.

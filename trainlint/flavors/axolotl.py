@@ -1,5 +1,5 @@
 """Axolotl YAML: base_model, micro_batch_size, sequence_len, adapter lora/qlora, deepspeed/fsdp
-(axolotl src/axolotl/utils/schemas; research/config-formats.md §5)."""
+(axolotl src/axolotl/utils/schemas and src/axolotl/utils/config/__init__.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """DeepSpeed JSON (`ds_config.json`, also `.conf`/hjson), standalone or linked from another config.
 
-Facts from deepspeed/runtime/config.py and zero/config.py (see research/config-formats.md §1): batch
+Facts from deepspeed/runtime/config.py and zero/config.py: batch
 keys fill each other in; `fp16`/`bf16` sections hold 16-bit weights with an fp32 master copy in the
 ZeRO optimizer; `offload_param` works at stage 3 only.
 """

@@ -1,9 +1,9 @@
 """Hugging Face TrainingArguments-style YAML/JSON: plain HfArgumentParser scripts, TRL (SFT/DPO/GRPO +
 ModelConfig, alignment-handbook recipes), LLaMA-Factory and open-instruct.
 
-Defaults follow the frameworks (research/config-formats.md §2): per_device_train_batch_size 8;
-TRL turns bf16 and gradient checkpointing on by default; LLaMA-Factory checkpoints by default and
-holds trainable weights in fp32 unless `pure_bf16`.
+Defaults follow the frameworks (transformers `training_args.py`, TRL `trl/trainer/*_config.py`):
+per_device_train_batch_size 8; TRL turns bf16 and gradient checkpointing on by default; LLaMA-Factory
+checkpoints by default and holds trainable weights in fp32 unless `pure_bf16`.
 """
 
 from __future__ import annotations

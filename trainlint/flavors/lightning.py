@@ -2,7 +2,7 @@
 optionally under a subcommand (`fit:`), `class_path`/`init_args` objects, and Hydra-style Trainer configs.
 
 Precision strings and strategy names follow lightning/fabric/connector.py and the strategy registry
-(research/config-formats.md §3).
+(`lightning.pytorch.strategies.StrategyRegistry`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """LitGPT finetune/pretrain YAML (jsonargparse over Lightning Fabric): checkpoint_dir names the model,
 precision is a Lightning precision string, train.{global,micro}_batch_size give accumulation
-(research/config-formats.md §3.5)."""
+(Lightning-AI/litgpt `litgpt/args.py`, TrainArgs)."""
 
 from __future__ import annotations
 

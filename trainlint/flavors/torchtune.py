@@ -1,6 +1,7 @@
 """torchtune recipe YAML: `_component_` builders (the model builder's name says the architecture and
 whether it is LoRA/QLoRA), batch_size, dtype, activation checkpointing, optimizer component
-(research/config-formats.md §6). torchtune trains in the `dtype` itself: bf16 means pure bf16."""
+(pytorch/torchtune `recipes/*.py`, `torchtune/training/precision.py`). torchtune trains in the `dtype`
+itself: bf16 means pure bf16."""
 
 from __future__ import annotations
 

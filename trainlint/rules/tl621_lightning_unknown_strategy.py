@@ -7,7 +7,8 @@ instance a typo (`deepspeed_stage3`, `ddp_spwan`) or a strategy removed in 2.0 (
 **Why**: `pytorch/trainer/connectors/accelerator_connector.py` stops with "You selected an invalid
 strategy name: `strategy='...'`. It must be either a string or an instance of
 `lightning.pytorch.strategies.Strategy`. Example choices: auto, ddp, ddp_spawn, deepspeed, ...".
-Names are compared lower-cased. Registry (research/config-formats.md §3.2): auto, ddp and its
+Names are compared lower-cased. Registry (`lightning.pytorch.strategies.StrategyRegistry`, which each
+strategy class fills in its `register_strategies`): auto, ddp and its
 `_spawn`/`_fork`/`_notebook` and `_find_unused_parameters_{true,false}` variants, deepspeed,
 deepspeed_stage_{1,2,2_offload,3,3_offload,3_offload_nvme}, fsdp, fsdp_cpu_offload, xla, xla_debug,
 single_xla, single_device (and the HPU names the lightning-habana plugin registers).

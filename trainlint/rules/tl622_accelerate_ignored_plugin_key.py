@@ -9,7 +9,8 @@ them (`commands/launch.py`, `_validate_launch_command`), and the DeepSpeed/FSDP 
 arguments they know (`deepspeed_config_file`, `zero_stage`, `offload_optimizer_device`,
 `offload_param_device`, `gradient_accumulation_steps`, `gradient_clipping`, `zero3_init_flag`,
 `zero3_save_16bit_model`, ...; `fsdp_*`, where a missing `fsdp_` prefix is added). Anything else is
-silently dropped: the setting you wrote has no effect (research/config-formats.md §4; TRL's
+silently dropped: the setting you wrote has no effect (accelerate's `commands/launch.py` copies these
+sections onto the launch arguments without validating them; TRL's
 `alst_ulysses_4gpu.yaml` has `seq_parallel_communication_data_type` here).
 
 A key set to null (`fsdp_ignored_modules: null`, as `accelerate config` writes unset keys) is not reported:
