@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "trainlint", "estimate", *args], capture_output=True, text=True,
@@ -95,3 +97,39 @@ def test_config_file_suggestions_are_edits_it_can_take(tmp_path):
     assert proc.returncode == 1
     assert "changes that fit" in proc.stdout and "micro-batch 16 ->" in proc.stdout
     assert "[--" not in proc.stdout
+
+
+def test_the_core_report_is_what_the_command_prints():
+    """trainlint.estimating makes the estimate; the command only renders it."""
+    from trainlint import estimating
+    from trainlint.cli import _cli_overrides, build_parser
+
+    args = build_parser("estimate").parse_args(["estimate", *FLAGS, "--zero", "3", "--num-gpus", "2"])
+    report = estimating.estimate(estimating.flags_plan(_cli_overrides(args)))
+    assert report.document is None and report.fits is False and report.offers
+    printed = json.loads(run(*FLAGS, "--zero", "3", "--num-gpus", "2", "--output-format", "json").stdout)
+    assert report.to_json() == printed
+
+
+def test_what_if_values_read_the_flags_words():
+    from trainlint import estimating
+    from trainlint.plan import AMP_FP16, Peft
+
+    values = estimating.what_if_values(precision="fp16-mixed", fsdp="no_shard", offload_optimizer="none",
+                                       offload_params="cpu", qlora=True, lora_targets="q_proj,v_proj", zero=0)
+    assert values == {"precision": AMP_FP16, "fsdp": None, "offload_optimizer": None, "offload_params": "cpu",
+                      "peft": Peft("lora", 16, ["q_proj", "v_proj"], 4), "zero_stage": 0}
+    assert estimating.what_if_values() == {}
+
+
+def test_no_estimate_is_an_estimate_error(tmp_path):
+    from trainlint import estimating
+    from trainlint.context.settings import Overrides
+
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 1}\n')
+    plan, document, linked = estimating.file_plan(str(tmp_path / "ds.json"), Overrides(), use_project_config=False)
+    with pytest.raises(estimating.EstimateError, match="does not name a model"):
+        estimating.estimate(plan, document, linked)
+    (tmp_path / "notes.yaml").write_text("a: [1, 2\n")
+    with pytest.raises(estimating.EstimateError, match="notes.yaml"):
+        estimating.file_plan(str(tmp_path / "notes.yaml"), Overrides(), use_project_config=False)

@@ -621,7 +621,7 @@ def cmd_models(args) -> int:
 
 
 def cmd_server(args) -> int:
-    try:
+    try:  # pygls and lsprotocol are heavy and needed only here (and may be missing)
         from trainlint.lsp.server import run
     except ImportError as exc:
         print(f"trainlint: the language server needs pygls and lsprotocol: {exc}", file=sys.stderr)
