@@ -133,8 +133,8 @@ def _runs_accelerate_config(p: Parsed, config: Path, bases: list[Path], repo: Pa
 
 
 def _common_overrides(parsed: list, config: Path, repo: Path) -> tuple:
-    """The accelerate config keys every launch in `parsed` ((Parsed, its bases) pairs) that runs `config` as its accelerate config sets itself
-    (none unless each of them is one)."""
+    """The accelerate config keys that every launch in `parsed` ((Parsed, its bases) pairs) sets itself, when each
+    of them runs `config` as its accelerate config (none otherwise)."""
     sets = []
     for p, bases in parsed:
         if not _runs_accelerate_config(p, config, bases, repo):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from trainlint.context.launch.resolving import _ASSIGN, _expand
 
+
 def _tokens(text: str) -> list[str]:
     text = text.split(" #", 1)[0]
     try:
@@ -258,7 +259,8 @@ def SYNTAX_OF_SCRIPT(p: Parsed) -> str:  # noqa: N802 - a table lookup
 
 def script_arguments(p: Parsed, syntax: str = "") -> tuple[Sequence[Argument], str, str]:
     """What the launch hands the script's parser: its arguments (`Argument`s), the config file the script reads
-    (as written, "" when none) and how the parser combines the two (see `Launch.parser_reads`). Per launcher, from the frameworks' parsers:
+    (as written, "" when none) and how the parser combines the two (see `Launch.parser_reads`). Per launcher,
+    from the frameworks' parsers:
 
     - `llamafactory-cli train cfg.yaml key=value`: llamafactory/hparams/parser.py `read_args` merges
       `OmegaConf.from_cli(sys.argv[2:])` over the file; without a file, `--key value` for HfArgumentParser.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from trainlint.context.launch.values import Command, Launch
 
+# `NAME=value` / `export NAME=value`: a shell variable a file (or a command's prefix) sets
 _ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 

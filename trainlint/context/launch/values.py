@@ -16,6 +16,8 @@ def _unknown() -> Setting:
 
 @dataclass(frozen=True)
 class Launch:
+    """What the launch of one file decides, each value with where it was decided; `Launch()`: none found."""
+
     launcher: str = ""  # accelerate | torchrun | deepspeed | tune | litgpt | axolotl | llamafactory | python | recipe | settings | ""
     command: str = ""  # the command line as written (joined continuation lines), when one was found
     origin: Origin = NO_LAUNCH  # where the command / setting was found (file and line)
@@ -102,10 +104,12 @@ class Launch:
 
 @dataclass(frozen=True)
 class Command:
+    """One launch command line found in a file of the repository, with what the file set before it."""
+
     path: str  # the file holding it
     line: int  # 0-based first line
     text: str  # continuation lines joined
-    rank: int  # SCRIPT_KINDS order
+    rank: int  # the kind of file holding it, in index.SCRIPT_KINDS order (a script before a README)
     env: tuple = ()  # (name, value) assignments seen in the file before it
     lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
     cd: tuple = ()  # the `cd X` (and CI `working-directory: X`) before it in the file, in order, as written
