@@ -135,7 +135,7 @@ def candidates(path: str | Path, max_age: float | None = None) -> list[str]:
 def launched_with(path: str | Path) -> list[str]:
     """Configs that launch commands in the repository run with `path` as their accelerate config
     (`--config_file`) or DeepSpeed config (`--deepspeed_config_file`): the commands come from the launch
-    context's index (context/launch.py: scripts, Makefiles, CI, READMEs; its walk and cache, not a second one)."""
+    context's index (context/launch/index.py: scripts, Makefiles, CI, READMEs; its walk and cache, not a second one)."""
     try:
         target = Path(key(path))
         if _regular(target) is None:
