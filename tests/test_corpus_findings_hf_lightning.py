@@ -70,7 +70,7 @@ def test_lightning_gpus_fix_is_accelerator_plus_devices():
 def test_removed_lightning_argument_messages_name_the_version():
     result = lint("lightning/kouyk__pytorch-lightning-slurm__config__fit.yaml")
     (diag,) = [d for d in result.diagnostics if d.code == "TL620"]
-    assert "Lightning" in diag.message and "2.0" in diag.message and "Tuner" in diag.message
+    assert "Lightning" in diag.message and "2.0" in diag.message and "Tuner" in diag.detail
 
 
 def test_script_dataclass_keys_are_not_unknown():

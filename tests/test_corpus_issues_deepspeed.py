@@ -55,7 +55,7 @@ def test_hendrycks_with_hf_defaults(tmp_path):
                  num_gpus=16)
     assert not result.internal_error, result.diagnostics
     mismatches = [d for d in result.diagnostics if d.code == "TL600" and d.path == str(CORPUS / name)]
-    lines = " ".join(d.message for d in mismatches)
+    lines = " ".join(d.detail for d in mismatches)
     assert "- ds train_batch_size=8 vs hf train_batch_size (calculated)=128" in lines
     assert "- ds optimizer.params.lr=0.0001 vs hf learning_rate=5e-05" in lines
     assert "- ds scheduler.params.warmup_max_lr=0.0001 vs hf learning_rate=5e-05" in lines
@@ -68,8 +68,8 @@ def test_trlx_with_hf_on_one_gpu(tmp_path):
     name = "CarperAI__trlx__examples__summarize_rlhf__reward_model__ds_config_gpt_j.json"
     result = _hf(tmp_path, name, "model_name_or_path: EleutherAI/gpt-j-6b\noutput_dir: out\n"
                                  "per_device_train_batch_size: 4\nlearning_rate: 1.0e-5\nfp16: true\n", num_gpus=1)
-    messages = [d.message for d in result.diagnostics if d.code == "TL600"]
-    assert any("- ds train_batch_size=32 vs hf train_batch_size (calculated)=4" in m for m in messages), messages
+    details = [d.detail for d in result.diagnostics if d.code == "TL600"]
+    assert any("- ds train_batch_size=32 vs hf train_batch_size (calculated)=4" in m for m in details), details
 
 
 def test_codealpaca_with_accumulation_is_an_error(tmp_path):

@@ -32,8 +32,10 @@ def test_hf_mismatch_points_into_the_linked_file_and_fixes_it(tmp_path):
     result = engine.check_path(hf, PLAIN)
     found = _found(result, "TL600", ds_file)
     assert len(found) == 1
-    assert "- ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8" in found[0].message
-    assert "the TrainingArguments default" in found[0].message
+    assert found[0].message == ("`train_micro_batch_size_per_gpu` is 4 but per_device_train_batch_size is 8: HF Trainer "
+                                "stops; set it to \"auto\"")
+    assert "- ds train_micro_batch_size_per_gpu=4 vs hf per_device_train_batch_size=8" in found[0].detail
+    assert "the TrainingArguments default" in found[0].detail
     outcome = compute_fixes([str(hf)], lambda p: engine.check_path(p, PLAIN), unsafe=False)
     fixed = json.loads(outcome.fixed[str(ds_file)])
     assert fixed["train_micro_batch_size_per_gpu"] == "auto"
@@ -46,8 +48,8 @@ def test_trl_defaults_to_bf16_when_comparing(tmp_path):
                                  "bf16": {"enabled": False}, "zero_optimization": {"stage": 2}})
     hf = _write(tmp_path, "sft.yaml", "model_name_or_path: gpt2\noutput_dir: out\nmax_length: 1024\npacking: true\n"
                                       "deepspeed: ds.json\n")
-    messages = [d.message for d in _found(engine.check_path(hf, PLAIN), "TL600")]
-    assert any("- ds bf16.enabled=False vs hf bf16|bf16_full_eval=True" in m for m in messages), messages
+    details = [d.detail for d in _found(engine.check_path(hf, PLAIN), "TL600")]
+    assert any("- ds bf16.enabled=False vs hf bf16|bf16_full_eval=True" in m for m in details), details
 
 
 def test_axolotl_compares_micro_batch_size(tmp_path):
@@ -59,7 +61,8 @@ def test_axolotl_compares_micro_batch_size(tmp_path):
     result = engine.check_path(cfg, PLAIN)
     assert result.flavor == "axolotl"
     found = _found(result, "TL600", ds_file)
-    assert found and "micro_batch_size is 2" in found[0].message
+    assert found and "micro_batch_size is 2:" in found[0].message
+    assert "micro_batch_size is 2" in found[0].detail
 
 
 def test_accelerate_world_size_checks_the_batch(tmp_path):

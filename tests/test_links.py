@@ -181,9 +181,11 @@ def test_engine_linking_results_confirm_the_link(tmp_path, monkeypatch):
 def test_several_linking_configs_report_once_and_name_each_other(tmp_path):
     repo = make_repo(tmp_path / "repo", {"configs/a.yaml": TRAIN, "configs/b.yaml": TRAIN.replace(": 4", ": 2", 1),
                                          "configs/c.yaml": TRAIN.replace(": 4", ": 8", 1), "ds/zero2.json": DS_BAD})
-    proc = run("check", "--select", "TL600", "ds/zero2.json", cwd=repo)
-    (line,) = [line for line in proc.stdout.splitlines() if "TL600" in line]
-    assert "configs/a.yaml" in line and "configs/b.yaml" in line and "configs/c.yaml" not in line, line  # c agrees
+    proc = run("check", "--select", "TL600", "--output-format", "json", "ds/zero2.json", cwd=repo)
+    (found,) = [d for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"] if d["code"] == "TL600"]
+    said = found["message"] + " " + found["detail"]
+    assert "configs/a.yaml" in found["message"] and "Also reported from configs/b.yaml" in found["detail"]
+    assert "configs/c.yaml" not in said, said  # c agrees
 
 
 def test_a_bound_reached_is_said_on_stderr(tmp_path):

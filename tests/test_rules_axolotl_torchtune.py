@@ -22,7 +22,7 @@ def test_sizes_from_the_model(tmp_path):
     text = BASE.format(model="NousResearch/Meta-Llama-3-8B") + "adapter: lora\nload_in_4bit: true\n"
     (found,) = findings(tmp_path, text)
     assert found.severity.value == "warning"
-    assert "29.9 GiB of frozen fp32 weights for this 8.0B model instead of about 3.7 GiB" in found.message
+    assert "29.9 GiB of frozen fp32 weights for this 8.0B model instead of about 3.7 GiB" in found.detail
     assert [f.title for f in found.fixes] == ["set `adapter: qlora`", "remove `load_in_4bit`"]
 
 
@@ -35,7 +35,7 @@ def test_not_reported(tmp_path):
     assert not findings(tmp_path, BASE.format(model="my-org/m") + "adapter: qlora\nload_in_4bit: true\n")
     # an unknown model: no sizes, still the finding
     (found,) = findings(tmp_path, BASE.format(model="my-org/m") + "adapter: lora\nload_in_4bit: true\n")
-    assert "GiB" not in found.message
+    assert "GiB" not in found.message + found.detail
 
 
 # --- the family's evidence and version-dependent branches -----------------------------------------
@@ -73,9 +73,10 @@ def test_tl639_fsdp2_refused_before_axolotl_0_13_1():
     assert not run("TL639", MUON, "axolotl")  # version unknown: the current behaviour
     assert not run("TL639", MUON, "axolotl", axolotl="0.13.1")
     (old,) = run("TL639", MUON, "axolotl", axolotl="0.12.0")
-    assert "incompatible with DeepSpeed and FSDP" in old.message and "0.13.1" in old.message
+    assert "Axolotl 0.12.0 stops" in old.message
+    assert "incompatible with DeepSpeed and FSDP" in old.detail and "0.13.1" in old.detail
     (ds,) = run("TL639", "optimizer: muon\ndeepspeed: zero2.json\n", "axolotl", axolotl="0.12.0")
-    assert "DeepSpeed and FSDP" in ds.message
+    assert "DeepSpeed and FSDP" in ds.detail
 
 
 COMPILE = "optimizer_in_bwd: true\ncompile:\n  model: true\n  optimizer_step: true\noptimizer:\n  _component_: torch.optim.AdamW\n"

@@ -128,7 +128,8 @@ def test_removed_arguments_follow_the_pinned_releases():
     assert not any(f.safe for d in unknown if "torch_dtype" in d.message for f in d.fixes)
     # an old TRL with transformers 5.x: TrlParser drops warmup_ratio silently
     old_trl = _check_with_versions(tl524, "dataset_name: x\nwarmup_ratio: 0.1\n", {"trl": "0.18.0", "transformers": "5.15.0"})
-    assert len(old_trl) == 1 and "without a word" in old_trl[0].message
+    assert len(old_trl) == 1 and "TrlParser (TRL 0.13 - 0.18) drops it silently" in old_trl[0].message
+    assert "without a word" in old_trl[0].detail
     # TRL 0.22 still has torch_dtype (removed in 0.27; dtype exists from 0.23)
     mid = _check_with_versions(tl524, "dataset_name: x\ntorch_dtype: bfloat16\n", {"trl": "0.22.0"})
     assert mid == []
@@ -144,23 +145,24 @@ def test_trlparser_unknown_keys_follow_the_trl_release():
 
     text = "dataset_name: x\nwarmup_ratio: 0.1\n"
     old = _check_with_versions(tl524, text, {"trl": "0.12.0", "transformers": "5.15.0"})
-    assert len(old) == 1 and "not used by the TrlParser" in old[0].message and old[0].severity is Severity.ERROR
+    assert len(old) == 1 and "not used by the TrlParser" in old[0].detail and old[0].severity is Severity.ERROR
+    assert "TrlParser (TRL 0.12 and older) stops" in old[0].message
     silent = _check_with_versions(tl524, text, {"trl": "0.13.0", "transformers": "5.15.0"})
-    assert len(silent) == 1 and "TRL 0.13 - 0.18" in silent[0].message and "without a word" in silent[0].message
+    assert len(silent) == 1 and "TRL 0.13 - 0.18" in silent[0].message and "without a word" in silent[0].detail
     assert silent[0].severity is Severity.ERROR  # the setting has no effect: still an error with the release known
     new = _check_with_versions(tl524, text, {"trl": "0.19.1", "transformers": "5.15.0"})
-    assert len(new) == 1 and "Unknown arguments from config file" in new[0].message
-    assert "without a word" not in new[0].message
+    assert len(new) == 1 and "Unknown arguments from config file" in new[0].detail
+    assert "without a word" not in new[0].message + new[0].detail
     # removed in TRL 0.18, release unknown: the stop holds from 0.19 on, 0.18 drops it silently
     unknown = _check_with_versions(tl524, "dataset_name: x\nvllm_max_model_len: 10\n", {})
     assert len(unknown) == 1 and unknown[0].severity is Severity.WARNING and unknown[0].assumptions
-    assert "(TRL >= 0.19) stops" in unknown[0].message and "TRL 0.13 - 0.18: dropped" in unknown[0].message
-    assert "0.12" not in unknown[0].message  # the key still existed on 0.12
+    assert "(TRL >= 0.19) stops" in unknown[0].message and "TRL 0.13 - 0.18: dropped" in unknown[0].detail
+    assert "0.12" not in unknown[0].message + unknown[0].detail  # the key still existed on 0.12
     # removed in 0.20: every release from the removal on stops, no caveat
     later = _check_with_versions(tl524, "dataset_name: x\nmax_seq_length: 5\n", {})
-    assert "stops with \"Unknown arguments from config file\"; older" in later[0].message
+    assert "stops with \"Unknown arguments from config file\"; older" in later[0].detail
     typo = "dataset_name: x\nlerning_rate: 0.1\n"
-    assert "not used by the TrlParser" in _check_with_versions(tl523, typo, {"trl": "0.12.0"})[0].message
+    assert "not used by the TrlParser" in _check_with_versions(tl523, typo, {"trl": "0.12.0"})[0].detail
     assert "TRL 0.13 - 0.18" in _check_with_versions(tl523, typo, {"trl": "0.17.0"})[0].message
 
 
@@ -182,8 +184,9 @@ def test_h4_argument_parser_stops_the_hfargumentparser_way(tmp_path):
     recipe.write_text("model_name_or_path: m\nlearning_rate: 2.0e-05\nlerning_rate: 2.0e-05\noutput_dir: out\n")
     found = [d for d in engine.check_path(recipe, Settings(), display_path=str(recipe)).diagnostics
              if d.code == "TL523"]
-    assert len(found) == 1 and "H4ArgumentParser" in found[0].message
-    assert "Some keys are not used by the HfArgumentParser" in found[0].message and "TrlParser" not in found[0].message
+    assert len(found) == 1 and "H4ArgumentParser stops" in found[0].message
+    assert "Some keys are not used by the HfArgumentParser" in found[0].detail
+    assert "TrlParser" not in found[0].message + found[0].detail
 
 
 def test_trl_cli_hands_unknown_config_keys_to_accelerate_launch():
@@ -205,12 +208,15 @@ def test_trl_cli_hands_unknown_config_keys_to_accelerate_launch():
 
     typo = "dataset_name: x\nlerning_rate: 0.1\n"
     assert "`accelerate launch`" in check(tl523, typo, {"trl": "0.20.0"})[0].message
-    assert "without a word" in check(tl523, typo, {"trl": "0.17.0"})[0].message
-    removed = check(tl524, "dataset_name: x\nmax_seq_length: 5\n", {})[0].message
-    assert "`trl <command>` hands the key to `accelerate launch`" in removed  # 0.20 > 0.18: no release caveat
+    assert "without a word" in check(tl523, typo, {"trl": "0.17.0"})[0].detail
+    removed = check(tl524, "dataset_name: x\nmax_seq_length: 5\n", {})[0]
+    assert "`accelerate launch` (run by `trl <command>`) stops" in removed.message
+    assert "`trl <command>` hands the key to `accelerate launch`" in removed.detail  # 0.20 > 0.18: no release caveat
     # a key that is an `accelerate launch` option is taken by it: no stop claimed
     on_v5 = check(tl524, "dataset_name: x\nfsdp_min_num_params: 10\n", {"trl": "0.20.0", "transformers": "5.0.0"})
-    assert on_v5 and "takes it as its own option" in on_v5[0].message and "stops" not in on_v5[0].message
+    assert on_v5 and "takes it as its own `--fsdp_min_num_params`" in on_v5[0].message
+    assert "takes it as its own option" in on_v5[0].detail
+    assert "stops" not in on_v5[0].message + on_v5[0].detail
 
 
 AUDITED = ("TL003 TL004 TL220 TL223 TL224 TL310 TL311 TL312 TL313 TL315 TL316 TL420 TL421 TL422 TL423 TL424 TL425 "
@@ -274,7 +280,7 @@ def test_optim_values_older_transformers_accepted_follow_the_release_in_use(tmp_
     text = "output_dir: out\noptim: adamw_hf\n"
 
     def tl521(result):
-        return [(d.severity.value, d.message) for d in result.diagnostics if d.code == "TL521"]
+        return [(d.severity.value, d.message + " " + d.detail) for d in result.diagnostics if d.code == "TL521"]
 
     assert tl521(lint(tmp_path, "old.yaml", f"# trainlint: transformers=4.34.0\n{text}")) == []
     [(severity, message)] = tl521(lint(tmp_path, "new.yaml", f"# trainlint: transformers=4.50.0\n{text}"))

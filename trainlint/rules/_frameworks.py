@@ -256,6 +256,16 @@ H4_STOP = ("H4ArgumentParser (HfArgumentParser.parse_yaml_file) stops with \"Som
 TRL_STOP = "TrlParser stops with \"Unknown arguments from config file\""  # when the data cannot be read
 
 
+@dataclass(frozen=True)
+class ParserOutcome:
+    """What a parser does with a key it does not declare: `short` for a one-line message ("TrlParser stops"),
+    `full` for its detail (the releases, the parser's own message), `silent` when it drops the key without a word."""
+
+    short: str
+    full: str
+    silent: bool = False
+
+
 def _upper(spec: str) -> str | None:
     """The exclusive upper bound of a range like ">=0.13.0,<0.19.0", None when open."""
     import re
@@ -271,15 +281,17 @@ def _before(a: str, b: str) -> bool:
     return parts(a) < parts(b)
 
 
-def _phrase(row: dict, label: bool) -> str:
+def _phrase(row: dict, label: bool) -> tuple[str, str]:
+    """(short, full) for one release row of TrlParser's behaviour."""
     where = f" ({row.get('releases')})" if label and row.get("releases") else ""
     if row.get("action") == "ignored":
-        return f"TrlParser{where} drops the key without a word, so the setting has no effect"
+        return (f"TrlParser{where} drops it silently",
+                f"TrlParser{where} drops the key without a word, so the setting has no effect")
     text = str(row.get("message") or "").split(":")[0]
-    return f"TrlParser{where} stops with \"{text}\"" if text else TRL_STOP
+    return f"TrlParser{where} stops", (f"TrlParser{where} stops with \"{text}\"" if text else TRL_STOP)
 
 
-def _trl_command(ctx, key: str | None, since: str | None = None) -> str | None:
+def _trl_command(ctx, key: str | None, since: str | None = None) -> ParserOutcome | None:
     """Under `trl <command> --config FILE` (TRL >= 0.18) the config's leftovers are `accelerate launch` arguments:
     a key that is no launch option stops its parser ("unrecognized arguments"), one that is becomes the launcher's.
     None where that does not apply."""
@@ -301,24 +313,26 @@ def _trl_command(ctx, key: str | None, since: str | None = None) -> str | None:
     low = row["trl_range"].lstrip(">=").strip()
     where = "" if holds or (since and not _before(since, low)) else f" ({row.get('releases')})"
     if key is not None and key in options:
-        return (f"`trl <command>`{where} hands the key to `accelerate launch`, which takes it as its own option "
-                "(`--" + key + "`), not as the training argument")
-    return (f"`trl <command>`{where} hands the key to `accelerate launch`, whose parser stops with "
-            f"\"{str(row.get('message') or 'unrecognized arguments').split(':')[0]}\"")
+        return ParserOutcome(f"`accelerate launch` takes it as its own `--{key}`",
+                             f"`trl <command>`{where} hands the key to `accelerate launch`, which takes it as its own "
+                             "option (`--" + key + "`), not as the training argument")
+    return ParserOutcome("`accelerate launch` (run by `trl <command>`) stops",
+                         f"`trl <command>`{where} hands the key to `accelerate launch`, whose parser stops with "
+                         f"\"{str(row.get('message') or 'unrecognized arguments').split(':')[0]}\"")
 
 
-def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> tuple[str, bool]:
+def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> ParserOutcome:
     """What TrlParser does with a config key its dataclasses do not declare, for the TRL release in play
-    (`schemas/dialects.json` trl `unknown_keys.by_version`): (phrase, silent). With the release known (a pin
-    range all of whose releases agree counts), the row that holds; otherwise the current behaviour (stop) with the
-    older releases that differ named, those from `since` (the release that removed the key) on only."""
+    (`schemas/dialects.json` trl `unknown_keys.by_version`). With the release known (a pin range all of whose
+    releases agree counts), the row that holds; otherwise the current behaviour (stop) with the older releases that
+    differ named (in `full`), those from `since` (the release that removed the key) on only."""
     if getattr(getattr(ctx, "launch", None), "script_parser", "") == "h4":
         # alignment-handbook's H4ArgumentParser.parse_yaml_and_args reads the YAML with parse_yaml_file
         # (allow_extra_keys=False): HfArgumentParser's stop on every TRL release.
-        return H4_STOP, False
+        return ParserOutcome("H4ArgumentParser stops", H4_STOP)
     command = _trl_command(ctx, key, since)
     if command:
-        return command, False
+        return command
     try:
         from trainlint.catalog import dialects
 
@@ -327,17 +341,17 @@ def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> tu
         rows = []
     for row in rows:
         if version_status(ctx, "trl", row["trl"])[0] is True:
-            return _phrase(row, label=row is not rows[-1]), row.get("action") == "ignored"
+            return ParserOutcome(*_phrase(row, label=row is not rows[-1]), silent=row.get("action") == "ignored")
     if not rows:
-        return TRL_STOP, False
+        return ParserOutcome("TrlParser stops", TRL_STOP)
     newest = rows[-1]
     older = [row for row in rows[:-1] if row.get("action") != newest.get("action") or row.get("message") !=
              newest.get("message")]
     older = [row for row in older if since is None or (_upper(row["trl"]) and _before(since, _upper(row["trl"])))]
-    phrase = _phrase(newest, label=bool(older))
+    short, phrase = _phrase(newest, label=bool(older))
     if older:
         said = "; ".join(f"{row.get('releases')}: " + ("dropped without a word" if row.get("action") == "ignored"
                                                         else f"\"{str(row.get('message') or '').split(':')[0]}\"")
                          for row in older)
         phrase += f" ({said})"
-    return phrase, False
+    return ParserOutcome(short, phrase)

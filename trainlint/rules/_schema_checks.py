@@ -54,12 +54,21 @@ class Finding:
     kind: str  # type | enum | range
     node: Node
     key_path: tuple
-    message: str
+    message: str  # one line: the key, the value and what is wrong with it ("`optim` has no value "adam"")
     expected: str
     suggestion: object = None
     removed: dict | None = None  # a value an older release accepted: {"package", "removed", "hint"} (the schema's table)
     certain: bool = True  # False: whether the release in use still accepts it is not known (assumptions say why)
     assumptions: tuple = ()
+    detail: str = ""  # what the message leaves out: the values allowed, why the framework refuses it
+
+
+def _headline(kind: str, message: str, expected: str) -> tuple[str, str]:
+    """(message, detail) from a schema error's sentence: the list of allowed values goes to the detail."""
+    if kind == "enum":
+        head, sep, _ = message.partition("; expected ")
+        return (head if sep else message), f"Expected {expected}."
+    return message, ""
 
 
 _cache: dict = {}
@@ -137,7 +146,9 @@ def _compute(ctx) -> list[Finding]:
                 certain = bool(gone)
         if ctx.flavor == "accelerate":
             assumptions = (*assumptions, *launch_may_set(ctx, path))
-        out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions))
+        message, detail = _headline(err.kind, message, err.expected)
+        out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions,
+                           detail))
         seen.add(path)
     for f in _code_constraints(ctx, base, seen):
         if ctx.flavor == "accelerate":
@@ -230,8 +241,8 @@ def _code_constraints(ctx, base: tuple, seen: set) -> list[Finding]:
         if value is None or value >= minimum:
             continue
         label = ".".join(str(p) for p in path)
-        out.append(Finding("range", node, path, f"`{label}` must be at least {minimum}, got {value}; {why}.",
-                           f"at least {minimum}"))
+        out.append(Finding("range", node, path, f"`{label}` must be at least {minimum}, got {value}",
+                           f"at least {minimum}", detail=f"{why[0].upper()}{why[1:]}."))
     for rel, allowed in ENUMS.get(ctx.flavor, {}).items():
         path = tuple(base) + rel
         if path in seen:
@@ -251,6 +262,6 @@ def _code_constraints(ctx, base: tuple, seen: set) -> list[Finding]:
         guess = suggest(str(value), [str(a) for a in allowed], cutoff=0.7)
         shown = ", ".join(str(a) for a in allowed)
         shown_value = f'"{value}"' if isinstance(value, str) else str(value)
-        message = f"`{label}` has no value {shown_value}" + (f"; did you mean \"{guess}\"?" if guess else f"; expected one of {shown}.")
-        out.append(Finding("enum", node, path, message, f"one of {shown}", guess))
+        message = f"`{label}` has no value {shown_value}" + (f"; did you mean \"{guess}\"?" if guess else "")
+        out.append(Finding("enum", node, path, message, f"one of {shown}", guess, detail=f"Expected one of {shown}."))
     return out

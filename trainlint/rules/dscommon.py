@@ -122,6 +122,15 @@ class DSConfig:
         return self.doc.path
 
     @property
+    def short_name(self) -> str:
+        """How one-line messages name this config: the file's name without its folder."""
+        if self.inline:
+            return self.name
+        import os
+
+        return os.path.basename(self.doc.path) or self.doc.path
+
+    @property
     def filled(self) -> set:
         return FILLED_BY.get(self.host, set())
 
@@ -287,6 +296,13 @@ class HostValue:
     note: str = ""  # "(the TrainingArguments default)" etc.
     origin: Any = None  # the launch argument that set it (a plan.Origin), when the command line did
     known: bool = False  # the launch decides it: it passes the value, or the launch passes nothing that overrides it
+
+    @property
+    def key(self) -> str:
+        """The host's key as its file writes it (`micro_batch_size`); the label for a default or a launch argument."""
+        if self.origin is not None or self.node is None or isinstance(self.value, list):
+            return self.label
+        return ".".join(str(k) for k in self.node.key_path) or self.label
 
     def describe(self, host_doc: Document | None) -> str:
         if self.origin is not None:

@@ -43,6 +43,8 @@ def check(ctx: LintContext):
         zero = cfg.find("zero_optimization")
         entry = zero.entry("offload_param")
         yield RULE.at(cfg.doc, entry.key_span,
-                      f"offload_param (device {device}) has no effect at ZeRO stage {stage}: only stage 3 partitions and "
-                      "offloads parameters, so every GPU keeps the full 16-bit weights. Use \"stage\": 3, or remove it.",
-                      [fix("remove offload_param (ignored below stage 3)", delete_entry(cfg.doc, zero, entry), safe=False)])
+                      f"offload_param (device {device}) has no effect at ZeRO stage {stage}: every GPU keeps the full "
+                      "16-bit weights",
+                      [fix("remove offload_param (ignored below stage 3)", delete_entry(cfg.doc, zero, entry), safe=False)],
+                      detail="Only stage 3 partitions and offloads parameters, so every GPU keeps the full 16-bit "
+                             "weights. Use \"stage\": 3, or remove it.")

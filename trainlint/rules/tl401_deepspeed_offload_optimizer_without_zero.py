@@ -97,12 +97,16 @@ def check(ctx: LintContext):
         fixes.append(fix("remove offload_optimizer (ZeRO is off)", delete_entry(cfg.doc, zero, entry), safe=False))
         stop, what = outcome(cfg)
         if stop is not None:
+            headline = ("the first optimizer step fails" if "first optimizer step" in what
+                        else "DeepSpeed refuses the script's optimizer at deepspeed.initialize")
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"offload_optimizer (device {device}) with ZeRO stage 0: {what} (\"{stop}\"). Only the ZeRO "
-                          "optimizers move optimizer states off the GPU: set \"stage\" to 1, 2 or 3, or remove it.",
-                          fixes)
+                          f"offload_optimizer (device {device}) with ZeRO stage 0: {headline}", fixes,
+                          detail=f"{what[0].upper()}{what[1:]} (\"{stop}\"). Only the ZeRO optimizers move optimizer "
+                                 "states off the GPU: set \"stage\" to 1, 2 or 3, or remove it.")
         else:
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"offload_optimizer (device {device}) has no effect with ZeRO stage 0: {what}, and the fp32 "
-                          "optimizer states stay on the GPU. Set \"stage\" to 1, 2 or 3, or remove it.",
-                          fixes, severity=Severity.WARNING)
+                          f"offload_optimizer (device {device}) has no effect with ZeRO stage 0: the fp32 optimizer "
+                          "states stay on the GPU",
+                          fixes, severity=Severity.WARNING,
+                          detail=f"{what[0].upper()}{what[1:]}, and the fp32 optimizer states stay on the GPU. Set "
+                                 "\"stage\" to 1, 2 or 3, or remove it.")

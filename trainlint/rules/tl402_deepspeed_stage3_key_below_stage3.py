@@ -52,6 +52,6 @@ def check(ctx: LintContext):
             if info is None or info.deprecated:
                 continue  # unknown: DeepSpeed refuses it (TL500); deprecated: TL502
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"{entry.key} has no effect at ZeRO stage {stage}: only the stage-3 engine reads it. "
-                          "Remove it, or use \"stage\": 3 if you meant to partition the parameters.",
-                          [fix(f"remove {entry.key}", delete_entry(cfg.doc, zero, entry), safe=False)])
+                          f"{entry.key} has no effect at ZeRO stage {stage}: only the stage-3 engine reads it",
+                          [fix(f"remove {entry.key}", delete_entry(cfg.doc, zero, entry), safe=False)],
+                          detail="Remove it, or use \"stage\": 3 if you meant to partition the parameters.")

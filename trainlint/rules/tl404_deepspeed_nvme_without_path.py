@@ -52,5 +52,6 @@ def check(ctx: LintContext):
                     "\"TypeError: expected str, bytes or os.PathLike object, not NoneType\" (the stage-3 optimizer "
                     "joins nvme_path with its swap folder)")
             yield RULE.at(cfg.doc, section.get("device"),
-                          f"{section_name} offloads to nvme but has no nvme_path: DeepSpeed stops with {stop}. Add "
-                          "\"nvme_path\" with a directory on a local NVMe disk.")
+                          f"{section_name} offloads to nvme but has no nvme_path: DeepSpeed stops",
+                          detail=f"DeepSpeed stops with {stop}. Add \"nvme_path\" with a directory on a local NVMe "
+                                 "disk.")

@@ -78,15 +78,20 @@ def check(ctx: LintContext):
             fixes.append(fix(f"set {entry.key} to the DeepSpeed default {default:,}",
                              ds.replace_text(cfg.doc, entry.value, default), safe=False))
             default_text = f"{default:.0e}".replace("e+0", "e")
+            what = WHAT[short].format(v=f"{number:g}")
             if short in ("max_live_parameters", "max_reuse_distance") and \
                     ds.offload_device(cfg, "offload_param")[0] in ("cpu", "nvme"):
                 # With parameters offloaded, a small live budget is a deliberate memory-for-speed trade.
                 yield RULE.at(cfg.doc, entry.value,
-                              f"{entry.key} is {number:g}: {WHAT[short].format(v=f'{number:g}')}, and with offloaded "
-                              "parameters each re-gather crosses PCIe again; fine when GPU memory is the goal, slow "
-                              f"otherwise (DeepSpeed's default is {default_text}).", fixes, severity=Severity.INFO)
+                              f"{entry.key} is {number:g} (default {default_text}): with offloaded parameters each "
+                              "re-gather crosses PCIe again", fixes, severity=Severity.INFO,
+                              detail=f"{what[0].upper()}{what[1:]}, and with offloaded parameters each "
+                                     "re-gather crosses PCIe again; fine when GPU memory is the goal, slow otherwise "
+                                     f"(DeepSpeed's default is {default_text}).")
                 continue
             yield RULE.at(cfg.doc, entry.value,
-                          f"{entry.key} is {number:g}: {WHAT[short].format(v=f'{number:g}')}, which costs most of the "
-                          f"throughput (DeepSpeed's default is {default_text}). Use the default"
-                          + (' or "auto"' if hf_auto and ds.looks_integrated(cfg) else "") + ".", fixes)
+                          f"{entry.key} is {number:g} (default {default_text}): this costs most of the throughput",
+                          fixes,
+                          detail=f"{what[0].upper()}{what[1:]}, which costs most of the throughput "
+                                 f"(DeepSpeed's default is {default_text}). Use the default"
+                                 + (' or "auto"' if hf_auto and ds.looks_integrated(cfg) else "") + ".")

@@ -61,5 +61,7 @@ def check(ctx: LintContext):
         tail = ("checkpointing is on in the training arguments, which is what checkpoints the model"
                 if hf_ckpt else f"set {key}: true{note} in the training arguments to checkpoint activations")
         yield RULE.at(cfg.doc, entry.key_span,
-                      "activation_checkpointing only configures deepspeed.checkpointing, which Hugging Face models do "
-                      f"not call, so it changes no activation memory; {tail}.")
+                      "activation_checkpointing changes no activation memory: Hugging Face models do not call "
+                      "deepspeed.checkpointing",
+                      detail="activation_checkpointing only configures deepspeed.checkpointing, which Hugging Face "
+                             f"models do not call, so it changes no activation memory; {tail}.")

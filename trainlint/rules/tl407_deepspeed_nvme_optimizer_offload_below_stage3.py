@@ -44,8 +44,10 @@ def check(ctx: LintContext):
             continue
         node = section.get("device")
         yield RULE.at(cfg.doc, node,
-                      f"offload_optimizer device nvme at ZeRO stage {stage} offloads to CPU RAM, not NVMe: the stage 1/2 "
-                      "optimizer only knows ZeRO-Offload to the CPU, so the optimizer states and fp32 master weights take "
-                      "pinned host memory and nvme_path is unused. Write \"cpu\", or use \"stage\": 3 for NVMe offload.",
+                      f"offload_optimizer device nvme at ZeRO stage {stage} offloads to CPU RAM, not NVMe; nvme_path "
+                      "is unused",
                       [fix('write "cpu" (what DeepSpeed does at this stage)',
-                           replace_value(cfg.doc, node, "cpu"), safe=True)])
+                           replace_value(cfg.doc, node, "cpu"), safe=True)],
+                      detail="The stage 1/2 optimizer only knows ZeRO-Offload to the CPU, so the optimizer states and "
+                             "fp32 master weights take pinned host memory and nvme_path is unused. Write \"cpu\", or "
+                             "use \"stage\": 3 for NVMe offload.")

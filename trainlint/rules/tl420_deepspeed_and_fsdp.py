@@ -42,6 +42,7 @@ def check(ctx: LintContext):
     if not fsdp_on:
         return
     yield RULE.at(doc, fsdp.key_span,
-                  f"both `deepspeed` and `{fsdp.key}` are set: they are alternative ways to shard the model and only one "
-                  f"can wrap it. The HF Trainer stops with \"Using --fsdp xxx together with --deepspeed is not possible\" "
-                  f"(Axolotl: \"deepspeed and fsdp cannot be used together.\"). Keep one of them.")
+                  f"both `deepspeed` and `{fsdp.key}` are set: only one can shard the model, and the trainer stops",
+                  detail="They are alternative ways to shard the model and only one can wrap it. The HF Trainer stops "
+                         "with \"Using --fsdp xxx together with --deepspeed is not possible\" (Axolotl: \"deepspeed "
+                         "and fsdp cannot be used together.\"). Keep one of them.")

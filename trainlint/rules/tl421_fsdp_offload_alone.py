@@ -43,6 +43,7 @@ def check(ctx: LintContext):
     if node.kind == "scalar" and isinstance(node.value, str):
         fixes = [fix("add full_shard", replace_value(doc, node, "full_shard " + node.value.strip()), safe=False)]
     yield RULE.at(doc, node,
-                  "`fsdp` has `offload` without a sharding mode: TrainingArguments stops with \"`--fsdp offload` can't "
-                  "work on its own. It needs to be added to `--fsdp full_shard` or `--fsdp shard_grad_op`\" (transformers "
-                  "< 5.10; from 5.10 FSDP2 shards fully by default). Add full_shard (or shard_grad_op).", fixes)
+                  "`fsdp` has `offload` without a sharding mode: TrainingArguments stops (transformers < 5.10)", fixes,
+                  detail="TrainingArguments stops with \"`--fsdp offload` can't work on its own. It needs to be added "
+                         "to `--fsdp full_shard` or `--fsdp shard_grad_op`\" (transformers < 5.10; from 5.10 FSDP2 "
+                         "shards fully by default). Add full_shard (or shard_grad_op).")

@@ -46,7 +46,10 @@ def check(ctx: LintContext):
         stop = ("TrainingArguments stops with \"`--fsdp full_shard` is not compatible with `--fsdp shard_grad_op`.\"")
         silent = f"transformers keeps the first one, {first}, and ignores the other without a word"
         what = stop if old else silent if old is False else f"on transformers < 5.10 {stop}; from 5.10 {silent}"
+        short = ("TrainingArguments stops" if old else f"transformers ignores all but {first}" if old is False
+                 else f"TrainingArguments stops (< 5.10) or keeps only {first}")
         yield RULE.at(doc, node,
-                      f"`fsdp` lists both full_shard and shard_grad_op: {what}. Keep full_shard (shards parameters too, "
-                      f"least memory) or shard_grad_op (gradients and optimizer states only).",
-                      severity=None if old else Severity.WARNING, assumptions=assumptions)
+                      f"`fsdp` lists both full_shard and shard_grad_op: {short}",
+                      severity=None if old else Severity.WARNING, assumptions=assumptions,
+                      detail=f"{what}. Keep full_shard (shards parameters too, least memory) or "
+                             "shard_grad_op (gradients and optimizer states only).")

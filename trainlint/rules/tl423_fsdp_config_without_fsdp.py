@@ -43,7 +43,7 @@ def check(ctx: LintContext):
     if entry is None or not is_set(entry.value):
         return
     yield RULE.at(doc, entry.key_span,
-                  "`fsdp_config` is set but `fsdp` is not: transformers ignores it (up to 5.9 with the warning \"`--fsdp_config` "
-                  "is useful only when `--fsdp` is specified.\", from 5.10 without a word) and trains without FSDP, so "
-                  "every GPU holds the whole model. Add `fsdp: "
-                  "full_shard auto_wrap` (or remove `fsdp_config`).")
+                  "`fsdp_config` is set but `fsdp` is not: it is ignored and every GPU holds the whole model",
+                  detail="transformers ignores it (up to 5.9 with the warning \"`--fsdp_config` is useful only when "
+                         "`--fsdp` is specified.\", from 5.10 without a word) and trains without FSDP, so every GPU "
+                         "holds the whole model. Add `fsdp: full_shard auto_wrap` (or remove `fsdp_config`).")

@@ -52,6 +52,9 @@ def check(ctx: LintContext):
     stop = "TrainingArguments stops with \"`min_num_params` and `transformer_layer_cls_to_wrap` are mutually exclusive.\""
     silent = f"transformers wraps by layer class and drops `{size.key}` without a word"
     what = stop if old else silent if old is False else f"on transformers < 5.10 {stop}; from 5.10 {silent}"
+    short = ("TrainingArguments stops" if old else f"`{size.key}` is ignored" if old is False
+             else f"TrainingArguments stops (< 5.10) or drops `{size.key}`")
     yield RULE.at(doc, size.key_span,
-                  f"`fsdp_config` sets both `{size.key}` and `{layer.key}`: {what}. Keep `{layer.key}` for "
-                  f"transformer models.", severity=None if old else Severity.WARNING, assumptions=assumptions)
+                  f"`fsdp_config` sets both `{size.key}` and `{layer.key}`: {short}",
+                  severity=None if old else Severity.WARNING, assumptions=assumptions,
+                  detail=f"{what}. Keep `{layer.key}` for transformer models.")

@@ -71,6 +71,8 @@ def check(ctx: LintContext):
         fixes = [fix("use fsdp_config.activation_checkpointing instead", replace_value(doc, ckpt.value, False), edit,
                      safe=False)]
     yield RULE.at(doc, ckpt.key_span,
-                  f"`gradient_checkpointing: true` with FSDP {next(o for o in options if o in sharded)}: each recomputed layer gathers its parameters "
-                  "again, \"a redundant AllGather in the backward pass\" (transformers warns). Set "
-                  "`fsdp_config.activation_checkpointing: true` instead and turn `gradient_checkpointing` off.", fixes)
+                  f"`gradient_checkpointing: true` with FSDP {next(o for o in options if o in sharded)}: a redundant "
+                  "AllGather per recomputed layer", fixes,
+                  detail="Each recomputed layer gathers its parameters again, \"a redundant AllGather in the backward "
+                         "pass\" (transformers warns). Set `fsdp_config.activation_checkpointing: true` instead and "
+                         "turn `gradient_checkpointing` off.")

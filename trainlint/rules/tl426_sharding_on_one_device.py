@@ -64,7 +64,9 @@ def check(ctx: LintContext):
         target = decided_by.origin.span
     world = "`" + ".".join(str(k) for k in where.key_path) + ": 1`" if where.key_path else "a world size of 1"
     yield RULE.at(doc, target,
-                  f"{what} with {world} shards nothing: the single GPU still holds all weights, gradients and "
-                  f"optimizer states (~18 bytes per parameter with mixed-precision Adam), as much as without "
-                  f"sharding (DeepSpeed#4953: OOM for a 7B DPO run on one A100-80GB). Use more processes, or offload "
-                  f"the optimizer/parameters to the CPU.")
+                  f"{what} with {world} shards nothing: one GPU still holds all weights, gradients and optimizer "
+                  "states",
+                  detail="The single GPU still holds all weights, gradients and optimizer states (~18 bytes per "
+                         "parameter with mixed-precision Adam), as much as without sharding (DeepSpeed#4953: OOM for "
+                         "a 7B DPO run on one A100-80GB). Use more processes, or offload the optimizer/parameters to "
+                         "the CPU.")

@@ -43,7 +43,9 @@ def check(ctx: LintContext):
         entry = section.entry(key)
         if entry is not None and flag(entry.value):
             yield RULE.at(doc, entry.key_span,
-                          f"`{key}: {entry.value.raw}` with `fsdp_version: 2`: FSDP2 has no forward prefetch, and Accelerate "
-                          f"reads this setting only for FSDP1, so it is silently ignored (passed in code it raises "
-                          f"\"forward_prefetch is not yet implemented in FSDP2\"). Remove it, or use FSDP1 if you need it.",
-                          [fix(f"remove `{key}`", delete_entry(doc, section, entry), safe=True)])
+                          f"`{key}: {entry.value.raw}` with `fsdp_version: 2` is silently ignored: FSDP2 has no "
+                          "forward prefetch",
+                          [fix(f"remove `{key}`", delete_entry(doc, section, entry), safe=True)],
+                          detail="FSDP2 has no forward prefetch, and Accelerate reads this setting only for FSDP1, so "
+                                 "it is silently ignored (passed in code it raises \"forward_prefetch is not yet "
+                                 "implemented in FSDP2\"). Remove it, or use FSDP1 if you need it.")

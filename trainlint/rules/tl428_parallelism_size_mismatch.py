@@ -60,5 +60,6 @@ def check(ctx: LintContext):
     shown = " x ".join(f"{k} {v}" for k, v in sizes.items() if v != 1) or "all sizes 1"
     yield RULE.at(doc, procs_node,
                   f"`parallelism_config` multiplies to {total} ({shown}) but `num_processes` is {procs}: Accelerate "
-                  f"stops with \"ParallelismConfig total_size ({total}) does not match num_processes ({procs})\". Make "
-                  f"the sizes multiply to the number of processes.")
+                  "stops",
+                  detail=f"Accelerate stops with \"ParallelismConfig total_size ({total}) does not match num_processes "
+                         f"({procs})\". Make the sizes multiply to the number of processes.")

@@ -44,7 +44,9 @@ def check(ctx: LintContext):
     if ram is None or sync is None or flag(ram.value) is not True or flag(sync.value) is not False:
         return
     yield RULE.at(doc, sync.key_span,
-                  f"`{sync.key}: {sync.value.raw}` with `{ram.key}: true`: only rank 0 loads the weights and the others "
-                  f"wait for its broadcast, so TrainingArguments (transformers < 5.10) stops with \"`sync_module_states` must be `\"True\"` if "
-                  f"`cpu_ram_efficient_loading` is `\"True\"`\". Set it to true.",
-                  [fix(f"set `{sync.key}: true`", replace_value(doc, sync.value, True), safe=True)])
+                  f"`{sync.key}: {sync.value.raw}` with `{ram.key}: true`: TrainingArguments stops "
+                  "(transformers < 5.10)",
+                  [fix(f"set `{sync.key}: true`", replace_value(doc, sync.value, True), safe=True)],
+                  detail="Only rank 0 loads the weights and the others wait for its broadcast, so TrainingArguments "
+                         "(transformers < 5.10) stops with \"`sync_module_states` must be `\"True\"` if "
+                         "`cpu_ram_efficient_loading` is `\"True\"`\". Set it to true.")

@@ -87,9 +87,10 @@ def check(ctx: LintContext):
                 fixes = [fix(f"wrap `{right}`", replace_value(doc, node, right), safe=near is not None)]
             why = (f" (class names are matched exactly: the class is `{near}`)" if near else "")
             yield RULE.at(doc, where,
-                          f"`{name}` is not a layer of {arch.name} ({arch.model_type}: {', '.join(own)}){why}: "
-                          f"the FSDP wrap policy looks the name up in the model and stops with \"Could not find the "
-                          f"transformer layer class to wrap in the model.\" Wrap `{right}`.", fixes)
+                          f"`{name}` is not a layer of {arch.name}: the FSDP wrap policy stops; wrap `{right}`", fixes,
+                          detail=f"{arch.model_type} layers: {', '.join(own)}{why}. The FSDP wrap policy looks the "
+                                 "name up in the model and stops with \"Could not find the transformer layer class to "
+                                 f"wrap in the model.\" Wrap `{right}`.")
 
 
 def _nodes(ctx: LintContext, doc):

@@ -45,7 +45,8 @@ def check(ctx: LintContext):
         return
     shown = f"`zero_stage: {stage_node.raw}`" if stage_node is not None else "the default ZeRO stage 2"
     yield RULE.at(doc, entry.key_span,
-                  f"`zero3_init_flag: true` with {shown}: Accelerate warns \"DeepSpeed Zero3 Init flag is only applicable "
-                  f"for ZeRO Stage 3. Setting it to False.\" and ignores it. Set `zero_stage: 3` if partitioned loading "
-                  f"was meant, else turn the flag off.",
-                  [fix("set `zero3_init_flag: false`", replace_value(doc, entry.value, False), safe=True)])
+                  f"`zero3_init_flag: true` with {shown}: Accelerate ignores the flag",
+                  [fix("set `zero3_init_flag: false`", replace_value(doc, entry.value, False), safe=True)],
+                  detail="Accelerate warns \"DeepSpeed Zero3 Init flag is only applicable for ZeRO Stage 3. Setting it "
+                         "to False.\" and ignores it. Set `zero_stage: 3` if partitioned loading was meant, else turn "
+                         "the flag off.")

@@ -149,10 +149,11 @@ def _too_new(ctx: LintContext, cfg, root):
             stop = (f"{errors} {loc} extra fields not permitted (type=value_error.extra)"
                     if _older(release, "0.15.0") else f"{errors} ... {loc} Extra inputs are not permitted")
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"`{entry.key}` is a key of `{where}` only since DeepSpeed {since}, and this file runs under "
-                          f"DeepSpeed {release}: it refuses the key and stops with \"{stop}\". Upgrade DeepSpeed to "
-                          f">= {since} or remove the key.",
-                          [fix(f"remove {entry.key}", delete_entry(cfg.doc, parent, entry), safe=False)])
+                          f"`{entry.key}` is a key of `{where}` only since DeepSpeed {since}: {release} stops",
+                          [fix(f"remove {entry.key}", delete_entry(cfg.doc, parent, entry), safe=False)],
+                          detail=f"`{entry.key}` is a key of `{where}` only since DeepSpeed {since}, and this file runs "
+                                 f"under DeepSpeed {release}: it refuses the key and stops with \"{stop}\". Upgrade "
+                                 f"DeepSpeed to >= {since} or remove the key.")
 
 
 def _older(version: str, than: str) -> bool:
@@ -185,14 +186,14 @@ def _finding(cfg: ds.DSConfig, parent, entry, path, assumptions=(), count: int =
                "DeepCompile, and torch.compile is enabled from code (engine.compile()).")
     else:
         suggestion = ds.did_you_mean(key, known - set(parent.keys()))
-        if suggestion:
-            why = f" Did you mean `{suggestion}`?"
     fixes = []
     if suggestion:
         fixes.append(fix(f"rename {key} to {suggestion}", rename_key(cfg.doc, entry, suggestion), safe=False))
     fixes.append(fix(f"remove {key}", delete_entry(cfg.doc, parent, entry), safe=False))
     return RULE.at(cfg.doc, entry.key_span,
-                   f"`{key}` is not a key of `{where}`: DeepSpeed validates this section strictly{SINCE.get(section, '')} "
-                   f"and stops with \"{count} validation error{'s' if count > 1 else ''} for {model} ... {loc} Extra inputs are "
-                   f"not permitted\".{why}", fixes,
-                   assumptions=assumptions)
+                   f"`{key}` is not a key of `{where}`: DeepSpeed stops"
+                   + (f"; did you mean `{suggestion}`?" if suggestion else ""), fixes,
+                   assumptions=assumptions,
+                   detail=f"DeepSpeed validates this section strictly{SINCE.get(section, '')} and stops with "
+                          f"\"{count} validation error{'s' if count > 1 else ''} for {model} ... {loc} Extra inputs are "
+                          f"not permitted\".{why}")

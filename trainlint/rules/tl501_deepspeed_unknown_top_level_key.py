@@ -54,7 +54,9 @@ def check(ctx: LintContext):
             if key in top or ds.is_comment_key(key) or describe("deepspeed", (key,)) is not None:
                 continue
             suggestion = None
+            hint = ""
             if key in zero:
+                hint = "; it belongs in zero_optimization"
                 extra = (f" `{key}` is a zero_optimization key"
                          + (" (and deprecated: use zero_optimization.offload_optimizer {\"device\": \"cpu\"})"
                             if key == "cpu_offload" else "") + "; at the top level it does nothing.")
@@ -62,11 +64,13 @@ def check(ctx: LintContext):
                 extra = f" {HINTS[key]}."
             else:
                 suggestion = ds.did_you_mean(key, top - set(root.keys()))
-                extra = f" Did you mean `{suggestion}`?" if suggestion else ""
+                hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+                extra = ""
             fixes = []
             if suggestion:
                 fixes.append(fix(f"rename {key} to {suggestion}", rename_key(cfg.doc, entry, suggestion), safe=False))
             fixes.append(fix(f"remove {key}", delete_entry(cfg.doc, root, entry), safe=False))
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"`{key}` is not a DeepSpeed setting: DeepSpeed does not validate its top level and ignores "
-                          f"the key, so whatever it was meant to do does not happen.{extra}", fixes)
+                          f"`{key}` is not a DeepSpeed setting: DeepSpeed ignores it{hint}", fixes,
+                          detail="DeepSpeed does not validate its top level and ignores the key, so whatever it was "
+                                 f"meant to do does not happen.{extra}")

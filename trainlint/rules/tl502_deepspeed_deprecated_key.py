@@ -91,15 +91,16 @@ def _removed(ctx, cfg, mapping, entry, info):
         found = ctx.version_of("deepspeed")
         return RULE.at(cfg.doc, entry.key_span,
                        f"`{entry.key}` still works on DeepSpeed {found.version if found else 'this version'}, but "
-                       f"DeepSpeed {since} removed it and refuses the config (\"{message}\").", fixes,
-                       severity=Severity.INFO)
+                       f"DeepSpeed {since} removed it and refuses the config", fixes,
+                       severity=Severity.INFO, detail=f"DeepSpeed {since} and newer stop with \"{message}\"")
     assumptions = [] if refused else [
         f"assumed DeepSpeed {since} or newer, which refuses it (older releases still read it): declare the version "
         "with `versions = {deepspeed = \"X.Y.Z\"}` in [tool.trainlint] or `# trainlint: deepspeed=X.Y.Z`"]
     return RULE.at(cfg.doc, entry.key_span,
-                   f"`{entry.key}` was removed in DeepSpeed {since}: from that release DeepSpeed stops before anything "
-                   f"else with \"DeepSpeedConfigError: {message}\" Remove it.", fixes,
-                   severity=Severity.ERROR, assumptions=assumptions)
+                   f"`{entry.key}` was removed in DeepSpeed {since}: from that release DeepSpeed refuses the config",
+                   fixes, severity=Severity.ERROR, assumptions=assumptions,
+                   detail=f"From DeepSpeed {since} on, DeepSpeed stops before anything else with "
+                          f"\"DeepSpeedConfigError: {message}\" Remove it.")
 
 
 def _deprecated(cfg, mapping, entry, path, info):
@@ -109,10 +110,11 @@ def _deprecated(cfg, mapping, entry, path, info):
         flag = as_bool(entry.value.value) if entry.value.kind == "scalar" else None
         if mapping.get(new) is not None:
             yield RULE.at(cfg.doc, entry.key_span,
-                          f"`{key}` is deprecated and `{new}` is set too: DeepSpeed stops with \"Cannot provide deprecated "
-                          f"parameter '{key}' and replacing parameter '{new}' together\". Remove `{key}`.",
+                          f"`{key}` is deprecated and `{new}` is set too: DeepSpeed stops; remove `{key}`",
                           [fix(f"remove {key}", delete_entry(cfg.doc, mapping, entry), safe=False)],
-                          severity=Severity.ERROR)
+                          severity=Severity.ERROR,
+                          detail=f"DeepSpeed stops with \"Cannot provide deprecated parameter '{key}' and replacing "
+                                 f"parameter '{new}' together\". Remove `{key}`.")
             return
         fixes = []
         if flag is True:
@@ -120,9 +122,12 @@ def _deprecated(cfg, mapping, entry, path, info):
         elif flag is False:
             fixes.append(fix(f"remove {key} (false is the default)", delete_entry(cfg.doc, mapping, entry)))
         yield RULE.at(cfg.doc, entry.key_span,
-                      f"`{key}` is deprecated (DeepSpeed: \"Config parameter {key} is deprecated use {new} instead\"); "
-                      f"write `\"{new}\": {{\"device\": \"cpu\"}}` inside zero_optimization"
-                      + (" (false is the default: just remove it)" if flag is False else "") + ".", fixes)
+                      (f"`{key}` is deprecated: false is the default, remove it" if flag is False else
+                       f"`{key}` is deprecated: write `\"{new}\": {{\"device\": \"cpu\"}}` inside zero_optimization"),
+                      fixes,
+                      detail=f"DeepSpeed: \"Config parameter {key} is deprecated use {new} instead\"; write "
+                             f"`\"{new}\": {{\"device\": \"cpu\"}}` inside zero_optimization"
+                             + (" (false is the default: just remove it)" if flag is False else "") + ".")
         return
     renames = RENAMES.get(path)
     if renames:
@@ -131,32 +136,37 @@ def _deprecated(cfg, mapping, entry, path, info):
         if present:
             if path == ("bfloat16",):
                 yield RULE.at(cfg.doc, entry.key_span,
-                              "`bfloat16` is the legacy name of `bf16` and is read only when `bf16` is absent; here `bf16` "
-                              "is set, so this section is ignored. Remove it.",
-                              [fix("remove bfloat16", delete_entry(cfg.doc, mapping, entry), safe=False)])
+                              "`bfloat16` is ignored: `bf16` is set too, and the legacy `bfloat16` is read only without it",
+                              [fix("remove bfloat16", delete_entry(cfg.doc, mapping, entry), safe=False)],
+                              detail="`bfloat16` is the legacy name of `bf16` and is read only when `bf16` is absent; "
+                                     "here `bf16` is set, so this section is ignored. Remove it.")
             else:
                 yield RULE.at(cfg.doc, entry.key_span,
-                              f"`{key}` is deprecated and `{present[0]}` is set too: DeepSpeed stops with \"Cannot provide "
-                              f"deprecated parameter '{key}' and replacing parameter '{renames[-1]}' together\". Remove `{key}`.",
+                              f"`{key}` is deprecated and `{present[0]}` is set too: DeepSpeed stops; remove `{key}`",
                               [fix(f"remove {key}", delete_entry(cfg.doc, mapping, entry), safe=False)],
-                              severity=Severity.ERROR)
+                              severity=Severity.ERROR,
+                              detail=f"DeepSpeed stops with \"Cannot provide deprecated parameter '{key}' and "
+                                     f"replacing parameter '{renames[-1]}' together\". Remove `{key}`.")
             return
         if path == ("bfloat16",):
             yield RULE.at(cfg.doc, entry.key_span,
-                          "`bfloat16` is the legacy name of `bf16`: DeepSpeed reads it without any message, only while "
-                          "`bf16` is absent, and integrations look for `bf16` (HF Trainer and Accelerate fill and compare "
-                          "`bf16.enabled`). Rename it.",
-                          [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))])
+                          "`bfloat16` is the legacy name of `bf16`: integrations do not see it; rename it",
+                          [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))],
+                          detail="DeepSpeed reads it without any message, only while `bf16` is absent, and "
+                                 "integrations look for `bf16` (HF Trainer and Accelerate fill and compare "
+                                 "`bf16.enabled`). Rename it.")
             return
         field = renames[-1]  # DeepSpeed names the field, not its alias
         yield RULE.at(cfg.doc, entry.key_span,
-                      f"`{key}` is deprecated: DeepSpeed reads it as `{new}` with a warning (\"Config parameter {key} is "
-                      f"deprecated use {field} instead\"). Rename it.",
-                      [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))])
+                      f"`{key}` is deprecated: rename it to `{new}`",
+                      [fix(f"rename {key} to {new}", rename_key(cfg.doc, entry, new))],
+                      detail=f"DeepSpeed reads it as `{new}` with a warning (\"Config parameter {key} is "
+                             f"deprecated use {field} instead\"). Rename it.")
         return
     replacement = f" use `{info.replacement}` instead" if info.replacement else ""
     yield RULE.at(cfg.doc, entry.key_span,
-                  f"`{key}` is deprecated ({info.description or 'DeepSpeed warns about it'});{replacement or ' remove it'}.")
+                  f"`{key}` is deprecated;{replacement or ' remove it'}",
+                  detail=f"{info.description or 'DeepSpeed warns about it'}.")
 
 
 def _rewrite(cfg, entry, new: str) -> Edit:

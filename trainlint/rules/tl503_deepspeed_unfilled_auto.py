@@ -78,10 +78,12 @@ def check(ctx: LintContext):
                     fixes.append(fix(f"write the default {ds.fmt(default)}", ds.replace_text(cfg.doc, node, default)))
                 shown = ds.fmt(default) if default is not None else "its default"
                 yield RULE.at(cfg.doc, node,
-                              f"`{key}` is \"auto\" but {who}: DeepSpeed drops \"auto\" in this section, "
-                              f"so it silently becomes {shown}. Write the value you want.", fixes)
+                              f"`{key}` is \"auto\" but nothing fills it: it silently becomes {shown}", fixes,
+                              detail=f"{who[0].upper()}{who[1:]}: DeepSpeed drops \"auto\" in this section, so it "
+                                     f"silently becomes {shown}. Write the value you want.")
             else:
                 yield RULE.at(cfg.doc, node,
-                              f"`{key}` is \"auto\" but {who}: DeepSpeed receives the string \"auto\" "
-                              "and fails where it uses the value. Write the value you want.",
-                              severity=Severity.ERROR)
+                              f"`{key}` is \"auto\" but nothing fills it: DeepSpeed fails where it uses the value",
+                              severity=Severity.ERROR,
+                              detail=f"{who[0].upper()}{who[1:]}: DeepSpeed receives the string \"auto\" and fails "
+                                     "where it uses the value. Write the value you want.")

@@ -81,25 +81,31 @@ def check(ctx: LintContext):
                 assumptions = ("assumed the file is used through the HF Trainer or Accelerate, as its \"auto\" values "
                                "say; DeepSpeed alone converts the string",)
             if compared and (cfg.host in ds.HF_HOSTS or integrated):
+                short = "HF Trainer stops on the mismatch"
                 why = (f"HF Trainer compares it strictly (\"{text}\" != {value!r}) and stops with \"Please correct the "
                        f"following DeepSpeed config values that mismatch TrainingArguments values\""
                        + ("; Accelerate's is_true/is_false reads the string \"false\" as true"
                           if text.lower() == "false" else ""))
             elif is_bool and path[-1] == "enabled" and integrated:
+                short = "Accelerate tests it as text"
                 why = "Accelerate's is_true/is_false test it as text (the string \"false\" counts as true)"
             elif ds.in_pydantic_section(path) and not is_bool and _integer_only(path) and not PYDANTIC_INT.fullmatch(text):
+                short = "DeepSpeed refuses it"
                 why = ("DeepSpeed's pydantic model refuses it: \"Input should be a valid integer, unable to parse string "
                        "as an integer [type=int_parsing ...]\" (a quoted exponent or fraction is not an integer)")
             elif ds.in_pydantic_section(path):
                 severity = Severity.WARNING
+                short = "HF Trainer and Accelerate read it as text"
                 why = ("DeepSpeed's pydantic model converts it, but integrations that read the dict before DeepSpeed "
                        "(HF Trainer, Accelerate) see text")
             else:
+                short = "DeepSpeed passes the string on unconverted"
                 why = "DeepSpeed reads this key without conversion, so the string reaches the code that uses it"
             yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
-                                         f"{why}. Write {new}.",
+                                         f"{short}",
                           [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity,
-                          assumptions=assumptions if (compared or is_bool) and cfg.host is None else ())
+                          assumptions=assumptions if (compared or is_bool) and cfg.host is None else (),
+                          detail=f"{why[0].upper()}{why[1:]}. Write {new}.")
 
 
 # What pydantic v2 (lax mode) turns into an int from a string: digits, an optional sign, underscores, ".0".

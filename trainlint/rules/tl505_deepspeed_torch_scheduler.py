@@ -73,7 +73,9 @@ def check(ctx: LintContext):
                                "it on (HF Trainer / Accelerate with bf16 or fp16)")
         better = SUGGEST.get(name, "WarmupCosineLR")
         yield RULE.at(cfg.doc, node,
-                      f"`scheduler.type: {name}` is a torch scheduler: DeepSpeed builds it on its own optimizer "
-                      f"wrapper ({', '.join(wrapped) or 'mixed precision'}), and torch stops with \"TypeError: "
-                      f"{wrapper} is not an Optimizer\" in deepspeed.initialize. Use a DeepSpeed schedule "
-                      f"(`{better}`) or build the scheduler in code.", assumptions=assumptions)
+                      f"`scheduler.type: {name}` is a torch scheduler: deepspeed.initialize stops; use `{better}`",
+                      assumptions=assumptions,
+                      detail=f"DeepSpeed builds it on its own optimizer wrapper ({', '.join(wrapped) or 'mixed precision'}), "
+                             f"and torch stops with \"TypeError: {wrapper} is not an Optimizer\" in "
+                             f"deepspeed.initialize. Use a DeepSpeed schedule (`{better}`) or build the scheduler in "
+                             "code.")

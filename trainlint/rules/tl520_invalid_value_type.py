@@ -77,5 +77,7 @@ def check(ctx: LintContext):
         elif node.kind == "scalar" and isinstance(node.value, (int, float)) and not isinstance(node.value, bool) \
                 and f.expected.startswith("a string"):
             fixes = [fix(f'quote it: "{node.raw}"', replace_value(doc, node, text=f'"{node.raw}"'))]
-        yield RULE.at(doc, node, f"{f.message} The framework reads the value as written (no conversion), so the run "
-                                 f"fails or misbehaves; write {f.expected}.", fixes, assumptions=f.assumptions)
+        yield RULE.at(doc, node, f"{f.message.rstrip('.')}: read as written, the run fails or misbehaves", fixes,
+                      assumptions=f.assumptions,
+                      detail=f"The framework reads the value as written (no conversion), so the run fails or "
+                             f"misbehaves; write {f.expected}.")

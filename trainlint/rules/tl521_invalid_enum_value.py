@@ -56,18 +56,19 @@ def check(ctx: LintContext):
             if isinstance(f.node.value, int) and not isinstance(f.node.value, bool) and str(value).isdigit():
                 value = int(value)
             fixes = [fix(f"write {value}", replace_value(doc, f.node, value), safe=False)]
-        message = f.message
-        if "did you mean" not in message and not message.rstrip().endswith("."):
-            message += "."
+        base, said, guess = f.message.partition("; did you mean ")
+        message = f"{base.rstrip('.')}: refused at startup" + (f"; did you mean {guess}" if said else "")
         if f.removed is not None:
             removed = f.removed["removed"].removesuffix(".0")
             package = "TRL" if f.removed["package"] == "trl" else f.removed["package"]
             older = "" if f.certain else "; older releases accept it"
             hint = f" {f.removed['hint']}" if f.removed.get("hint") else ""
             key = ".".join(str(k) for k in f.key_path)
-            yield RULE.at(doc, f.node, f"`{key}: {f.node.value}` was removed in {package} {removed}: on {package} >= "
-                          f"{removed} TrainingArguments refuses it at startup (\"{f.node.value} is not a valid "
-                          f"OptimizerNames\"){older}.{hint}", fixes,
-                          severity=None if f.certain else Severity.WARNING, assumptions=f.assumptions)
+            yield RULE.at(doc, f.node, f"`{key}: {f.node.value}` was removed in {package} {removed}: TrainingArguments "
+                          "refuses it at startup", fixes,
+                          severity=None if f.certain else Severity.WARNING, assumptions=f.assumptions,
+                          detail=f"On {package} >= {removed} TrainingArguments refuses it at startup "
+                                 f"(\"{f.node.value} is not a valid OptimizerNames\"){older}.{hint}")
             continue
-        yield RULE.at(doc, f.node, f"{message} The framework refuses the value at startup.", fixes)
+        yield RULE.at(doc, f.node, message, fixes,
+                      detail=f"The framework refuses the value at startup. {f.detail}".rstrip())

@@ -34,5 +34,5 @@ def check(ctx: LintContext):
     doc = ctx.document
     for f in findings(ctx):
         if f.kind == "range":
-            message = f.message if "; " in f.message else f"{f.message} The framework refuses it."
-            yield RULE.at(doc, f.node, message)
+            yield RULE.at(doc, f.node, f"{f.message.rstrip('.')}: the framework refuses it",
+                          detail=f.detail or "The framework refuses it.")

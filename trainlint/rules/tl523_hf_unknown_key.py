@@ -110,25 +110,30 @@ def check(ctx: LintContext):
         if guess is None and not closed:
             continue
         if ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
+            short = f"{ctx.dialect.label}'s parser stops"
             parser = f"{ctx.dialect.label}'s parser stops on keys its dataclasses do not declare"
             message = _message(ctx.dialect.name)
             if message:
                 parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
         elif dialect == "trl":
-            parser = trl_unknown_key(ctx, key=key)[0]
+            outcome = trl_unknown_key(ctx, key=key)
+            short, parser = outcome.short, outcome.full
         else:
+            short = "HfArgumentParser stops"
             parser = "HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser\""
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
         if guess is None:
             read = _releases_read(ctx.dialect.name) if fields is not None else ""
-            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument{read}: {parser}. Remove it or move "
-                                               "it where it belongs.", severity=severity, assumptions=assumptions)
+            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=severity,
+                          assumptions=assumptions,
+                          detail=f"Not a {what} argument{read}: {parser}. Remove it or move it where it belongs.")
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a {what} field: {parser}, and a script that tolerates it trains with the "
-                      f"default `{guess}` instead. Did you mean `{guess}`?", fixes, severity=severity,
-                      assumptions=assumptions)
+                      f"`{key}` is not a {what} field: {short}; did you mean `{guess}`?", fixes, severity=severity,
+                      assumptions=assumptions,
+                      detail=f"{parser[0].upper()}{parser[1:]}, and a script that tolerates it trains with the default "
+                             f"`{guess}` instead.")
 
 
 def _stops_on_unknown(name: str) -> bool:

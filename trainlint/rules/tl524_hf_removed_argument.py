@@ -32,7 +32,7 @@ discards them) drop the key without a word, so the setting has no effect (still 
 known: the file says something the run will not do); TRL >= 0.19 (`parse_args_and_config`,
 `fail_with_unknown_args=True` by default, #3543) raise "Unknown arguments from config file: [...]. Please
 remove them, add them to the dataclass, or set `fail_with_unknown_args=False`." With the TRL release
-unknown the message names the stop and the older releases that differ. alignment-handbook's older scripts
+unknown the message names the stop and its detail the older releases that differ. alignment-handbook's older scripts
 parse with H4ArgumentParser (`src/alignment/configs.py: H4ArgumentParser.parse_yaml_and_args` ->
 `parse_yaml_file`, allow_extra_keys=False): HfArgumentParser's stop on every TRL release. Under `trl <command> --config FILE` (TRL >= 0.18: `trl/cli.py`
 main, then `trl/cli/commands/training.py: TrainingCommand.run` from 1.0) the leftovers are `accelerate launch`
@@ -75,7 +75,8 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
-from trainlint.rules._frameworks import Claim, foreign_keys_share, hf_dialect, trl_unknown_key, version_status
+from trainlint.rules._frameworks import (Claim, ParserOutcome, foreign_keys_share, hf_dialect, trl_unknown_key,
+                                         version_status)
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
@@ -186,10 +187,12 @@ def check(ctx: LintContext):
         if info.get("replacement_since"):
             new_ok, _ = version_status(ctx, package, f">={info['replacement_since']}")
         severity = Severity.ERROR if removed else None
-        trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None, entry.key)[0] if dialect == "trl"
+        trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None, entry.key) if dialect == "trl"
                else None)
-        yield RULE.at(doc, entry.key_span, message(entry.key, info, dialect, certain=bool(removed), trl=trl),
-                      list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions)
+        headline, detail = message(entry.key, info, dialect, certain=bool(removed), trl=trl)
+        yield RULE.at(doc, entry.key_span, headline,
+                      list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions,
+                      detail=detail)
     yield from _too_new(ctx, doc, root, dialect, fields, table)
 
 
@@ -200,8 +203,8 @@ ADDED = ("eval_strategy", "include_for_metrics", "train_sampling_strategy", "par
 def _too_new(ctx, doc, root, dialect, fields, table):
     """A replacement key on a transformers release known to be older than it: the parser does not have it yet
     (`eval_strategy` on transformers 4.36: "Some keys are not used by the HfArgumentParser: ['eval_strategy']")."""
-    trl, silent = trl_unknown_key(ctx) if dialect == "trl" else (None, False)
-    if silent:
+    trl = trl_unknown_key(ctx) if dialect == "trl" else None
+    if trl is not None and trl.silent:
         return  # TrlParser 0.13 - 0.18 drops unknown keys silently: no stop to claim
     added = {}
     for old, info in table.items():
@@ -216,18 +219,22 @@ def _too_new(ctx, doc, root, dialect, fields, table):
             continue  # the release in play has it, or it is not known exactly
         version = ctx.version_of("transformers")
         release = version.version if version is not None else f"< {since}"
-        stop = (trl if dialect == "trl" else
+        stop = (trl.full if trl is not None else
                 f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{entry.key}']\"")
+        short = trl.short if trl is not None else "HfArgumentParser stops"
         rename = old if entry.key == "eval_strategy" and root.get(old) is None else None
         todo = f"Write `{rename}`, its name there" if rename else f"Remove it, or use transformers >= {_short(since)}"
         fixes = [fix(f"rename to `{rename}`", rename_key(doc, entry, rename), safe=True)] if rename else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{entry.key}` exists since transformers {_short(since)} (it replaced `{old}`), and this file "
-                      f"runs under transformers {release}: {stop}. {todo}.", fixes, severity=Severity.ERROR)
+                      f"`{entry.key}` exists only since transformers {_short(since)}: on {release} {short}"
+                      + (f"; write `{rename}`" if rename else ""), fixes, severity=Severity.ERROR,
+                      detail=f"`{entry.key}` exists since transformers {_short(since)} (it replaced `{old}`), and this "
+                             f"file runs under transformers {release}: {stop}. {todo}.")
 
 
-def message(key: str, info: dict, dialect: str, certain: bool = False, trl: str | None = None) -> str:
-    """trl: what TrlParser does with the key on the TRL release in play (`_frameworks.trl_unknown_key`)."""
+def message(key: str, info: dict, dialect: str, certain: bool = False, trl: ParserOutcome | None = None) -> tuple[str, str]:
+    """(headline, detail) for a removed key. trl: what TrlParser does with the key on the TRL release in play
+    (`_frameworks.trl_unknown_key`)."""
     package = _name(info.get("package") or "transformers")
     removed = _short(info.get("removed"))
     deprecated = _short(info.get("deprecated"))
@@ -243,19 +250,24 @@ def message(key: str, info: dict, dialect: str, certain: bool = False, trl: str 
     else:  # an old table without release numbers
         when = f"removed in {info.get('since') or package}"
         cond = "on that release and later"
+    gone = f"removed in {package} {removed}" if removed else when
     if dialect == "trl":
-        stop = trl or "TrlParser stops with \"Unknown arguments from config file\""
+        stop = trl.full if trl is not None else "TrlParser stops with \"Unknown arguments from config file\""
+        short = trl.short if trl is not None else "TrlParser stops"
     else:
         stop = f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{key}']\""
+        short = "HfArgumentParser stops"
     replacement, hint, since = info.get("replacement"), info.get("hint"), _short(info.get("replacement_since"))
     if replacement:
+        brief = f"use `{replacement}`"
         todo = f"use `{replacement}`" + (f" ({hint})" if hint else "")
         if since and key not in SAFE_RENAMES and key != "adafactor":
             todo += f", which needs {package} >= {since}"
     else:
-        todo = hint or "remove it"
+        todo = brief = hint or "remove it"
     older = "" if certain else "; older releases still accept it"
-    return f"`{key}`{owner} was {when}: {cond} {stop}{older}. {todo[0].upper()}{todo[1:]}."
+    return (f"`{key}`{owner} was {gone}: {short}; {brief}",
+            f"{when[0].upper()}{when[1:]}: {cond} {stop}{older}. {todo[0].upper()}{todo[1:]}.")
 
 
 def _fixes(doc, root, entry, info, new_ok=None):

@@ -54,13 +54,16 @@ def check(ctx: LintContext):
         if guess is not None and root.get(guess) is None:
             fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
             hint = f"Did you mean `{guess}`?"
+            short = f"; did you mean `{guess}`?"
         else:
+            short = ""
             fixes = [fix(f"remove `{entry.key}`", delete_entry(doc, root, entry), safe=False)]
             hint = "Remove it" + (" (DeepSpeed settings belong in `deepspeed_config` or a DeepSpeed JSON file)."
                                   if entry.key in DEEPSPEED_JSON_KEYS else ".")
         yield RULE.at(doc, entry.key_span,
-                      f"`{entry.key}` is not an Accelerate config key: `accelerate launch` stops with \"The config file "
-                      f"at ... had unknown keys (['{entry.key}'])\". {hint}", fixes)
+                      f"`{entry.key}` is not an Accelerate config key: `accelerate launch` stops{short}", fixes,
+                      detail=f"`accelerate launch` stops with \"The config file at ... had unknown keys "
+                             f"(['{entry.key}'])\"." + ("" if short else f" {hint}"))
 
 
 DEEPSPEED_JSON_KEYS = {"zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu", "fp16", "bf16",

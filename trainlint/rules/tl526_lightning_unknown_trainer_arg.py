@@ -60,6 +60,7 @@ def check(ctx: LintContext):
         fixes = ([fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
                  if guess and trainer.get(guess) is None else [])
         yield RULE.at(doc, entry.key_span,
-                      f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI stops with \"Group 'trainer' does not "
-                      f"accept option '{key}'\"." + (f" Did you mean `{guess}`?" if guess else " Remove it or move it to the model/data section."),
-                      fixes)
+                      f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI stops"
+                      + (f"; did you mean `{guess}`?" if guess else ""), fixes,
+                      detail=f"LightningCLI stops with \"Group 'trainer' does not accept option '{key}'\"."
+                             + ("" if guess else " Remove it or move it to the model/data section."))

@@ -42,7 +42,9 @@ def check(ctx: LintContext):
     if four is None or eight is None or flag(four.value) is not True or flag(eight.value) is not True:
         return
     yield RULE.at(doc, eight.key_span,
-                  "`load_in_4bit` and `load_in_8bit` are both true: the base model can be quantized one way only. TRL's "
-                  "ModelConfig stops with \"You can't use 8 bit and 4 bit precision at the same time\" (transformers' "
-                  "BitsAndBytesConfig: \"load_in_4bit and load_in_8bit are both True, but only one can be used at the "
-                  "same time\"). Keep one (4-bit for QLoRA).", [fix("set `load_in_8bit: false`", replace_value(doc, eight.value, False), safe=False)])
+                  "`load_in_4bit` and `load_in_8bit` are both true: the model can be quantized one way only, and the "
+                  "run stops", [fix("set `load_in_8bit: false`", replace_value(doc, eight.value, False), safe=False)],
+                  detail="The base model can be quantized one way only. TRL's ModelConfig stops with \"You can't use 8 "
+                         "bit and 4 bit precision at the same time\" (transformers' BitsAndBytesConfig: \"load_in_4bit "
+                         "and load_in_8bit are both True, but only one can be used at the same time\"). Keep one "
+                         "(4-bit for QLoRA).")

@@ -46,8 +46,9 @@ def check(ctx: LintContext):
     add = (replace_value(doc, workers.value, 2) if workers is not None
            else insert_entry(doc, root, "dataloader_num_workers", "2", after=prefetch))
     yield RULE.at(doc, prefetch.key_span,
-                  f"`dataloader_prefetch_factor` with {shown}: TrainingArguments stops with \"--dataloader_prefetch_factor "
-                  f"can only be set when data is loaded in a different process, i.e. when --dataloader_num_workers > "
-                  f"0.\" Set `dataloader_num_workers`, or remove the prefetch factor.",
+                  f"`dataloader_prefetch_factor` with {shown}: TrainingArguments stops",
                   [fix("load data in 2 worker processes", add, safe=False),
-                   fix("remove `dataloader_prefetch_factor`", delete_entry(doc, root, prefetch), safe=False)])
+                   fix("remove `dataloader_prefetch_factor`", delete_entry(doc, root, prefetch), safe=False)],
+                  detail="TrainingArguments stops with \"--dataloader_prefetch_factor can only be set when data is "
+                         "loaded in a different process, i.e. when --dataloader_num_workers > 0.\" Set "
+                         "`dataloader_num_workers`, or remove the prefetch factor.")

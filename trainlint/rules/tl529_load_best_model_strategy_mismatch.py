@@ -63,9 +63,11 @@ def check(ctx: LintContext):
             fixes = [fix(f"save at every evaluation (`save_strategy: {eval_s}`)", edit, safe=False)]
         target = save_entry.key_span if save_entry is not None else best.key_span
         yield RULE.at(doc, target,
-                      f"`load_best_model_at_end: true` needs a checkpoint at every evaluation, but the eval strategy is "
-                      f"\"{eval_s}\" and the save strategy \"{save_s}\": TrainingArguments stops with \"--load_best_model_"
-                      f"at_end requires the save and eval strategy to match\". Make them the same.", fixes)
+                      f"`load_best_model_at_end: true` with eval strategy \"{eval_s}\" and save strategy "
+                      f"\"{save_s}\": TrainingArguments stops", fixes,
+                      detail="`load_best_model_at_end` needs a checkpoint at every evaluation: TrainingArguments stops "
+                             "with \"--load_best_model_at_end requires the save and eval strategy to match\". Make "
+                             "them the same.")
         return
     if eval_s != "steps":
         return
@@ -77,6 +79,7 @@ def check(ctx: LintContext):
     target = root.entry("save_steps").key_span if save_node is not None else best.key_span
     yield RULE.at(doc, target,
                   f"`load_best_model_at_end: true` with save_steps {save_steps} and eval_steps {eval_steps}: "
-                  f"TrainingArguments stops with \"--load_best_model_at_end requires the saving steps to be a round "
-                  f"multiple of the evaluation steps, but found {save_steps}, which is not a round multiple of "
-                  f"{eval_steps}.\" Use a save_steps that is a multiple of eval_steps.")
+                  "TrainingArguments stops",
+                  detail="TrainingArguments stops with \"--load_best_model_at_end requires the saving steps to be a "
+                         f"round multiple of the evaluation steps, but found {save_steps}, which is not a round multiple "
+                         f"of {eval_steps}.\" Use a save_steps that is a multiple of eval_steps.")

@@ -44,7 +44,8 @@ def check(ctx: LintContext):
             continue
         key = ".".join(path)
         yield RULE.at(doc, node,
-                      f"`{key}: {node.raw}` with gradient checkpointing on: the cache is turned off anyway (transformers "
-                      f"logs \"Caching is incompatible with gradient checkpointing in ... Setting `use_cache=False`.\" "
-                      f"once; TRL's trainers pass use_cache=False themselves). Write `use_cache: false`.",
-                      [fix("write `use_cache: false`", replace_value(doc, node, False), safe=True)])
+                      f"`{key}: {node.raw}` with gradient checkpointing on: the cache is turned off anyway",
+                      [fix("write `use_cache: false`", replace_value(doc, node, False), safe=True)],
+                      detail="transformers logs \"Caching is incompatible with gradient checkpointing in ... Setting "
+                             "`use_cache=False`.\" once; TRL's trainers pass use_cache=False themselves. Write "
+                             "`use_cache: false`.")

@@ -40,6 +40,8 @@ def check(ctx: LintContext):
     if value != "no":
         return
     yield RULE.at(doc, scheduler,
-                  "`lr_scheduler_type: reduce_lr_on_plateau` without evaluation (eval_strategy is \"no\"): the scheduler "
-                  "reacts to the eval metric and TrainingArguments stops with \"lr_scheduler_type reduce_lr_on_plateau "
-                  "requires an eval strategy\". Set `eval_strategy: epoch` (or steps with eval_steps).")
+                  "`lr_scheduler_type: reduce_lr_on_plateau` without evaluation (eval_strategy is \"no\"): "
+                  "TrainingArguments stops",
+                  detail="The scheduler reacts to the eval metric and TrainingArguments stops with \"lr_scheduler_type "
+                         "reduce_lr_on_plateau requires an eval strategy\". Set `eval_strategy: epoch` (or steps with "
+                         "eval_steps).")

@@ -134,11 +134,14 @@ def _equal(a, b) -> bool:
 def _finding(cfg, node, path, ds_value, hf: ds.HostValue, hf_label: str):
     key = ds.key_name(path)
     line = f"- ds {key}={_py(ds_value, node)} vs hf {hf_label}={hf.value}"
+    described = hf.describe(cfg.host_doc)
     return RULE.at(cfg.doc, node,
-                   f"`{key}` is {ds.fmt(ds_value)} but {hf.describe(cfg.host_doc)}: HF Trainer stops with \"Please correct "
-                   f"the following DeepSpeed config values that mismatch TrainingArguments values: {line}\". "
-                   "Set it to \"auto\" so HF fills it.",
-                   [fix(f'set {key} to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
+                   f"`{key}` is {ds.fmt(ds_value)} but {hf.key} is {ds.fmt(hf.value)}: HF Trainer stops; set it to "
+                   "\"auto\"",
+                   [fix(f'set {key} to "auto"', ds.replace_text(cfg.doc, node, "auto"))],
+                   detail=f"{described}: HF Trainer stops with \"Please correct the "
+                          f"following DeepSpeed config values that mismatch TrainingArguments values: {line}\". "
+                          "Set it to \"auto\" so HF fills it.")
 
 
 def _py(value, node):
@@ -163,8 +166,10 @@ def _train_batch(cfg, ctx):
     if tb == expected:
         return
     yield RULE.at(cfg.doc, node,
-                  f"`train_batch_size` is {tb} but HF computes world size {world} × per_device_train_batch_size "
-                  f"{micro.value} × gradient_accumulation_steps {gas.value} = {expected}: HF Trainer stops with \"Please "
-                  f"correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds "
-                  f"train_batch_size={tb} vs hf train_batch_size (calculated)={expected}\". Set it to \"auto\".",
-                  [fix('set train_batch_size to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
+                  f"`train_batch_size` is {tb} but HF computes {world} × {micro.value} × {gas.value} = {expected}: "
+                  "HF Trainer stops; set it to \"auto\"",
+                  [fix('set train_batch_size to "auto"', ds.replace_text(cfg.doc, node, "auto"))],
+                  detail=f"HF computes world size {world} × per_device_train_batch_size {micro.value} × "
+                         f"gradient_accumulation_steps {gas.value} = {expected}: HF Trainer stops with \"Please correct "
+                         f"the following DeepSpeed config values that mismatch TrainingArguments values: - ds "
+                         f"train_batch_size={tb} vs hf train_batch_size (calculated)={expected}\". Set it to \"auto\".")

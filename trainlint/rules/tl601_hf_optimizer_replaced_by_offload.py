@@ -69,8 +69,10 @@ def check(ctx: LintContext):
         if force is not None and as_bool(force.value) is False:
             continue
         yield RULE.at(ctx.document, node,
-                      f"{node.key_path[-1]}: {name} is not used: {cfg.name} offloads the optimizer to {device} and defines "
-                      "no optimizer, so Accelerate silently swaps in DeepSpeedCPUAdam with fp32 states (~12 bytes per "
-                      "parameter of host RAM). Drop the offload, use adamw_torch, or set \"zero_force_ds_cpu_optimizer\": "
-                      "false to keep it.")
+                      f"{node.key_path[-1]}: {name} is not used: with optimizer offload to {device}, Accelerate swaps "
+                      "in DeepSpeedCPUAdam",
+                      detail=f"{cfg.name} offloads the optimizer to {device} and defines no optimizer, so Accelerate "
+                             "silently swaps in DeepSpeedCPUAdam with fp32 states (~12 bytes per parameter of host "
+                             "RAM). Drop the offload, use adamw_torch, or set \"zero_force_ds_cpu_optimizer\": false "
+                             "to keep it.")
         return

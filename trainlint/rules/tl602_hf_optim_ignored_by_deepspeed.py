@@ -43,6 +43,8 @@ def check(ctx: LintContext):
         type_node = section.get("type")
         kind = as_str(type_node.value) if type_node is not None and type_node.kind == "scalar" else None
         yield RULE.at(ctx.document, node,
-                      f"{node.key_path[-1]}: {node.value} is not used: {cfg.name} defines its own optimizer"
-                      f"{f' ({kind})' if kind else ''}, which HF Trainer builds instead. Remove one of the two.")
+                      f"{node.key_path[-1]}: {node.value} is not used: HF Trainer builds the DeepSpeed config's "
+                      f"optimizer{f' ({kind})' if kind else ''} instead",
+                      detail=f"{cfg.name} defines its own optimizer{f' ({kind})' if kind else ''}, which HF Trainer "
+                             "builds instead. Remove one of the two.")
         return

@@ -52,17 +52,22 @@ def check(ctx: LintContext):
         if cfg.host is None:
             first = root.entries[0].key_span if root.entries else None
             yield RULE.at(cfg.doc, first,
-                          "this config holds \"auto\" values, so it is meant for HF Trainer or Accelerate, but it has no "
-                          "zero_optimization section: Accelerate stops with \"Please specify the ZeRO optimization config "
-                          "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
+                          "no zero_optimization section in a config with \"auto\" values: under HF Trainer or "
+                          "Accelerate, Accelerate stops",
                           fixes, severity=Severity.WARNING,
+                          detail="This config holds \"auto\" values, so it is meant for HF Trainer or Accelerate, but "
+                                 "it has no zero_optimization section: Accelerate stops with \"Please specify the ZeRO "
+                                 "optimization config in the DeepSpeed config.\" Add \"zero_optimization\": "
+                                 "{\"stage\": 0} (or the stage you want).",
                           assumptions=["assumed this file is for HF Trainer or Accelerate (it holds \"auto\" values); raw "
                                        "DeepSpeed and Lightning accept a config without zero_optimization"])
         else:
             target_doc = ctx.document if cfg.link is not None else cfg.doc
             where = ds.entry_of(target_doc, cfg.link) if cfg.link is not None else None
             yield RULE.at(target_doc, where[1].key_span if where and cfg.link.kind == "mapping" else cfg.link,
-                          f"{cfg.name} has no zero_optimization section: {ds.HOST_NAMES[cfg.host]} goes through "
-                          "Accelerate's DeepSpeedPlugin, which stops with \"Please specify the ZeRO optimization config "
-                          "in the DeepSpeed config.\" Add \"zero_optimization\": {\"stage\": 0} (or the stage you want).",
-                          fixes)
+                          f"{cfg.short_name} has no zero_optimization section: Accelerate's DeepSpeedPlugin stops",
+                          fixes,
+                          detail=f"{cfg.name} has no zero_optimization section: {ds.HOST_NAMES[cfg.host]} goes through "
+                                 "Accelerate's DeepSpeedPlugin, which stops with \"Please specify the ZeRO "
+                                 "optimization config in the DeepSpeed config.\" Add \"zero_optimization\": "
+                                 "{\"stage\": 0} (or the stage you want).")

@@ -39,8 +39,8 @@ def check(ctx: LintContext):
         if cfg.host != "lightning" or entry is None:
             continue
         yield RULE.at(cfg.doc, entry.key_span,
-                      "gradient_accumulation_steps must not be in a DeepSpeed config used by Lightning: DeepSpeedStrategy "
-                      "stops with \"Do not set `gradient_accumulation_steps` in the DeepSpeed config as this will be set "
-                      "with the `accumulate_grad_batches` argument passed via the Lightning Trainer.\" Remove it and set "
-                      "trainer.accumulate_grad_batches.",
-                      [fix("remove gradient_accumulation_steps", delete_entry(cfg.doc, root, entry), safe=False)])
+                      "gradient_accumulation_steps in a DeepSpeed config used by Lightning: DeepSpeedStrategy stops",
+                      [fix("remove gradient_accumulation_steps", delete_entry(cfg.doc, root, entry), safe=False)],
+                      detail="DeepSpeedStrategy stops with \"Do not set `gradient_accumulation_steps` in the DeepSpeed "
+                             "config as this will be set with the `accumulate_grad_batches` argument passed via the "
+                             "Lightning Trainer.\" Remove it and set trainer.accumulate_grad_batches.")

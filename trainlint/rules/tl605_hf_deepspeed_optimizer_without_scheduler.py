@@ -52,8 +52,10 @@ def check(ctx: LintContext):
         release = ctx.version_of("transformers")
         release = release.version if release is not None else "4.30 - 4.32"
         yield RULE.at(cfg.doc, entry.key_span,
-                      f"{cfg.name} defines `optimizer` but no `scheduler`: HF Trainer on transformers {release} "
-                      f"stops with \"Found `optimizer` configured in the DeepSpeed config, but no `scheduler`. Please "
-                      f"configure a scheduler in the DeepSpeed config.\" Add a `scheduler` section (WarmupDecayLR with "
-                      f"\"auto\" params is HF's default linear schedule), drop the `optimizer` section, or use "
-                      f"transformers 4.33 or later.")
+                      f"{cfg.short_name} defines `optimizer` but no `scheduler`: HF Trainer on transformers {release} "
+                      "stops",
+                      detail=f"{cfg.name} defines `optimizer` but no `scheduler`: HF Trainer stops with \"Found "
+                             "`optimizer` configured in the DeepSpeed config, but no `scheduler`. Please configure a "
+                             "scheduler in the DeepSpeed config.\" Add a `scheduler` section (WarmupDecayLR with "
+                             "\"auto\" params is HF's default linear schedule), drop the `optimizer` section, or use "
+                             "transformers 4.33 or later.")

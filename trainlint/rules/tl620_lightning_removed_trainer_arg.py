@@ -109,9 +109,10 @@ def check(ctx: LintContext):
         fixes = list(_fixes(doc, trainer, entry, base))
         value = entry.value.raw if entry.value.kind == "scalar" else "..."
         yield RULE.at(doc, entry.key_span,
-                      f"`{entry.key}` was removed from the Lightning Trainer in {since}: on Lightning >= {since} "
-                      f"LightningCLI rejects `trainer.{entry.key}: {value}` and the run does not start; {advice}.",
-                      fixes)
+                      f"`{entry.key}` was removed from the Lightning Trainer in {since}: the run does not start",
+                      fixes,
+                      detail=f"On Lightning >= {since} LightningCLI rejects `trainer.{entry.key}: {value}` and the run "
+                             f"does not start; {advice}.")
 
 
 def _fixes(doc, trainer, entry, base):

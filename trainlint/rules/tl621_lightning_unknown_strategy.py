@@ -63,13 +63,15 @@ def check(ctx: LintContext):
         return
     if name in REMOVED:
         replacement = REMOVED[name]
-        msg = (f"`strategy: {node.raw}` was removed from Lightning (2.0 and earlier): the Trainer stops with \"You "
-               f"selected an invalid strategy name: `strategy='{node.value}'`\".")
-        msg += f" Use `{replacement}`." if replacement else " Pick a strategy from the registry (ddp, fsdp, deepspeed, ...)."
+        msg = f"`strategy: {node.raw}` was removed from Lightning (2.0 and earlier): the Trainer stops" + (
+            f"; use `{replacement}`" if replacement else "")
+        detail = (f"The Trainer stops with \"You selected an invalid strategy name: `strategy='{node.value}'`\"."
+                  + ("" if replacement else " Pick a strategy from the registry (ddp, fsdp, deepspeed, ...)."))
     else:
         replacement = suggest(name, REGISTRY, cutoff=0.75)
-        msg = (f"`strategy: {node.raw}` is not a registered Lightning strategy: the Trainer stops with \"You selected an "
-               f"invalid strategy name: `strategy='{node.value}'`\".")
-        msg += f" Did you mean `{replacement}`?" if replacement else " Use auto, ddp, fsdp, deepspeed_stage_2, ..."
+        msg = f"`strategy: {node.raw}` is not a registered Lightning strategy: the Trainer stops" + (
+            f"; did you mean `{replacement}`?" if replacement else "")
+        detail = (f"The Trainer stops with \"You selected an invalid strategy name: `strategy='{node.value}'`\"."
+                  + ("" if replacement else " Use auto, ddp, fsdp, deepspeed_stage_2, ..."))
     fixes = [fix(f"write {replacement}", replace_value(doc, node, replacement), safe=False)] if replacement else []
-    yield RULE.at(doc, node, msg, fixes)
+    yield RULE.at(doc, node, msg, fixes, detail=detail)

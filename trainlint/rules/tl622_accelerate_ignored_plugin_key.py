@@ -86,19 +86,19 @@ def check(ctx: LintContext):
                 if since is None or version_status(ctx, "accelerate", f"<{since}")[0] is not True:
                     continue  # a plugin setting (on the release in use, or possibly so)
                 yield RULE.at(doc, entry.key_span,
-                              f"`{section}.{key}` is read by accelerate {since} and later only: the accelerate this "
-                              f"runs under drops it without a word, so it has no effect. Upgrade accelerate, or "
-                              f"remove it.")
+                              f"`{section}.{key}` is read by accelerate {since} and later only: this release ignores it",
+                              detail="The accelerate this runs under drops it without a word, so it has no effect. "
+                                     "Upgrade accelerate, or remove it.")
                 continue
             guess = suggest(key, keys) or (suggest(f"fsdp_{key}", keys) if section == "fsdp_config" else None)
             if guess is not None and node.get(guess) is None:
                 yield RULE.at(doc, entry.key_span,
-                              f"`{section}.{key}` is not an Accelerate plugin setting, so `accelerate launch` "
-                              f"silently ignores it. Did you mean `{guess}`?",
-                              [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)])
+                              f"`{section}.{key}` is not a plugin setting and is ignored; did you mean `{guess}`?",
+                              [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)],
+                              detail="`accelerate launch` silently ignores it, so it has no effect.")
                 continue
             where = ("a DeepSpeed JSON file named by `deepspeed_config_file`" if section == "deepspeed_config"
                      else "the FSDP plugin's own settings (`fsdp_*` keys)")
             yield RULE.at(doc, entry.key_span,
-                          f"`{section}.{key}` is not an Accelerate plugin setting: `accelerate launch` drops it "
-                          f"without a word, so it has no effect. Put it in {where}.")
+                          f"`{section}.{key}` is not an Accelerate plugin setting and is ignored",
+                          detail=f"`accelerate launch` drops it without a word, so it has no effect. Put it in {where}.")

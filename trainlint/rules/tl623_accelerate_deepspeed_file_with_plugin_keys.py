@@ -57,18 +57,22 @@ def check(ctx: LintContext):
     for entry in section.entries:
         if entry.key in IGNORED:
             yield RULE.at(doc, entry.key_span,
-                          f"`deepspeed_config.{entry.key}` is set together with `deepspeed_config_file`: Accelerate stops "
-                          f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
-                          f"ignored: ['gradient_accumulation_steps', 'gradient_clipping', 'zero_stage', ...]\" (`{entry.key}` "
-                          f"is one of them). Set it in the DeepSpeed JSON file instead and remove it here.",
-                          [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)])
+                          f"`deepspeed_config.{entry.key}` is set together with `deepspeed_config_file`: Accelerate "
+                          "stops",
+                          [fix(f"remove `{entry.key}`", delete_entry(doc, section, entry), safe=False)],
+                          detail="Accelerate stops with \"When using `deepspeed_config_file`, the following accelerate "
+                                 "config variables will be ignored: ['gradient_accumulation_steps', "
+                                 f"'gradient_clipping', 'zero_stage', ...]\" (`{entry.key}` is one of them). Set it in "
+                                 "the DeepSpeed JSON file instead and remove it here.")
     root = doc.root
     mp = root.entry("mixed_precision") if root is not None else None
     if mp is not None and mp.value.kind == "scalar" and mp.value.value is not None and \
             not launch_sets(ctx, ("mixed_precision",)):  # a --mixed_precision the launch gives keeps it out
         yield RULE.at(doc, mp.key_span,
-                      f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate stops "
-                      f"with \"When using `deepspeed_config_file`, the following accelerate config variables will be "
-                      f"ignored: [..., 'mixed_precision']\" (whatever its value). Enable fp16/bf16 in the DeepSpeed JSON (or set "
-                      f"them to \"auto\" there) and remove it here.",
-                      [fix("remove `mixed_precision`", delete_entry(doc, root, mp), safe=False)])
+                      f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate "
+                      "stops",
+                      [fix("remove `mixed_precision`", delete_entry(doc, root, mp), safe=False)],
+                      detail="Accelerate stops with \"When using `deepspeed_config_file`, the following accelerate "
+                             "config variables will be ignored: [..., 'mixed_precision']\" (whatever its value). "
+                             "Enable fp16/bf16 in the DeepSpeed JSON (or set them to \"auto\" there) and remove it "
+                             "here.")

@@ -63,15 +63,19 @@ def check(ctx: LintContext):
     shown = (strategy_node.raw if strategy_node.kind == "scalar"
              else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
     parallel = any(word in strategy for word in ("ddp", "deepspeed", "fsdp", "modelparallel"))
+    message = f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops"
     if "fsdp" in strategy:
-        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops with \"The strategy `fsdp` "
-                   f"requires a GPU accelerator, but received `accelerator={accel!r}`\".")
+        detail = (f"Lightning stops with \"The strategy `fsdp` requires a GPU accelerator, but received "
+                  f"`accelerator={accel!r}`\".")
     elif accel == "mps" and parallel:
-        message = (f"`strategy: {shown}` with `accelerator: mps`: Lightning stops with \"You set `strategy=...` but "
-                   f"strategies from the DDP family are not supported on the MPS accelerator.\"")
+        message = f"`strategy: {shown}` with `accelerator: mps`: Lightning stops"
+        detail = ("Lightning stops with \"You set `strategy=...` but strategies from the DDP family are not supported "
+                  "on the MPS accelerator.\"")
     elif "deepspeed" in strategy and accel in CLASSES:
-        message = (f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only and "
-                   f"Lightning stops with \"The DeepSpeed strategy is only supported on CUDA GPUs but `{CLASSES[accel]}` is used.\"")
+        message = f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: DeepSpeed runs on CUDA GPUs only"
+        detail = (f"DeepSpeed runs on CUDA GPUs only and Lightning stops with \"The DeepSpeed strategy is only "
+                  f"supported on CUDA GPUs but `{CLASSES[accel]}` is used.\"")
     else:
         return
-    yield RULE.at(doc, strategy_node, message + " Use `accelerator: gpu` or a strategy this device supports.")
+    yield RULE.at(doc, strategy_node, message,
+                  detail=detail + " Use `accelerator: gpu` or a strategy this device supports.")

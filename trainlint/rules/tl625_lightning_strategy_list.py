@@ -49,6 +49,7 @@ def check(ctx: LintContext):
         fixes = []
         if len(items) == 1 and items[0].kind == "scalar" and isinstance(items[0].value, str):
             fixes = [fix(f"write `{key}: {items[0].value}`", replace_value(doc, node, items[0].value))]
-        yield RULE.at(doc, node, f"`{key}` is a list, but the Trainer takes one {key} (a name or an object): "
-                                 f"{parser}. Write a single {key}" + (" (devices go in `devices`)." if key == "strategy"
-                                                                      else "."), fixes)
+        short = "LightningCLI stops" if base else "the Trainer stops"
+        yield RULE.at(doc, node, f"`{key}` is a list, but the Trainer takes one {key}: {short}", fixes,
+                      detail=f"The Trainer takes one {key} (a name or an object): {parser}. Write a single {key}"
+                             + (" (devices go in `devices`)." if key == "strategy" else "."))

@@ -47,6 +47,7 @@ def check(ctx: LintContext):
     edit = (replace_value(doc, four.value, True) if four is not None
             else insert_entry(doc, root, "load_in_4bit", "true", after=adapter))
     yield RULE.at(doc, four.key_span if four is not None else adapter.key_span,
-                  "`adapter: qlora` without `load_in_4bit: true`: Axolotl stops with \"Require cfg.load_in_4bit to be "
-                  "True for qlora\". Set `load_in_4bit: true` (QLoRA trains LoRA on a 4-bit base).",
-                  [fix("set `load_in_4bit: true`", edit, safe=True)])
+                  "`adapter: qlora` without `load_in_4bit: true`: Axolotl stops",
+                  [fix("set `load_in_4bit: true`", edit, safe=True)],
+                  detail="Axolotl stops with \"Require cfg.load_in_4bit to be True for qlora\". Set `load_in_4bit: "
+                         "true` (QLoRA trains LoRA on a 4-bit base).")

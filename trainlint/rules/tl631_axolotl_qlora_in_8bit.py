@@ -40,6 +40,7 @@ def check(ctx: LintContext):
         return
     said = "Can't merge qlora if loaded in 8bit" if flag(root.get("merge_lora")) else "Can't load qlora in 8bit"
     yield RULE.at(doc, eight.key_span,
-                  f"`load_in_8bit: true` with `adapter: qlora`: Axolotl stops with \"{said}\". QLoRA uses "
-                  "a 4-bit base (`load_in_4bit: true`); for an 8-bit base use `adapter: lora`.",
-                  [fix("set `load_in_8bit: false`", replace_value(doc, eight.value, False), safe=False)])
+                  "`load_in_8bit: true` with `adapter: qlora`: Axolotl stops",
+                  [fix("set `load_in_8bit: false`", replace_value(doc, eight.value, False), safe=False)],
+                  detail=f"Axolotl stops with \"{said}\". QLoRA uses a 4-bit base (`load_in_4bit: true`); for an "
+                         "8-bit base use `adapter: lora`.")

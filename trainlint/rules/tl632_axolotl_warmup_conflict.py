@@ -34,6 +34,7 @@ def check(ctx: LintContext):
     if steps is None or ratio is None or not steps.value.value or not ratio.value.value:
         return  # Axolotl tests truthiness: a 0 does not count
     yield RULE.at(doc, ratio.key_span,
-                  "`warmup_steps` and `warmup_ratio` are both set: Axolotl stops with \"warmup_steps and warmup_ratio are "
-                  "mutually exclusive\". Keep one of them.",
-                  [fix("remove `warmup_ratio`", delete_entry(doc, root, ratio), safe=False)])
+                  "`warmup_steps` and `warmup_ratio` are both set: Axolotl stops",
+                  [fix("remove `warmup_ratio`", delete_entry(doc, root, ratio), safe=False)],
+                  detail="Axolotl stops with \"warmup_steps and warmup_ratio are mutually exclusive\". Keep one of "
+                         "them.")

@@ -37,6 +37,7 @@ def check(ctx: LintContext):
     if not is_set(rl) or packing is None or flag(packing.value) is not True:
         return
     yield RULE.at(doc, packing.key_span,
-                  f"`sample_packing: true` with `rl: {rl.raw if rl.kind == 'scalar' else '...'}`: Axolotl stops with "
-                  f"\"`sample_packing: true` does not work with RLHF training\". Turn packing off.",
-                  [fix("set `sample_packing: false`", replace_value(doc, packing.value, False), safe=False)])
+                  f"`sample_packing: true` with `rl: {rl.raw if rl.kind == 'scalar' else '...'}`: Axolotl stops",
+                  [fix("set `sample_packing: false`", replace_value(doc, packing.value, False), safe=False)],
+                  detail="Axolotl stops with \"`sample_packing: true` does not work with RLHF training\". Turn "
+                         "packing off.")

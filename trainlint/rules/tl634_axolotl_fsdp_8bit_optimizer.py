@@ -50,13 +50,15 @@ def check(ctx: LintContext):
         return
     if version == 2 and str(opt.value) in FSDP2_REFUSED:
         yield RULE.at(doc, opt,
-                      f"`optimizer: {opt.raw}` with FSDP2: Axolotl stops with \"FSDP2 not compatible with {opt.value}, use "
-                      f"`adamw_torch_8bit` instead\" (bitsandbytes cannot step sharded DTensor parameters).",
-                      [fix("use adamw_torch_8bit", replace_value(doc, opt, "adamw_torch_8bit"), safe=False)])
+                      f"`optimizer: {opt.raw}` with FSDP2: Axolotl stops; use `adamw_torch_8bit`",
+                      [fix("use adamw_torch_8bit", replace_value(doc, opt, "adamw_torch_8bit"), safe=False)],
+                      detail=f"Axolotl stops with \"FSDP2 not compatible with {opt.value}, use `adamw_torch_8bit` "
+                             "instead\" (bitsandbytes cannot step sharded DTensor parameters).")
         return
     offload = flag(config.get("fsdp_offload_params")) or flag(config.get("offload_params"))
     if version != 2 and offload:
         yield RULE.at(doc, opt,
-                      f"`optimizer: {opt.raw}` with FSDP parameter offload: Axolotl stops with \"FSDP Offload not "
-                      f"compatible with {opt.value}\" (8-bit optimizer states cannot follow parameters offloaded to the CPU). Use a 32-bit optimizer "
-                      f"(adamw_torch_fused) or turn offload off.")
+                      f"`optimizer: {opt.raw}` with FSDP parameter offload: Axolotl stops",
+                      detail=f"Axolotl stops with \"FSDP Offload not compatible with {opt.value}\" (8-bit optimizer "
+                             "states cannot follow parameters offloaded to the CPU). Use a 32-bit optimizer "
+                             "(adamw_torch_fused) or turn offload off.")

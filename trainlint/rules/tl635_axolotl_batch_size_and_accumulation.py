@@ -42,7 +42,8 @@ def check(ctx: LintContext):
     micro = number(root.get("micro_batch_size")) or 1
     same = number(batch.value) == micro * number(gas.value)
     yield RULE.at(doc, batch.key_span,
-                  f"`batch_size: {batch.value.raw}` and `gradient_accumulation_steps: {gas.value.raw}` are both set: Axolotl "
-                  f"stops with \"please set only one of gradient_accumulation_steps or batch_size\". Keep "
-                  f"`gradient_accumulation_steps` (total batch = micro_batch_size x accumulation x GPUs).",
-                  [fix("remove `batch_size`", delete_entry(doc, root, batch), safe=same)])
+                  f"`batch_size: {batch.value.raw}` and `gradient_accumulation_steps: {gas.value.raw}` are both set: "
+                  "Axolotl stops",
+                  [fix("remove `batch_size`", delete_entry(doc, root, batch), safe=same)],
+                  detail="Axolotl stops with \"please set only one of gradient_accumulation_steps or batch_size\". "
+                         "Keep `gradient_accumulation_steps` (total batch = micro_batch_size x accumulation x GPUs).")

@@ -44,6 +44,7 @@ def check(ctx: LintContext):
     edit = (replace_value(doc, ckpt.value, True) if ckpt is not None
             else insert_entry(doc, root, "gradient_checkpointing", "true", after=offload))
     yield RULE.at(doc, offload.key_span,
-                  "`activation_offloading` without `gradient_checkpointing`: Axolotl stops with \"activation_offloading "
-                  "requires gradient_checkpointing\" (it offloads the checkpointed activations). Turn checkpointing on.",
-                  [fix("set `gradient_checkpointing: true`", edit, safe=True)])
+                  "`activation_offloading` without `gradient_checkpointing`: Axolotl stops",
+                  [fix("set `gradient_checkpointing: true`", edit, safe=True)],
+                  detail="Axolotl stops with \"activation_offloading requires gradient_checkpointing\" (it offloads "
+                         "the checkpointed activations). Turn checkpointing on.")

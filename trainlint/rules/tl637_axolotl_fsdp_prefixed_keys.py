@@ -45,7 +45,10 @@ def check(ctx: LintContext):
         return
     edits = [rename_key(doc, e, e.key[len("fsdp_"):]) for e in prefixed if e not in clashing]
     names = ", ".join(f"`{e.key}`" for e in prefixed[:4]) + (", ..." if len(prefixed) > 4 else "")
+    first = f"`{prefixed[0].key}`" + (", ..." if len(prefixed) > 1 else "")
     yield RULE.at(doc, prefixed[0].key_span,
-                  f"{len(prefixed)} `fsdp_config` key{'s' if len(prefixed) > 1 else ''} with the `fsdp_` prefix ({names}): "
-                  f"Axolotl warns \"Configuring FSDP fields with the `fsdp_` prefix is deprecated\" and strips it. Write "
-                  f"the plain names.", [fix("drop the `fsdp_` prefix", *edits, safe=False)] if edits else [])
+                  f"{len(prefixed)} `fsdp_config` key{'s' if len(prefixed) > 1 else ''} with the deprecated `fsdp_` "
+                  f"prefix ({first}): Axolotl strips it",
+                  [fix("drop the `fsdp_` prefix", *edits, safe=False)] if edits else [],
+                  detail=f"The keys: {names}. Axolotl warns \"Configuring FSDP fields with the `fsdp_` prefix is deprecated\" and strips "
+                         "it. Write the plain names.")

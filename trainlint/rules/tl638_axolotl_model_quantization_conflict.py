@@ -36,5 +36,6 @@ def check(ctx: LintContext):
         entry = root.entry(key)
         if entry is not None and flag(entry.value) is True:
             yield RULE.at(doc, entry.key_span,
-                          f"`{key}: true` with `model_quantization_config`: Axolotl stops with \"model_quantization_config "
-                          f"and load_in_8bit or load_in_4bit cannot be used together.\" Keep one way of quantizing the base.")
+                          f"`{key}: true` with `model_quantization_config`: Axolotl stops",
+                          detail="Axolotl stops with \"model_quantization_config and load_in_8bit or load_in_4bit "
+                                 "cannot be used together.\" Keep one way of quantizing the base.")

@@ -49,8 +49,9 @@ def check(ctx: LintContext):
     if is_set(root.get("deepspeed")):
         said = said_old if old else "Muon optimizer is currently incompatible with DeepSpeed"
         yield RULE.at(doc, opt,
-                      f"`optimizer: muon` with `deepspeed`: Axolotl stops with \"{said}\". Use "
-                      f"{'plain DDP' if old else 'FSDP2 (or plain DDP)'} with Muon, or another optimizer under DeepSpeed.")
+                      "`optimizer: muon` with `deepspeed`: Axolotl stops",
+                      detail=f"Axolotl stops with \"{said}\". Use {'plain DDP' if old else 'FSDP2 (or plain DDP)'} "
+                             "with Muon, or another optimizer under DeepSpeed.")
         return
     config = root.get("fsdp_config")
     if not is_set(root.get("fsdp")) and not is_set(config):
@@ -60,10 +61,11 @@ def check(ctx: LintContext):
         version = number(config.get("fsdp_version"))
     if old:
         yield RULE.at(doc, opt,
-                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl {ctx.version_of('axolotl').version} stops with "
-                      f"\"{said_old}\" (FSDP2 support came in 0.13.1). Use plain DDP with Muon, or upgrade Axolotl "
-                      f"and use FSDP2.")
+                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl {ctx.version_of('axolotl').version} stops",
+                      detail=f"Axolotl {ctx.version_of('axolotl').version} stops with \"{said_old}\" (FSDP2 support "
+                             "came in 0.13.1). Use plain DDP with Muon, or upgrade Axolotl and use FSDP2.")
     elif (version or 1) != 2:
         yield RULE.at(doc, opt,
-                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl stops with \"Muon optimizer is only compatible "
-                      f"with FSDP2. Set fsdp_version: 2 to use Muon with FSDP.\"")
+                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl stops; Muon needs FSDP2",
+                      detail="Axolotl stops with \"Muon optimizer is only compatible with FSDP2. Set fsdp_version: 2 "
+                             "to use Muon with FSDP.\"")

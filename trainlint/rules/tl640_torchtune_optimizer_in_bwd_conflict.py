@@ -49,23 +49,26 @@ def check(ctx: LintContext):
     gas = root.entry("gradient_accumulation_steps")
     if gas is not None and (number(gas.value) or 1) > 1:
         yield RULE.at(doc, gas.key_span,
-                      f"`gradient_accumulation_steps: {gas.value.raw}` with `optimizer_in_bwd: true`: the recipe stops at "
-                      f"setup (\"Gradient accumulation is not supported with optimizer in bwd\", single device: \"... "
-                      f"with optimizer_in_bwd: True\"): gradients are applied and freed during backward. Use "
-                      f"gradient_accumulation_steps 1, or optimizer_in_bwd false.", [off])
+                      f"`gradient_accumulation_steps: {gas.value.raw}` with `optimizer_in_bwd: true`: the recipe "
+                      "stops at setup", [off],
+                      detail="The recipe stops at setup (\"Gradient accumulation is not supported with optimizer in "
+                             "bwd\", single device: \"... with optimizer_in_bwd: True\"): gradients are applied and "
+                             "freed during backward. Use gradient_accumulation_steps 1, or optimizer_in_bwd false.")
     clip = root.entry("clip_grad_norm")
     if clip is not None and clip.value.kind == "scalar" and clip.value.value not in (None, "null", "None"):
         yield RULE.at(doc, clip.key_span,
-                      f"`clip_grad_norm: {clip.value.raw}` with `optimizer_in_bwd: true`: the recipe stops at setup "
-                      f"(\"Gradient clipping is not supported with optimizer in bwd\", single device: \"... with "
-                      f"optimizer_in_bwd: True\"): the global norm needs every gradient at once. "
-                      f"Set clip_grad_norm to null, or optimizer_in_bwd false.", [off])
+                      f"`clip_grad_norm: {clip.value.raw}` with `optimizer_in_bwd: true`: the recipe stops at setup",
+                      [off],
+                      detail="The recipe stops at setup (\"Gradient clipping is not supported with optimizer in "
+                             "bwd\", single device: \"... with optimizer_in_bwd: True\"): the global norm needs every "
+                             "gradient at once. Set clip_grad_norm to null, or optimizer_in_bwd false.")
     step = root.find(("compile", "optimizer_step"))
     newer = ctx.version_in("torchtune", ">0.6.1")  # the check is on main after 0.6.1; 0.6.1 has no optimizer_step
     if step is not None and flag(step) is True and newer is not False:
         assumed = () if newer else ("torchtune version unknown: this check exists on torchtune main after 0.6.1 "
                                     "(unreleased); 0.6.1 and earlier have no `compile.optimizer_step`",)
         yield RULE.at(doc, step,
-                      "`compile.optimizer_step: true` with `optimizer_in_bwd: true`: the recipe stops with \"optimizer_in_bwd "
-                      "not supported with compiling the optimizer step\" (there is no separate optimizer step to "
-                      "compile). Turn one of them off.", [off], assumptions=assumed)
+                      "`compile.optimizer_step: true` with `optimizer_in_bwd: true`: the recipe stops", [off],
+                      assumptions=assumed,
+                      detail="The recipe stops with \"optimizer_in_bwd not supported with compiling the optimizer "
+                             "step\" (there is no separate optimizer step to compile). Turn one of them off.")

@@ -45,6 +45,7 @@ def check(ctx: LintContext):
     edit = (replace_value(doc, ckpt.value, True) if ckpt is not None
             else insert_entry(doc, root, "enable_activation_checkpointing", "true", after=offload))
     yield RULE.at(doc, offload.key_span,
-                  "`enable_activation_offloading: true` without activation checkpointing: the recipe stops with "
-                  "\"enable_activation_offloading should only be True when enable_activation_checkpointing is True\". "
-                  "Turn checkpointing on.", [fix("set `enable_activation_checkpointing: true`", edit, safe=True)])
+                  "`enable_activation_offloading: true` without activation checkpointing: the recipe stops",
+                  [fix("set `enable_activation_checkpointing: true`", edit, safe=True)],
+                  detail="The recipe stops with \"enable_activation_offloading should only be True when "
+                         "enable_activation_checkpointing is True\". Turn checkpointing on.")

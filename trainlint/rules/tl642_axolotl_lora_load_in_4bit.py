@@ -70,9 +70,11 @@ def check(ctx: LintContext):
         sizes = (f" ({_gib(params * 4)} of frozen fp32 weights for this {params / 1e9:.1f}B model instead of about "
                  f"{_gib(params * 0.5)} in 4 bits)")
     yield RULE.at(doc, four.key_span,
-                  f"`load_in_4bit: true` with `adapter: lora`: Axolotl (0.13 and later) quantizes to 4 bits only for "
-                  f"`adapter: qlora`, so the base loads unquantized, and PEFT's prepare_model_for_kbit_training then "
-                  f"casts it to fp32: about 4 bytes per parameter instead of 0.5{sizes}. Write `adapter: qlora` for "
-                  f"QLoRA, or remove `load_in_4bit` for 16-bit LoRA.",
+                  "`load_in_4bit: true` with `adapter: lora`: the base loads in fp32, about 4 bytes per parameter "
+                  "instead of 0.5",
                   [fix("set `adapter: qlora`", replace_value(doc, adapter.value, "qlora"), safe=False),
-                   fix("remove `load_in_4bit`", delete_entry(doc, root, four), safe=False)])
+                   fix("remove `load_in_4bit`", delete_entry(doc, root, four), safe=False)],
+                  detail="Axolotl (0.13 and later) quantizes to 4 bits only for `adapter: qlora`, so the base loads "
+                         "unquantized, and PEFT's prepare_model_for_kbit_training then casts it to fp32: about 4 bytes "
+                         f"per parameter instead of 0.5{sizes}. Write `adapter: qlora` for QLoRA, or remove "
+                         "`load_in_4bit` for 16-bit LoRA.")

@@ -82,17 +82,18 @@ def check(ctx: LintContext):
         new, since = info.get("replacement"), info.get("since")
         where = f"; it moved to `{new}`, there since torchtune {_short(since)}" if new and since else ""
         older = "" if gone else " (older releases still have it)"
-        message = (f"`{path}` is not in torchtune {_short(removed)} and later{where}: on those releases the recipe's "
-                   f"config.instantiate stops with \"Error loading '{path}'\"{older}.")
+        message = f"`{path}` is not in torchtune {_short(removed)} and later: config.instantiate stops"
+        detail = (f"`{path}` is not in torchtune {_short(removed)} and later{where}: on those releases the recipe's "
+                  f"config.instantiate stops with \"Error loading '{path}'\"{older}.")
         fixes = []
         if new:
             note = info.get("note")
             if note:
-                message += f" Use `{new}`; {note}."
+                detail += f" Use `{new}`; {note}."
             else:
-                message += f" Use `{new}`."
+                detail += f" Use `{new}`."
                 has_new, _ = version_status(ctx, "torchtune", f">={since}") if since else (None, ())
                 if has_new is not False:
                     fixes.append(fix(f"use `{new}`", replace_value(doc, entry.value, new), safe=has_new is True))
         yield RULE.at(doc, entry.value, message, fixes, severity=Severity.ERROR if gone else None,
-                      assumptions=assumptions)
+                      assumptions=assumptions, detail=detail)

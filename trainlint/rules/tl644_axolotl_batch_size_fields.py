@@ -95,9 +95,9 @@ def check(ctx: LintContext):
     written = " and ".join(f"`{key}: 1`" for key in adds)
     edits = [insert_entry(doc, root, key, "1", after=anchor) for key in adds]
     yield RULE.at(doc, span,
-                  f"{which} set of micro_batch_size, gradient_accumulation_steps and batch_size: Axolotl checks them "
-                  f"before applying the defaults and stops with \"At least two of micro_batch_size, "
-                  f"gradient_accumulation_steps, batch_size must be set\". Add {written} "
-                  f"({'their' if len(adds) > 1 else 'its'} default).",
+                  f"{which} set of micro_batch_size, gradient_accumulation_steps and batch_size: Axolotl stops",
                   [fix(f"add {written}", *edits, safe=True)],
-                  severity=None if not assumptions else Severity.WARNING, assumptions=assumptions)
+                  severity=None if not assumptions else Severity.WARNING, assumptions=assumptions,
+                  detail="Axolotl checks them before applying the defaults and stops with \"At least two of "
+                         "micro_batch_size, gradient_accumulation_steps, batch_size must be set\". Add "
+                         f"{written} ({'their' if len(adds) > 1 else 'its'} default).")

@@ -50,7 +50,8 @@ def check(ctx: LintContext):
     release = ctx.version_of("axolotl")
     release = release.version if release is not None else "0.5 - 0.12"
     yield RULE.at(doc, compile_entry.key_span,
-                  f"`torch_compile: {value.raw}` with `deepspeed`: Axolotl {release} stops with \"torch_compile should "
-                  f"be set within your deepspeed config file\" (the check is in Axolotl 0.5 - 0.12; 0.13 removed it). "
-                  f"Remove `torch_compile`, or use Axolotl 0.13 or later.",
-                  [fix("remove `torch_compile`", delete_entry(doc, root, compile_entry), safe=False)])
+                  f"`torch_compile: {value.raw}` with `deepspeed`: Axolotl {release} stops",
+                  [fix("remove `torch_compile`", delete_entry(doc, root, compile_entry), safe=False)],
+                  detail=f"Axolotl {release} stops with \"torch_compile should be set within your deepspeed config "
+                         "file\" (the check is in Axolotl 0.5 - 0.12; 0.13 removed it). Remove `torch_compile`, or "
+                         "use Axolotl 0.13 or later.")

@@ -39,13 +39,14 @@ def check(ctx: LintContext):
     value = node.value
     if value is None or (isinstance(value, str) and not value.strip()):
         yield RULE.at(doc, node,
-                      "`logger_name` is empty, which YAML reads as null, and LitGPT has no null logger: jsonargparse "
-                      "refuses it against the logger choices (csv, tensorboard, wandb, ...), or choose_logger raises "
-                      "\"`--logger_name=None` is not a valid option\" before training. Name a logger (csv writes to "
-                      "out_dir/logs) or remove the key for the default.")
+                      "`logger_name` is empty (null), and LitGPT has no null logger: the run stops before training",
+                      detail="YAML reads an empty value as null, and LitGPT has no null logger: jsonargparse refuses "
+                             "it against the logger choices (csv, tensorboard, wandb, ...), or choose_logger raises "
+                             "\"`--logger_name=None` is not a valid option\" before training. Name a logger (csv "
+                             "writes to out_dir/logs) or remove the key for the default.")
         return
     if isinstance(value, str) and value.strip() not in CHOICES:
         yield RULE.at(doc, node,
-                      f"`logger_name: {value}` is not one of LitGPT's loggers ({', '.join(CHOICES)}; mlflow since "
-                      "0.5.9): jsonargparse refuses it, or choose_logger raises \"`--logger_name=...` is not a valid "
-                      "option\" before training.")
+                      f"`logger_name: {value}` is not one of LitGPT's loggers: the run stops before training",
+                      detail=f"LitGPT's loggers: {', '.join(CHOICES)} (mlflow since 0.5.9). jsonargparse refuses it, "
+                             "or choose_logger raises \"`--logger_name=...` is not a valid option\" before training.")
