@@ -1,18 +1,22 @@
-"""Start-up cost of `trainlint check` against yamllint on the same file, measured in the same run.
+"""Start-up cost of `trainlint check` against yamllint and check-jsonschema on the same file, measured side by side.
 
-CPU time (user + system) of each child process, from `os.wait4`, median over `--runs` alternating runs; both
-tools run from this interpreter's environment with bytecode compiled first (as `pip install` leaves it), and
-with PYTHONDONTWRITEBYTECODE unset for the children. Also: trainlint on 1 file versus 300 files (per-file cost),
-and where pygls is installed, the language server's didChange -> diagnostics latency (benchmarks/lsp_latency).
+CPU time (user + system) of each child process, from `os.wait4`, median over `--runs` runs that alternate the tools
+so that machine noise hits all alike; every tool runs from this interpreter's environment with bytecode compiled
+first (as `pip install` leaves it) and PYTHONDONTWRITEBYTECODE unset for the children.
 
-    python benchmarks/startup/run.py [--runs 15] [--file PATH] [--out benchmarks/startup/results/latest.json]
+The budget (each a ratio measured in this run):
+- a one-file check: at most 2.0x yamllint's CPU and at most 0.5x check-jsonschema's, on the same file (the example
+  config in a small repository of the usual shape; also its DeepSpeed JSON alone, pre-commit's other case);
+- 300 files in one run: at most 3x trainlint's own one-file check;
+- the language server's didChange -> diagnostics: at most 20 ms median (benchmarks/lsp_latency, run here).
+
+    python benchmarks/startup/run.py [--runs 15] [--out benchmarks/startup/results/latest.json] [--no-lsp]
                                      [--baseline OLD_CHECKOUT]
 
-With `--baseline`, trainlint from another source tree (an older checkout: `git archive REV | tar -x -C DIR`) runs in
-the same alternation (its package first on PYTHONPATH), so a change is measured against what it replaced under the
-same machine load.
-
-Needs `yamllint` installed (`pip install yamllint`). Prints the ratios; the target is trainlint/yamllint <= 1.0.
+check-jsonschema validates the file against trainlint's own schema for its format (schemas/), which is the job a
+schema-only linter does. With `--baseline`, trainlint from another source tree (`git archive REV | tar -x -C DIR`)
+runs in the same alternation (its package first on PYTHONPATH). Needs `pip install yamllint check-jsonschema`.
+Exit 1 when a budget is missed.
 """
 
 from __future__ import annotations
@@ -32,10 +36,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
-DEFAULT_FILE = ROOT / "examples" / "hf-llama3-8b-sft" / "train.yaml"
+EXAMPLE = ROOT / "examples" / "hf-llama3-8b-sft"
+SCHEMAS = ROOT / "schemas"
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+BUDGET = {"one_file_over_yamllint": 2.0, "one_file_over_check_jsonschema": 0.5, "300_files_over_one_file": 3.0,
+          "lsp_median_ms": 20.0}
 
 
-def _env(baseline: Path | None = None) -> dict:
+def _env(baseline: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["NO_COLOR"] = "1"
@@ -54,154 +63,138 @@ def _cpu(argv: list[str], cwd: Path | None = None, baseline: Path | None = None)
 def _tool(name: str) -> str:
     found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if not found:
-        sys.exit(f"{name} is not installed in this environment")
+        sys.exit(f"{name} is not installed in this environment (pip install yamllint check-jsonschema)")
     return found
 
 
-def _compile_bytecode() -> None:
+def _compile_bytecode(*trees: Path) -> None:
     import trainlint
 
-    for folder in {Path(trainlint.__file__).parent, Path(sysconfig.get_paths()["purelib"])}:
+    for folder in {Path(trainlint.__file__).parent, Path(sysconfig.get_paths()["purelib"]), *trees}:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder)], env=_env(),
                        stdout=subprocess.DEVNULL, check=False)
 
 
-def _compile_baseline(baseline: Path) -> None:
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(baseline / "trainlint")], env=_env(),
-                   stdout=subprocess.DEVNULL, check=False)
-
-
-def _many_files(folder: Path, count: int, source: Path | None = None) -> list[str]:
-    """`count` copies of the corpus files (of `source` alone when given, or when the corpus is not there)."""
-    if source is not None:
-        sources = [source]
-    else:
-        sources = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-        sources = sources or [DEFAULT_FILE]
-    paths = []
-    for i in range(count):
-        src = sources[i % len(sources)]
-        sub = folder / f"{i:03d}"
-        sub.mkdir()
-        dst = sub / src.name
-        shutil.copyfile(src, dst)
-        paths.append(str(dst))
-    return paths
-
-
 def _small_repository(folder: Path) -> Path:
     """A training repository as users have them: the example config and its DeepSpeed JSON, pins, a launch script,
-    a README, git. Returns the config. (This repository itself, with its 19 vendored real-world slices of scripts
-    under tests/realworld, is a much larger launch and parser search than a real project's.)"""
+    the training script, a README, git. Returns the repository."""
     repo = folder / "proj"
     (repo / ".git").mkdir(parents=True)
     (repo / "configs").mkdir()
-    example = ROOT / "examples" / "hf-llama3-8b-sft"
     for name in ("train.yaml", "ds_zero2.json"):
-        shutil.copyfile(example / name, repo / "configs" / name)
+        shutil.copyfile(EXAMPLE / name, repo / "configs" / name)
     (repo / "pyproject.toml").write_text('[project]\nname = "proj"\nversion = "0"\ndependencies = ["transformers>=4.52,<5", '
                                          '"trl==0.18.0", "deepspeed>=0.16", "accelerate"]\n')
     (repo / "train.sh").write_text("#!/bin/bash\naccelerate launch --num_processes 8 train.py configs/train.yaml\n")
     (repo / "train.py").write_text("from trl import TrlParser, SFTConfig\nparser = TrlParser((SFTConfig,))\n")
     (repo / "README.md").write_text("# proj\n\n```sh\nbash train.sh\n```\n")
-    return repo / "configs" / "train.yaml"
+    return repo
 
 
-def _ratio(trainlint: str, yamllint: str, paths: list[str], runs: int, cwd: Path | None = None,
-           baseline: Path | None = None) -> tuple[float, float, float | None]:
-    """Median CPU seconds of trainlint, yamllint (and the baseline's trainlint), alternating run by run so that
-    machine noise hits all alike."""
-    t_runs, y_runs, b_runs = [], [], []
+def _many_configs(repo: Path, count: int) -> list[str]:
+    """`count` configs in one repository: copies of the corpus configs (of the example where the corpus is absent),
+    each in a folder of its own, as a repository with many recipes has them. Paths relative to `repo`."""
+    sources = sorted(p for p in CORPUS.rglob("*") if p.suffix in CONFIG_SUFFIXES and p.is_file()) \
+        if CORPUS.is_dir() else []
+    sources = sources or [EXAMPLE / "train.yaml"]
+    paths = []
+    for i in range(count):
+        source = sources[i % len(sources)]
+        folder = repo / "recipes" / f"{i:03d}"
+        folder.mkdir(parents=True)
+        shutil.copyfile(source, folder / source.name)
+        paths.append(str((folder / source.name).relative_to(repo)))
+    return paths
+
+
+def _alternate(commands: dict[str, list[str]], runs: int, cwd: Path,
+               baseline: Path | None = None) -> dict[str, float]:
+    """Median CPU seconds of each command, run by run in turn. A command named `baseline:...` runs with the baseline
+    tree's trainlint."""
+    samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        t_runs.append(_cpu([trainlint, "check", *paths], cwd))
-        y_runs.append(_cpu([yamllint, *paths], cwd))
-        if baseline is not None:
-            b_runs.append(_cpu([trainlint, "check", *paths], cwd, baseline))
-    return statistics.median(t_runs), statistics.median(y_runs), statistics.median(b_runs) if b_runs else None
+        for name, argv in commands.items():
+            samples[name].append(_cpu(argv, cwd, baseline if name.startswith("baseline") else None))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def _each_corpus_file(trainlint: str, yamllint: str, runs: int) -> dict | None:
-    """Each config of ../shared/corpus checked alone, in its folder (median CPU of `runs` alternating runs per file):
-    the median and the worst of the per-file ratios, and the worst files."""
-    if not CORPUS.is_dir():
+def _one_file(trainlint: str, yamllint: str, jsonschema: str, file: str, schema: Path, runs: int, cwd: Path,
+              baseline: Path | None) -> dict[str, object]:
+    commands = {"trainlint": [trainlint, "check", file], "yamllint": [yamllint, file],
+                "check-jsonschema": [jsonschema, "--schemafile", str(schema), file]}
+    if baseline is not None:
+        commands["baseline"] = [trainlint, "check", file]
+    cpu = _alternate(commands, runs, cwd, baseline)
+    out: dict[str, object] = {"file": file, "cpu_seconds": {k: round(v, 4) for k, v in cpu.items()},
+                              "over_yamllint": round(cpu["trainlint"] / cpu["yamllint"], 2),
+                              "over_check_jsonschema": round(cpu["trainlint"] / cpu["check-jsonschema"], 2)}
+    if baseline is not None:
+        out["baseline_over_yamllint"] = round(cpu["baseline"] / cpu["yamllint"], 2)
+    return out
+
+
+def _lsp(edits: int) -> dict[str, object] | None:
+    try:
+        import pygls  # noqa: F401 - the server's library: without it there is no server to measure
+    except ImportError:
         return None
-    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
-    ratios = []
-    for path in files:
-        t, y, _ = _ratio(trainlint, yamllint, [path.name], runs, cwd=path.parent)
-        ratios.append((round(t / y, 2), str(path.relative_to(CORPUS))))
-    ratios.sort()
-    return {"files": len(ratios), "median_ratio": statistics.median(r for r, _ in ratios),
-            "share_at_most_1": round(sum(1 for r, _ in ratios if r <= 1.0) / len(ratios), 2),
-            "highest": ratios[-5:][::-1]}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "lsp.json"
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "lsp_latency" / "run.py"), "--edits", str(edits),
+                        "--out", str(out)], stdout=subprocess.DEVNULL, env=_env(), check=True)
+        result = json.loads(out.read_text())
+    return {"push_median_ms": result["push"]["median_ms"], "pull_median_ms": result["pull"]["median_ms"],
+            "check_text_median_ms": result["baseline"]["median_ms"]}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
-    parser.add_argument("--many-from", type=Path, default=None, metavar="PATH",
-                        help="the 300-file case copies this one file (default: the corpus beside the checkout)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="a source tree of an older trainlint to measure in the same alternation")
+    parser.add_argument("--no-lsp", action="store_true", help="leave out the language server's latency")
+    parser.add_argument("--lsp-edits", type=int, default=50)
     args = parser.parse_args()
     baseline = args.baseline.resolve() if args.baseline else None
 
-    trainlint, yamllint = _tool("trainlint"), _tool("yamllint")
-    _compile_bytecode()
-    if baseline is not None:
-        _compile_baseline(baseline)
-    for argv in ([trainlint, "check", str(args.file)], [yamllint, str(args.file)]):  # warm the file cache
-        _cpu(argv)
-    t_one, y_one, b_one = _ratio(trainlint, yamllint, [str(args.file)], args.runs, baseline=baseline)
+    trainlint, yamllint, jsonschema = _tool("trainlint"), _tool("yamllint"), _tool("check-jsonschema")
+    _compile_bytecode(*([baseline / "trainlint"] if baseline else []))
+    result: dict[str, object] = {"python": sys.version.split()[0], "runs": args.runs, "budget": BUDGET}
     with tempfile.TemporaryDirectory() as tmp:
-        config = _small_repository(Path(tmp))
-        t_small, y_small, b_small = _ratio(trainlint, yamllint, [str(config.relative_to(config.parents[1]))],
-                                           args.runs, cwd=config.parents[1], baseline=baseline)
-        # pre-commit passes only the changed file: a DeepSpeed JSON alone (trainlint also lints the config linking it)
-        linked = config.parent / "ds_zero2.json"
-        t_linked, y_linked, _ = _ratio(trainlint, yamllint, [str(linked.relative_to(config.parents[1]))], args.runs,
-                                       cwd=config.parents[1])
-    per_file = _each_corpus_file(trainlint, yamllint, max(3, args.runs // 5))
-
-    with tempfile.TemporaryDirectory() as tmp:
-        files = _many_files(Path(tmp), 300, args.many_from)
-        t_many, y_many, b_many = _ratio(trainlint, yamllint, files, max(3, args.runs // 5), baseline=baseline)
-
-    result = {
-        "file": str(args.file.relative_to(ROOT) if args.file.is_relative_to(ROOT) else args.file),
-        "runs": args.runs,
-        "300_files_from": str(args.many_from) if args.many_from else
-        ("the corpus (../shared/corpus)" if CORPUS.is_dir() else "copies of the file"),
-        "python": sys.version.split()[0],
-        "cpu_seconds": {"trainlint_1_file": round(t_one, 4), "yamllint_1_file": round(y_one, 4),
-                        "trainlint_1_file_small_repository": round(t_small, 4),
-                        "yamllint_1_file_small_repository": round(y_small, 4),
-                        "trainlint_linked_deepspeed_json_alone": round(t_linked, 4),
-                        "yamllint_linked_deepspeed_json_alone": round(y_linked, 4),
-                        "trainlint_300_files": round(t_many, 4), "yamllint_300_files": round(y_many, 4)},
-        "ratio_1_file_trainlint_over_yamllint": round(t_one / y_one, 2),
-        "ratio_1_file_small_repository_trainlint_over_yamllint": round(t_small / y_small, 2),
-        "ratio_linked_deepspeed_json_alone_small_repository_trainlint_over_yamllint": round(t_linked / y_linked, 2),
-        "each_corpus_file_alone": per_file,
-        "ratio_300_files_trainlint_over_yamllint": round(t_many / y_many, 2),
-        "trainlint_300_over_1_file": round(t_many / t_one, 1),
-        "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        repo = _small_repository(Path(tmp))
+        for argv in ([trainlint, "check", "."], [yamllint, "."]):  # warm the file cache
+            _cpu(argv, repo)
+        result["one_file"] = _one_file(trainlint, yamllint, jsonschema, "configs/train.yaml",
+                                       SCHEMAS / "hf-training-args.schema.json", args.runs, repo, baseline)
+        result["deepspeed_json_alone"] = _one_file(trainlint, yamllint, jsonschema, "configs/ds_zero2.json",
+                                                   SCHEMAS / "deepspeed.schema.json", args.runs, repo, baseline)
+        many = _many_configs(repo, 300)
+        commands = {"one_file": [trainlint, "check", "configs/train.yaml"], "300_files": [trainlint, "check", *many]}
+        if baseline is not None:
+            commands["baseline_300_files"] = [trainlint, "check", *many]
+        cpu = _alternate(commands, max(3, args.runs // 3), repo, baseline)
+        result["300_files"] = {"from": "the corpus (../shared/corpus)" if CORPUS.is_dir() else "copies of the example",
+                               "cpu_seconds": {k: round(v, 4) for k, v in cpu.items()},
+                               "over_one_file": round(cpu["300_files"] / cpu["one_file"], 2)}
+    lsp = None if args.no_lsp else _lsp(args.lsp_edits)
+    result["lsp"] = lsp
+    one = result["one_file"]
+    assert isinstance(one, dict)
+    verdicts = {
+        "one_file_over_yamllint": one["over_yamllint"] <= BUDGET["one_file_over_yamllint"],
+        "one_file_over_check_jsonschema": one["over_check_jsonschema"] <= BUDGET["one_file_over_check_jsonschema"],
+        "300_files_over_one_file":
+            result["300_files"]["over_one_file"] <= BUDGET["300_files_over_one_file"],  # type: ignore[index]
     }
-    if baseline is not None:
-        result["baseline"] = {
-            "tree": str(baseline),
-            "cpu_seconds": {"trainlint_1_file": round(b_one, 4), "trainlint_1_file_small_repository": round(b_small, 4),
-                            "trainlint_300_files": round(b_many, 4)},
-            "ratio_1_file_trainlint_over_yamllint": round(b_one / y_one, 2),
-            "ratio_1_file_small_repository_trainlint_over_yamllint": round(b_small / y_small, 2),
-            "ratio_300_files_trainlint_over_yamllint": round(b_many / y_many, 2),
-        }
+    if lsp is not None:
+        verdicts["lsp_median_ms"] = max(lsp["push_median_ms"], lsp["pull_median_ms"]) <= BUDGET["lsp_median_ms"]
+    result["met"] = verdicts
+    result["measured_at"] = time.strftime("%Y-%m-%d %H:%M:%S")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    return 0
+    return 0 if all(verdicts.values()) else 1
 
 
 if __name__ == "__main__":
