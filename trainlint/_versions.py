@@ -3,6 +3,8 @@ parsers (None instead of an exception) that the pin and release readers want."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -16,16 +18,27 @@ _ALIASES = {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "
 
 def parse_version(text: object) -> Version | None:
     """The version `text` names, or None where it is no PEP 440 version."""
-    try:
-        return Version(str(text).strip())
-    except InvalidVersion:
-        return None
+    return _version(str(text).strip())
 
 
 def parse_specifier(text: object) -> SpecifierSet | None:
     """The specifier set `text` names, or None where it is none."""
+    return _specifier(str(text).strip())
+
+
+# Both are immutable, and the same few texts (pins, rule ranges, release rows) are read for every file of a run.
+@lru_cache(maxsize=4096)
+def _version(text: str) -> Version | None:
     try:
-        return SpecifierSet(str(text).strip())
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def _specifier(text: str) -> SpecifierSet | None:
+    try:
+        return SpecifierSet(text)
     except InvalidSpecifier:
         return None
 

@@ -24,14 +24,22 @@ def newest(name: str) -> str | None:
     return releases[-1] if releases else None
 
 
+@lru_cache(maxsize=None)
+def known_versions(name: str) -> tuple[Version, ...]:
+    """The known releases of `name` that are PEP 440 versions, parsed once per run, in the catalog's order."""
+    parsed = []
+    for text in known(name):
+        try:
+            parsed.append(Version(text))
+        except InvalidVersion:
+            continue
+    return tuple(parsed)
+
+
 def newest_in(name: str, spec: SpecifierSet) -> str | None:
     """The newest known release of `name` that `spec` allows, or None."""
     best = None
-    for text in known(name):
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            continue
+    for version in known_versions(name):
         if spec.contains(version, prereleases=True) and (best is None or version > best):
             best = version
     return str(best) if best is not None else None

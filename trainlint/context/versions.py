@@ -88,8 +88,7 @@ class Versions:
         pin = parse_specifier(found.spec) if found.spec else None
         if pin is None or (found.origin == "known" and not found.narrowed):
             return None
-        inside = [v for v in (parse_version(t) for t in frameworks.known(found.name)) if v is not None
-                  and pin.contains(v, prereleases=True)]
+        inside = [v for v in frameworks.known_versions(found.name) if pin.contains(v, prereleases=True)]
         if not inside:
             return None
         hits = [specifier.contains(v, prereleases=True) for v in inside]
@@ -99,8 +98,8 @@ class Versions:
             return None
         if found.sure:  # part of the cut rests on an assumption (which script runs): certain only without it
             sure = parse_specifier(found.sure)
-            inside = [v for v in (parse_version(t) for t in frameworks.known(found.name)) if v is not None
-                      and (sure is None or sure.contains(v, prereleases=True))]
+            inside = [v for v in frameworks.known_versions(found.name)
+                      if sure is None or sure.contains(v, prereleases=True)]
             hits = [specifier.contains(v, prereleases=True) for v in inside]
         return True if hits and all(hits) else None
 
