@@ -290,25 +290,30 @@ def _run_total(run: Run, memo: PartsMemo | None) -> tuple[int, int]:
 
 _RUN_FIELDS = tuple(Run.__dataclass_fields__)
 _RUN_VALUES = attrgetter(*_RUN_FIELDS)
+_ARCH_AT = _RUN_FIELDS.index("arch")
 
 
 class TotalsCache:
     """`estimate_total` of runs estimated before, by the runs' values: the language server re-plans a file at
     every edit, and a check of many copies of one config plans the same candidates for each.
 
-    A key holds each Run field's type and value (8 and 8.0 are different keys), the architecture by identity
+    A key holds the Run fields' types and values (8 and 8.0 are different keys), the architecture by identity
     (catalog architectures are made once per process; it is kept with the total, so its id is not reused); a run
     with an unhashable value (a list of LoRA target modules) is estimated and not kept. The total is a function of
-    the run alone (`estimate_run` is pure), so a hit is what estimating would give."""
+    the run alone (`estimate_run` is pure), so a hit is what estimating would give. The tuple of types is shared by
+    the keys that have it: a (type, value) pair per field made each entry ~2.2 kB (a full cache ~4.5 MB), ~0.5 kB so."""
 
-    LIMIT = 2048  # totals kept (~2.3 kB each, ~20 plans); all are dropped when it is reached
+    LIMIT = 2048  # totals kept (~0.5 kB each, ~20 plans); all are dropped when it is reached
 
     def __init__(self) -> None:
         self._totals: dict[tuple, tuple[Any, int, int]] = {}
+        self._types: dict[tuple, tuple] = {}
 
     def total(self, run: Run, memo: PartsMemo | None = None) -> tuple[int, int]:
-        key = tuple(id(value) if name == "arch" else (value.__class__, value)
-                    for name, value in zip(_RUN_FIELDS, _RUN_VALUES(run)))
+        values = list(_RUN_VALUES(run))
+        values[_ARCH_AT] = id(values[_ARCH_AT])
+        types = tuple(map(type, values))
+        key = (self._types.setdefault(types, types), tuple(values))
         try:
             found = self._totals.get(key)
         except TypeError:  # unhashable
@@ -316,6 +321,7 @@ class TotalsCache:
         if found is None:
             if len(self._totals) >= self.LIMIT:
                 self._totals.clear()
+                self._types.clear()
             found = self._totals[key] = (run.arch, *_run_total(run, memo))
         return found[1], found[2]
 
