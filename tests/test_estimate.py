@@ -113,10 +113,10 @@ optim: adamw_torch_fused
 """
 
 
-def lint(tmp_path, text=CONFIG, name="train.yaml"):
+def lint(tmp_path, text=CONFIG, name="train.yaml", select=()):
     path = tmp_path / name
     path.write_text(text)
-    return path, engine.check_path(path, Settings(use_project_config=False))
+    return path, engine.check_path(path, Settings(use_project_config=False, selection=engine.selection_from(select, ())))
 
 
 def test_out_of_memory_finding_with_fixes_that_fit(tmp_path):
@@ -169,9 +169,11 @@ def test_checkpointing_is_offered_when_it_is_what_fits(tmp_path):
 def test_no_verdict_without_gpu_count_for_sharded_runs(tmp_path):
     (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}')
     text = CONFIG.replace("# trainlint: gpu=A100-80GB num-gpus=1\n", "# trainlint: gpu=A100-80GB\n") + "deepspeed: ds.json\n"
-    _, result = lint(tmp_path, text)
-    codes = {d.code for d in result.diagnostics}
-    assert "TL100" not in codes and "TL102" in codes
+    _, result = lint(tmp_path, text, select=("TL1",))  # TL102 is off by default
+    (no_verdict,) = [d for d in result.diagnostics if d.code == "TL102"]
+    assert "TL100" not in {d.code for d in result.diagnostics}
+    assert no_verdict.message.endswith("but no fit verdict: the GPU count of this sharded run is not known")
+    assert "--num-gpus" in no_verdict.detail
 
 
 def test_nothing_fits_says_what_would(tmp_path):
@@ -180,7 +182,8 @@ def test_nothing_fits_says_what_would(tmp_path):
     _, result = lint(tmp_path, text)
     (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
     assert not oom.fixes
-    assert "QLoRA" in oom.message and "1024 x A100-80GB" in oom.message
+    assert oom.message.startswith("needs ") and oom.message.endswith(" per GPU on 1 x A100-80GB (79.2 GiB): out of memory")
+    assert "QLoRA" in oom.detail and "1024 x A100-80GB" in oom.detail
 
 
 def test_json_estimate_contract(tmp_path):
@@ -221,7 +224,7 @@ def test_estimate_plan_names_defaults_as_assumptions():
 
 
 def test_unknown_model_gets_a_reason(tmp_path):
-    _, result = lint(tmp_path, CONFIG.replace("meta-llama/Llama-3.2-1B", "acme/secret-model-9b"))
+    _, result = lint(tmp_path, CONFIG.replace("meta-llama/Llama-3.2-1B", "acme/secret-model-9b"), select=("TL102",))
     (info,) = [d for d in result.diagnostics if d.code == "TL102"]
     assert "acme/secret-model-9b" in info.message and info.span.start.line == 1
 

@@ -252,11 +252,15 @@ def test_an_axolotl_config_linking_the_json(tmp_path):
     assert found.stdout.strip() == "['configs/lora.yml']", found.stdout + found.stderr
 
 
-def test_the_json_checked_with_its_linking_configs_gets_no_name_a_model_note(tmp_path):
+def test_the_json_gets_no_name_a_model_note_with_its_linking_configs_or_alone(tmp_path):
+    # a DeepSpeed JSON never names a model (the configs linking it or the launch do): TL102, off by default, is not
+    # reported on it even when selected
     repo = make_repo(tmp_path / "repo", {"configs/train.yaml": TRAIN, "ds/zero2.json": DS_GOOD})
-    assert "TL102" not in run("check", "ds/zero2.json", cwd=repo).stdout
+    assert "TL102" not in run("check", "--select", "TL102", "ds/zero2.json", cwd=repo).stdout
     alone = make_repo(tmp_path / "alone", {"ds/zero2.json": DS_GOOD})
-    assert "TL102" in run("check", "ds/zero2.json", cwd=alone).stdout
+    assert "TL102" not in run("check", "ds/zero2.json", cwd=alone).stdout
+    selected = run("check", "--select", "TL102", "ds/zero2.json", cwd=alone)
+    assert selected.returncode == 0 and "TL102" not in selected.stdout, selected.stdout + selected.stderr
 
 
 def test_a_launch_script_naming_the_accelerate_config_links_the_config_it_runs(tmp_path):

@@ -71,9 +71,9 @@ def test_first_fix_of_every_out_of_memory_finding_fits():
                 if not d.fixes:
                     advised += 1
                     have = before.plan.num_gpus.value
-                    counts = [int(n) for n in re.findall(r"at least (\d+) x", d.message)]
-                    if not ("fit" in d.message and all(n >= have for n in counts)):
-                        failures.append((str(path), target, d.message))
+                    counts = [int(n) for n in re.findall(r"at least (\d+) x", d.detail)]
+                    if not ("fit" in d.detail and all(n >= have for n in counts)):
+                        failures.append((str(path), target, d.detail))
                     continue
                 after = apply_first_fix(path, d, chosen)
                 new = {x.code for x in after.diagnostics} - {x.code for x in before.diagnostics} - CONSEQUENCES
@@ -150,9 +150,9 @@ def test_no_fewer_gpus_than_the_run_has(tmp_path):
            "max_length: 4096\nbf16: true\n"
     _, result = lint(tmp_path, text, gpu="A100-80GB", num_gpus=8)
     (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
-    counts = [int(n) for n in re.findall(r"at least (\d+) x", oom.message)]
-    assert "(it has 8)" in oom.message or "its 8 x A100-80GB" in oom.message
-    assert counts and all(n > 8 for n in counts), oom.message
+    counts = [int(n) for n in re.findall(r"at least (\d+) x", oom.detail)]
+    assert "(it has 8)" in oom.detail or "its 8 x A100-80GB" in oom.detail
+    assert counts and all(n > 8 for n in counts), oom.detail
 
 
 def test_sharding_on_the_gpus_it_has_is_said_before_lora(tmp_path):
@@ -160,7 +160,8 @@ def test_sharding_on_the_gpus_it_has_is_said_before_lora(tmp_path):
            "max_length: 4096\nbf16: true\n"
     path, result = lint(tmp_path, text, gpu="A100-40GB", num_gpus=8)
     (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
-    assert "on its 8 x A100-40GB it would fit with ZeRO-3" in oom.message and "`deepspeed:`" in oom.message
+    assert oom.message == "needs 172.4 GiB per GPU on 8 x A100-40GB (39.4 GiB): out of memory"
+    assert "on its 8 x A100-40GB it would fit with ZeRO-3" in oom.detail and "`deepspeed:`" in oom.detail
     # the only edits that fit within this file change what is trained: unsafe, and said so
     assert oom.fixes and not any(f.safe for f in oom.fixes)
     assert "LoRA" in oom.fixes[0].title and "instead of the full model" in oom.fixes[0].title

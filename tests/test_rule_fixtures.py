@@ -21,7 +21,9 @@ def _settings(folder: Path) -> Settings:
     args_file = folder / "args"
     extra = args_file.read_text().split() if args_file.exists() else []
     args = build_parser().parse_args(["check", "x", *extra])
-    return Settings(cli=_cli_overrides(args), use_project_config=False)
+    # `--select` in args: a rule off by default (TL102) is checked on its fixtures as when a user selects it
+    return Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
+                    use_project_config=False)
 
 
 def _cases(prefix: str):

@@ -25,7 +25,7 @@ def verdict_basis(ctx) -> str | None:
     sharded = (plan.zero_stage.value or 0) > 0 or plan.fsdp.value or plan.offload_optimizer.value \
         or plan.tensor_parallel.value > 1 or plan.pipeline_parallel.value > 1
     if plan.num_gpus.origin.kind == "default" and sharded:
-        return ("the number of GPUs is not known and the model states are sharded across them "
+        return ("the GPU count of this sharded run is not known: the model states are sharded across its GPUs "
                 "(pass --num-gpus or add `# trainlint: num-gpus=8`)")
     return None
 
@@ -36,7 +36,8 @@ def run_assumptions(ctx) -> list[str]:
     Per-GPU memory does not depend on the world size without sharding, so a known unsharded run needs no count."""
     from trainlint.context.launch import sharding_known
 
-    plan, out = ctx.plan, []
+    plan = ctx.plan
+    out: list[str] = []
     if plan is None:
         return out
     if plan.gpu.origin.kind in ("default", "inferred") and ctx.gpu is not None:
@@ -52,9 +53,10 @@ def run_assumptions(ctx) -> list[str]:
     return out
 
 
-def assumption_text(assumptions: list[str]) -> str:
-    return (" This " + "; ".join(a[0].lower() + a[1:] if a.startswith("Assumed") else a for a in assumptions)
-            .replace("assumed", "assumes", 1) + ".") if assumptions else ""
+def need_text(est, gpu) -> str:
+    """What a fit verdict's message leads with: `needs 1116.9 GiB per GPU on 8 x A100-80GB (79.2 GiB)`."""
+    return (f"needs {est.total / 2**30:.1f} GiB per GPU on {est.gpu_count} x {gpu.name} "
+            f"({gpu.memory_bytes / 2**30:.1f} GiB)")
 
 
 def anchor(ctx) -> Span | None:
@@ -72,5 +74,6 @@ def anchor(ctx) -> Span | None:
 
 
 def breakdown_text(est) -> str:
+    """The peak and what makes it up, for a finding's detail: `Peak in backward: weights 28.4, ... GiB.`"""
     parts = [f"{c.label} {c.bytes / 2**30:.1f}" for c in est.components if c.bytes >= 2**30 // 10]
-    return ", ".join(parts) + " GiB"
+    return f"Peak in {est.peak_phase}: " + ", ".join(parts) + " GiB."

@@ -46,16 +46,16 @@ def check(ctx: LintContext):
             first = dup.first.start.line + 1
             assumptions: tuple[str, ...] = ()
             if standalone_ds:
-                message = (f"`{key}` is set twice (first on line {first}); DeepSpeed refuses a config file with "
-                           f"duplicate keys (\"Duplicate keys in DeepSpeed config: ['{dup.key_path[-1]}']\"), and through "
-                           "the HF Trainer, Accelerate or Lightning only this last value is used. Keep one.")
+                message = f"`{key}` is set twice (first on line {first}): DeepSpeed refuses a config with duplicate keys"
+                detail = (f"DeepSpeed stops with \"Duplicate keys in DeepSpeed config: ['{dup.key_path[-1]}']\"; through "
+                          "the HF Trainer, Accelerate or Lightning only this last value is used. Keep one.")
                 severity = Severity.ERROR
                 assumptions = ("assumed DeepSpeed reads this file itself (deepspeed --deepspeed_config); through "
                                "an integration json.load keeps the last value instead",)
             else:
                 reader = "json.load in the HF Trainer / Accelerate" if doc.kind == "json" else "the YAML loader"
-                message = (f"`{key}` is set twice (first on line {first}); {reader} silently keeps only this "
-                           "last value. Remove the one you do not mean.")
+                message = f"`{key}` is set twice (first on line {first}): {reader} silently keeps only this last value"
+                detail = "Remove the one you do not mean."
                 severity = None
             fixes = []
             parent = doc.find(dup.key_path[:-1])
@@ -64,4 +64,4 @@ def check(ctx: LintContext):
                 if earlier is not None:
                     fixes.append(fix(f"remove the earlier `{dup.key_path[-1]}` (line {first})",
                                      delete_entry(doc, parent, earlier), safe=False))
-            yield RULE.at(doc, dup.duplicate, message, fixes, severity, assumptions=assumptions)
+            yield RULE.at(doc, dup.duplicate, message, fixes, severity, assumptions=assumptions, detail=detail)

@@ -80,8 +80,9 @@ def check(ctx: LintContext):
         key = ".".join(str(k) for k in node.key_path)
         yield RULE.at(doc, node,
                       f"`{key}: {node.raw}` is read by YAML 1.1 (PyYAML) as the string {node.raw!r}, not the number "
-                      f"{value:g}; this loader does not convert it, so the run fails or misbehaves. Write {fixed}.",
-                      [fix(f"write {fixed}", replace_value(doc, node, text=fixed))])
+                      f"{value:g}",
+                      [fix(f"write {fixed}", replace_value(doc, node, text=fixed))],
+                      detail=f"This loader does not convert it, so the run fails or misbehaves. Write {fixed}.")
 
 
 def _dropped_by_accelerate(key_path: tuple) -> bool:

@@ -54,13 +54,13 @@ STRING_KEYS = {
 
 
 def expects_string(key_path: tuple) -> bool:
+    if key_path and isinstance(key_path[-1], str) and key_path[-1] in STRING_KEYS:
+        return True
     try:
         from trainlint.catalog import schemas
     except ImportError:  # the schema module is optional
-        schemas = None
-    if key_path and isinstance(key_path[-1], str) and key_path[-1] in STRING_KEYS:
-        return True
-    return schemas is not None and _schema_says_string(schemas, key_path)
+        return False
+    return _schema_says_string(schemas, key_path)
 
 
 def _schema_says_string(schemas, key_path: tuple) -> bool:
@@ -89,9 +89,10 @@ def check(ctx: LintContext):
             yield from _distributed_type(doc, node, key)
             continue
         yield RULE.at(doc, node,
-                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean {node.value}, but this setting takes "
-                      f"the word \"{word}\"; the framework will reject or misread it. Quote it: \"{word}\".",
-                      [fix(f'quote it: "{word}"', replace_value(doc, node, text=f'"{word}"'))])
+                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean {node.value}, not the word \"{word}\": "
+                      "the framework rejects or misreads it",
+                      [fix(f'quote it: "{word}"', replace_value(doc, node, text=f'"{word}"'))],
+                      detail=f"This setting takes the word \"{word}\". Quote it: \"{word}\".")
 
 
 def _distributed_type(doc, node, key: str):
@@ -101,14 +102,16 @@ def _distributed_type(doc, node, key: str):
     false), which then runs the plain single-node launcher exactly as for NO."""
     if node.value is False:
         yield RULE.at(doc, node,
-                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean False; `accelerate launch` matches it "
-                      "to no distributed type and runs the plain launcher, as for NO, so it works, but the value "
-                      "is not a DistributedType: a quoted \"no\" would stop (\"'no' is not a valid "
-                      "DistributedType\"), and a bare NO is the same boolean. Write \"NO\" (quoted, as `accelerate "
-                      "config` writes it).",
-                      [fix('write "NO"', replace_value(doc, node, text='"NO"'))], severity=Severity.INFO)
+                      f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean False, not a DistributedType "
+                      "(it works: launched as for NO)",
+                      [fix('write "NO"', replace_value(doc, node, text='"NO"'))], severity=Severity.INFO,
+                      detail="`accelerate launch` matches it to no distributed type and runs the plain launcher, as "
+                             "for NO, so it works, but the value is not a DistributedType: a quoted \"no\" would stop "
+                             "(\"'no' is not a valid DistributedType\"), and a bare NO is the same boolean. Write "
+                             "\"NO\" (quoted, as `accelerate config` writes it).")
         return
     yield RULE.at(doc, node,
-                  f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean True, which is no DistributedType "
-                  "(NO, MULTI_GPU, DEEPSPEED, FSDP, ...): `accelerate launch` matches it to none of them and runs "
-                  "a single plain process. Write the type you mean.")
+                  f"`{key}: {node.raw}` is read by YAML 1.1 as the boolean True, no DistributedType: "
+                  "`accelerate launch` runs a single plain process",
+                  detail="True is no DistributedType (NO, MULTI_GPU, DEEPSPEED, FSDP, ...): `accelerate launch` "
+                         "matches it to none of them and runs a single plain process. Write the type you mean.")

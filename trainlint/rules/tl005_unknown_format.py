@@ -34,10 +34,10 @@ def check(ctx: LintContext):
         return
     if doc.root is None and doc.placeholders:
         names = ", ".join(doc.placeholders[:4]) + (", ..." if len(doc.placeholders) > 4 else "")
-        yield RULE.at(doc, None,
-                      f"a template, not a config: placeholders ({names}) that a script replaces (sed, envsubst, a Jinja2 "
-                      "render) "
-                      "before the framework reads the result; it is not linted, the generated file is")
+        shown = names if len(names) <= 40 else ", ".join(doc.placeholders[:1]) + ", ..."
+        yield RULE.at(doc, None, f"a template, not a config: placeholders ({shown}) a script replaces; not linted",
+                      detail=f"Its placeholders ({names}) are replaced by a script (sed, envsubst, a Jinja2 render) "
+                             "before the framework reads the result; it is not linted, the generated file is.")
         return
     if doc.root is None:
         yield RULE.at(doc, None, "the file is empty; nothing to check")
@@ -45,11 +45,11 @@ def check(ctx: LintContext):
     foreign = ctx.dialect.name if ctx.dialect.name in FOREIGN_LABELS else None
     if foreign is not None:
         yield RULE.at(doc, None,
-                      f"recognised as {FOREIGN_LABELS[foreign]}: not a format trainlint reads, so it is not linted"
-                      + (" as the format it resembles (its training sections are read by that program, not by "
-                         "DeepSpeed, HF or Lightning directly)" if foreign in ("gpt-neox", "megatron-lm", "nemo", "hydra")
-                         else ""))
+                      f"recognised as {FOREIGN_LABELS[foreign]}: not a format trainlint reads, so it is not linted",
+                      detail=("It is not linted as the format it resembles: its training sections are read by that "
+                              "program, not by DeepSpeed, HF or Lightning directly."
+                              if foreign in ("gpt-neox", "megatron-lm", "nemo", "hydra") else ""))
         return
-    yield RULE.at(doc, None,
-                  "trainlint does not recognise this file as a DeepSpeed, Hugging Face, Lightning, Accelerate, "
-                  "Axolotl, torchtune or LitGPT training config; only its syntax was checked")
+    yield RULE.at(doc, None, "not a training config format trainlint knows; only its syntax was checked",
+                  detail="trainlint does not recognise this file as a DeepSpeed, Hugging Face, Lightning, Accelerate, "
+                         "Axolotl, torchtune or LitGPT training config.")

@@ -27,6 +27,7 @@ from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix
 from trainlint.diagnostics import Edit
 from trainlint.flavors.base import uses_auto
+from trainlint.document.tree import Document
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL006", "relaxed-json", Severity.WARNING, "hjson-only syntax in a JSON that a strict reader loads",
@@ -37,21 +38,24 @@ RULE = Rule("TL006", "relaxed-json", Severity.WARNING, "hjson-only syntax in a J
 
 
 def check(ctx: LintContext):
-    docs = []
+    docs: list[tuple[Document, str, str, Severity, tuple[str, ...]]] = []
     if ctx.flavor == "deepspeed" and ctx.document.kind == "json" and uses_auto(ctx.document):
-        docs.append((ctx.document, "it uses \"auto\" values, so it is meant for the HF Trainer or Accelerate, which",
+        docs.append((ctx.document, "the HF Trainer or Accelerate",
+                     "it uses \"auto\" values, so it is meant for the HF Trainer or Accelerate, which",
                      Severity.WARNING, ("assumed the file is used through the HF Trainer or Accelerate, as its "
                                         "\"auto\" values say",)))
     for linked in ctx.linked:
         if linked.kind == "json":
-            docs.append((linked, f"it is used by {ctx.document.path} through the {ctx.flavor} integration, which",
+            docs.append((linked, f"the {ctx.flavor} integration",
+                         f"it is used by {ctx.document.path} through the {ctx.flavor} integration, which",
                          Severity.ERROR, ()))
-    for doc, reason, severity, assumptions in docs:
+    for doc, reader, reason, severity, assumptions in docs:
         for item in doc.relaxed:
-            message = (f"{item.what} is valid for DeepSpeed's hjson reader, but {reason} reads the file with "
-                       "json.load and fails before training. Remove it.")
+            message = f"{item.what}: {reader} reads this file with json.load, which fails before training"
+            detail = (f"{item.what[0].upper()}{item.what[1:]} is valid for DeepSpeed's hjson reader, but {reason} "
+                      "reads the file with json.load and fails before training. Remove it.")
             if item.what == "a trailing comma":
                 fixes = [fix("remove the trailing comma", Edit(doc.path, item.span, ""))]
             else:
                 fixes = [fix("remove the comment", Edit(doc.path, item.span, ""), safe=False)]
-            yield RULE.at(doc, item.span, message, fixes, severity, assumptions=assumptions)
+            yield RULE.at(doc, item.span, message, fixes, severity, assumptions=assumptions, detail=detail)

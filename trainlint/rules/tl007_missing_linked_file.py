@@ -43,7 +43,7 @@ from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL007", "missing-linked-file", Severity.INFO, "A linked DeepSpeed config file does not exist")
 
-LINK_KEYS = {
+LINK_KEYS: dict[str, list[tuple[str, ...]]] = {
     "huggingface": [("deepspeed",)],
     "axolotl": [("deepspeed",)],
     "accelerate": [("deepspeed_config", "deepspeed_config_file")],
@@ -53,7 +53,8 @@ LINK_KEYS = {
 
 def check(ctx: LintContext):
     doc = ctx.document
-    for path in LINK_KEYS.get(ctx.flavor, []):
+    paths: list[tuple[str, ...]] = LINK_KEYS.get(ctx.flavor, [])
+    for path in paths:
         node = doc.find(path)
         if node is None or node.kind != "scalar":
             continue
@@ -66,29 +67,46 @@ def check(ctx: LintContext):
         if cwd and _under(cwd, target):
             continue  # there where the launch runs
         if cwd and resolve_link(doc.path, target) is not None:
-            yield RULE.at(doc, node, _not_from_cwd(ctx, doc, target, cwd))
+            yield RULE.at(doc, node, f"the DeepSpeed config {_shown(target)} is not under the launch's working directory: "
+                          "TrainingArguments stops", detail=_not_from_cwd(ctx, doc, target, cwd))
             continue
         if resolve_link(doc.path, target) is None:
             command = _fetched(ctx, target)
             if command:
                 yield RULE.at(doc, node,
-                              f"{target!r} is one of the DeepSpeed configs axolotl ships for its users to download: "
-                              f"`{command}` puts it under the launch directory, and axolotl opens the path as given, "
-                              "so run it there before training (or commit the file) and the launch and the memory "
-                              "estimate both see its ZeRO settings.")
+                              f"{_shown(target)} is a DeepSpeed config axolotl ships for download: missing until it "
+                              "is fetched",
+                              detail=f"{target!r} is one of the DeepSpeed configs axolotl ships for its users to "
+                                     f"download: `{command}` puts it under the launch directory, and axolotl opens the "
+                                     "path as given, so run it there before training (or commit the file) and the "
+                                     "launch and the memory estimate both see its ZeRO settings.")
                 continue
             where = _shipped(ctx, target)
             if where:
                 yield RULE.at(doc, node,
-                              f"{target!r} is a DeepSpeed config that exists in {where}, where the launch runs, not in "
-                              "this repository: the path is right for that launch, but the memory estimate cannot "
-                              "read its ZeRO settings from here (copy the file into the repository for an estimate "
-                              "that includes them).")
+                              f"{_shown(target)} is not in this repository but where the launch runs: the estimate "
+                              "leaves out its ZeRO settings",
+                              detail=f"{target!r} is a DeepSpeed config that exists in {where}, where the launch runs, "
+                                     "not in this repository: the path is right for that launch, but the memory "
+                                     "estimate cannot read its ZeRO settings from here (copy the file into the "
+                                     "repository for an estimate that includes them).")
                 continue
             yield RULE.at(doc, node,
-                          f"the DeepSpeed config {target!r} does not exist next to this file, under the working "
-                          "directory or under the project's root; the launch fails if it is not there at run time, and the memory estimate "
-                          "leaves its ZeRO settings out. Fix the path, or run trainlint from the launch directory.")
+                          f"the DeepSpeed config {_shown(target)} is not found: the launch fails unless it is there at "
+                          "run time",
+                          detail=f"{target!r} does not exist next to this file, under the working directory or under "
+                                 "the project's root; the launch fails if it is not there at run time, and the memory "
+                                 "estimate leaves its ZeRO settings out. Fix the path, or run trainlint from the launch "
+                                 "directory.")
+
+
+SHOWN_PATH = 48  # a longer path is shown by its last two parts in the message (the detail has it whole)
+
+
+def _shown(target: str) -> str:
+    if len(target) <= SHOWN_PATH:
+        return repr(target)
+    return repr(".../" + "/".join(target.rstrip("/").split("/")[-2:]))
 
 
 # Parsers that hand the path to TrainingArguments (or open it as given): the file is opened relative to the process's
@@ -125,7 +143,7 @@ def _not_from_cwd(ctx: LintContext, doc, target: str, cwd: str) -> str:
     launch = ctx.launch
     where = launch.origin.path + (f":{launch.origin.span.start.line + 1}" if launch.origin.span else "")
     try:
-        written = os.path.relpath(found, cwd)
+        written = os.path.relpath(found, cwd) if found is not None else target
     except (TypeError, ValueError):
         written = str(found)
     return (f"the DeepSpeed config {target!r} is opened relative to the working directory the launch runs in "

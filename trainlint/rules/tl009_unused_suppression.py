@@ -48,5 +48,5 @@ def report(suppressions, doc):
             edit = Edit(doc.path, doc.span(start, end),
                         re.sub(r"(disable(?:-file)?\s*=\s*)[A-Za-z0-9_,\s]+", lambda m: m.group(1) + kept, comment, count=1))
         yield RULE.diagnostic(doc.path, doc.span(start, end),
-                              f"the suppression of {codes} is unused: nothing it covers reports {codes}. Remove it.",
-                              [fix(f"remove the unused suppression of {codes}", edit)])
+                              f"the suppression of {codes} is unused: nothing it covers reports {codes}",
+                              [fix(f"remove the unused suppression of {codes}", edit)], detail="Remove it.")

@@ -24,9 +24,9 @@ smaller micro-batch with more accumulation at the same effective batch, a higher
 offload of the optimizer, SDPA instead of eager attention, an 8-bit optimizer, fused cross-entropy)
 and offers only those that fit, cheapest first, each titled with the new estimate. Checkpointing,
 attention and micro-batch/accumulation changes are safe (same training, more time); optimizer and
-loss-kernel changes are unsafe. When nothing in the config can make it fit, the message says what
+loss-kernel changes are unsafe. When nothing in the config can make it fit, the finding's detail says what
 would (sharding on the GPUs it has, more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered; LoRA/QLoRA
-edits (unsafe: they change what is trained) are offered only when nothing else fits, and then the message
+edits (unsafe: they change what is trained) are offered only when nothing else fits, and then the detail
 also says what would fit while training the full model.
 """
 
@@ -35,8 +35,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import (anchor, assumption_text, breakdown_text, model_caveats, run_assumptions,
-                                            verdict_basis)
+from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, need_text, run_assumptions, verdict_basis
 
 RULE = Rule("TL100", "out-of-memory", Severity.ERROR, "The training step needs more GPU memory than the GPU has")
 
@@ -47,16 +46,13 @@ def check(ctx: LintContext):
         return
     gpu = ctx.gpu
     offers, advice = plan_fixes(ctx)
-    message = (f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), but {gpu.name} has "
-               f"{gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. The run would stop with CUDA out of "
-               "memory.")
+    detail = f"{breakdown_text(est)} The run would stop with CUDA out of memory."
     assumptions = run_assumptions(ctx)
     caveats = list(model_caveats(ctx))
-    message += assumption_text(assumptions)
     if offers:
-        message += f" Cheapest change that fits: {offers[0].candidate.title}."
+        detail += f" Cheapest change that fits: {offers[0].candidate.title}."
     if advice:
-        message += f" {advice[0].upper()}{advice[1:]}."
+        detail += f" {advice[0].upper()}{advice[1:]}."
     # An error only when the GPU, the sharding and the world size are known; else a warning saying what it assumed.
-    yield RULE.at(ctx.document, anchor(ctx), message, [o.fix(est.total, gpu.memory_bytes) for o in offers],
-                  assumptions=assumptions + caveats)
+    yield RULE.at(ctx.document, anchor(ctx), f"{need_text(est, gpu)}: out of memory",
+                  [o.fix(est.total, gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats, detail=detail)

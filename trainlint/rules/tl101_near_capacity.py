@@ -14,8 +14,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import TARGET, plan_fixes
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.memory_common import (anchor, assumption_text, breakdown_text, model_caveats, run_assumptions,
-                                            verdict_basis)
+from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, need_text, run_assumptions, verdict_basis
 
 RULE = Rule("TL101", "near-capacity", Severity.WARNING, "The estimated peak is above 90% of the GPU")
 
@@ -28,7 +27,7 @@ def check(ctx: LintContext):
     assumptions = run_assumptions(ctx)
     caveats = list(model_caveats(ctx))
     yield RULE.at(ctx.document, anchor(ctx),
-                  f"needs {est.total / 2**30:.1f} GiB per GPU at its peak ({est.peak_phase}), {est.utilization:.0%} of "
-                  f"{ctx.gpu.name}'s {ctx.gpu.memory_bytes / 2**30:.1f} GiB: {breakdown_text(est)}. With under 10% "
-                  "headroom a longer batch or fragmentation can still run out of memory." + assumption_text(assumptions),
-                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats)
+                  f"{need_text(est, ctx.gpu)}: {est.utilization:.0%} used, under 10% headroom",
+                  [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats,
+                  detail=f"{breakdown_text(est)} With under 10% headroom a longer batch or fragmentation can still run "
+                         "out of memory.")

@@ -69,10 +69,12 @@ def check(ctx: LintContext):
     if est is not None and est.host_bytes:
         yield RULE.at(ctx.document, _offload_origin(ctx),
                       f"CPU offload of the {what} needs about {est.host_bytes / 2**30:.0f} GiB of pinned host RAM per "
-                      f"node ({est.model}, {plan.num_gpus.value} GPU(s), up to 8 per node); make sure the nodes have it")
+                      "node",
+                      detail=f"For {est.model} on {plan.num_gpus.value} GPU(s), up to 8 per node; make sure the nodes "
+                             "have it.")
         return
     per_param = 18 if what.startswith("optimizer states and") else (16 if what == "optimizer states" else 2)
     yield RULE.at(ctx.document, _offload_origin(ctx),
-                  f"CPU offload of the {what} needs about {per_param} bytes per parameter of pinned host RAM per node "
-                  f"(x1.5 for DeepSpeed's buffers): ~{per_param * 1.5 * 7:.0f} GB for a 7B model, "
-                  f"~{per_param * 1.5 * 70:.0f} GB for 70B; name the model (--model) for an exact figure")
+                  f"CPU offload of the {what} needs about {per_param} bytes per parameter of pinned host RAM per node",
+                  detail=f"x1.5 for DeepSpeed's buffers: ~{per_param * 1.5 * 7:.0f} GB for a 7B model, "
+                         f"~{per_param * 1.5 * 70:.0f} GB for 70B; name the model (--model) for an exact figure.")

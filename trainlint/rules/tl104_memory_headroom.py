@@ -23,12 +23,13 @@ RULE = Rule("TL104", "memory-headroom", Severity.INFO, "Plenty of GPU memory lef
 
 def check(ctx: LintContext):
     est, plan = ctx.estimate, ctx.plan
-    if est is None or verdict_basis(ctx) is not None or not est.fits or est.utilization >= 0.5:
+    if est is None or plan is None or verdict_basis(ctx) is not None or not est.fits or est.utilization >= 0.5:
         return
     from trainlint.memory.estimate import estimate_plan
 
     capacity = ctx.gpu.memory_bytes
-    advice = []
+    advice: list[str] = []
+    detail = ""
     if plan.grad_ckpt.value != "none":
         without = estimate_plan(plan.with_(grad_ckpt=Setting("none", Origin("cli"))), ctx.architecture, ctx.gpu)
         if without.total <= capacity * TARGET:
@@ -47,9 +48,11 @@ def check(ctx: LintContext):
             best = (micro * factor, gas // factor, total)
             factor *= 2
         if best:
-            advice.append(f"micro-batch {best[0]} with accumulation {best[1]} (same effective batch) would need "
-                          f"{best[2] / 2**30:.1f} GiB and use the GPU better")
+            advice.append(f"micro-batch {best[0]} with accumulation {best[1]} would need {best[2] / 2**30:.1f} GiB "
+                          "and use the GPU better")
+            detail = (f"Micro-batch {best[0]} with accumulation {best[1]} keeps the same effective batch "
+                      f"({micro} x {gas}).")
     if advice:
         yield RULE.at(ctx.document, None,
-                      f"uses {est.total / 2**30:.1f} of {capacity / 2**30:.1f} GiB ({est.utilization:.0%}); "
-                      + "; ".join(advice) + ".")
+                      f"uses {est.total / 2**30:.1f} of {capacity / 2**30:.1f} GiB ({est.utilization:.0%}): "
+                      + "; ".join(advice), detail=detail)

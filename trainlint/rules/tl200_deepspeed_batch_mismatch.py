@@ -94,9 +94,9 @@ def check(ctx: LintContext):
             stop = (ds.deepspeed_batch(tb, micro, gas, ds_world)[3] if ds_world is not None
                     else ds.first_stop_alone(tb, micro, gas))
             for key, value in bad:
-                yield RULE.at(cfg.doc, nodes[key],
-                              f"`{key}` is {value}; DeepSpeed stops at start-up with \"{stop}\" "
-                              "(runtime/config.py). Use a positive number.")
+                yield RULE.at(cfg.doc, nodes[key], f"`{key}` is {value}: DeepSpeed stops at start-up",
+                              detail=f"DeepSpeed stops at start-up with \"{stop}\" (runtime/config.py). Use a positive "
+                                     "number.")
             continue
         if tb is None and (micro is None or gas is None):
             continue
@@ -115,7 +115,7 @@ def check(ctx: LintContext):
             elif gas is None:
                 derived.append(f"accumulation as {tb} // {micro} // {ds_world} = {r_gas}")
             how = f" (DeepSpeed derives {derived[0]})" if derived else ""
-            origin = ctx.plan.num_gpus.origin.describe()
+            origin = ctx.plan.num_gpus.origin.describe() if ctx.plan is not None else "the settings"
             world_text = (f"{ds_world} (DeepSpeed's world size: {world_how}, the GPU count from {origin})"
                           if world_how else f"{world} (world size, {origin})")
             fixes = []
@@ -127,23 +127,30 @@ def check(ctx: LintContext):
                 fixes.append(fix(f"set train_batch_size to {int(product)}", ds_replace(cfg, tb_node, int(product)),
                                  safe=False))
             yield RULE.at(cfg.doc, target,
-                          f"train_batch_size {r_tb} vs {r_micro} (micro-batch, {micro_from}) × {r_gas} "
-                          f"(accumulation, {gas_from}) × {world_text}{how}; DeepSpeed stops with \"{stop}\". "
-                          "Make the three agree, or drop train_batch_size and let DeepSpeed compute it.", fixes)
+                          f"train_batch_size {r_tb} is not micro-batch {r_micro} × accumulation {r_gas} × world size "
+                          f"{ds_world}: DeepSpeed stops at start-up", fixes,
+                          detail=f"train_batch_size {r_tb} vs {r_micro} (micro-batch, {micro_from}) × {r_gas} "
+                                 f"(accumulation, {gas_from}) × {world_text}{how}; DeepSpeed stops with \"{stop}\". "
+                                 "Make the three agree, or drop train_batch_size and let DeepSpeed compute it.")
         elif tb is not None and tb_node is not None:
             worlds = ds.valid_worlds(tb, micro, gas)
             if worlds:
                 continue  # TL201 warns that it is tied to these world sizes
             parts = [f"train_batch_size {tb}"]
+            short = [f"train_batch_size {tb}"]
             if micro is not None:
                 parts.append(f"micro-batch {micro} ({micro_from})")
+                short.append(f"micro-batch {micro}")
             if gas is not None:
                 parts.append(f"accumulation {gas} ({gas_from})")
+                short.append(f"accumulation {gas}")
             yield RULE.at(cfg.doc, tb_node,
-                          f"{', '.join(parts)}: no world size satisfies train_batch_size == micro × accumulation × "
-                          f"world size with DeepSpeed's integer divisions, so every launch stops at start-up "
-                          f"(\"{ds.BATCH_ASSERT} ...\", or \"... has to be greater than 0\" where a derived value "
-                          "rounds to 0). Make train_batch_size a multiple of micro-batch × accumulation, or drop it.")
+                          f"{', '.join(short)}: no world size fits them, so every launch stops at start-up",
+                          detail=f"{', '.join(parts)}: no world size satisfies train_batch_size == micro × "
+                                 "accumulation × world size with DeepSpeed's integer divisions, so every launch stops "
+                                 f"at start-up (\"{ds.BATCH_ASSERT} ...\", or \"... has to be greater than 0\" where a "
+                                 "derived value rounds to 0). Make train_batch_size a multiple of micro-batch × "
+                                 "accumulation, or drop it.")
 
 
 def ds_replace(cfg: ds.DSConfig, node, value):

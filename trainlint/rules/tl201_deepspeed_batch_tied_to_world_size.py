@@ -81,7 +81,7 @@ def check(ctx: LintContext):
         elif cfg.host is None and ds.looks_integrated(cfg):
             fixes.append(fix('set train_batch_size to "auto" (the integration this file is written for computes it)',
                              ds_replace(cfg, tb_node, "auto"), safe=False))
-        elif micro is not None and gas is not None:
+        elif micro is not None and gas is not None and tb_node is not None:
             where = ds.entry_of(cfg.doc, tb_node)
             if where is not None:
                 fixes.append(fix("remove train_batch_size (DeepSpeed computes micro × accumulation × world size)",
@@ -103,11 +103,14 @@ def check(ctx: LintContext):
         if parallel is not None:
             how = how.replace(ds.list_worlds(worlds), _dp_words(dp_sizes, sp, parallel))
             how = how.replace("world size", "data-parallel size").replace("with the count", "with the size")
+        counts = ds.list_worlds(worlds) if parallel is None else "some data-parallel sizes"
         yield RULE.at(cfg.doc, tb_node,
-                      f"train_batch_size is hard-coded to {tb}: {how}; the GPU count is not known here, and on any other count "
-                      f"DeepSpeed stops at start-up with \"{ds.BATCH_ASSERT} ...\" (or \"... has to be greater than "
-                      "0\" where a derived value rounds to 0). Drop it or set micro-batch and accumulation instead, or "
-                      "pass --num-gpus to have it checked.", fixes)
+                      f"train_batch_size is hard-coded to {tb}: it works only on {counts}; DeepSpeed stops on others",
+                      fixes,
+                      detail=f"{how[:1].upper()}{how[1:]}; the GPU count is not known here, and on any other count "
+                             f"DeepSpeed stops at start-up with \"{ds.BATCH_ASSERT} ...\" (or \"... has to be greater "
+                             "than 0\" where a derived value rounds to 0). Drop it or set micro-batch and accumulation "
+                             "instead, or pass --num-gpus to have it checked.")
 
 
 # Megatron's model-parallel arguments: the data-parallel size that divides the batch is world / (tp x pp)
@@ -153,8 +156,9 @@ def _dp_words(dp_sizes: list[int], sp: int, parallel: dict) -> str:
 
 
 def _hf(cfg: ds.DSConfig, tb_node, tb: int):
-    auto_find = cfg.host_doc.find(("auto_find_batch_size",)) if cfg.host_doc is not None else None
-    auto_find = auto_find is not None and auto_find.kind == "scalar" and ds.as_bool(auto_find.value) is True
+    auto_find_node = cfg.host_doc.find(("auto_find_batch_size",)) if cfg.host_doc is not None else None
+    auto_find = auto_find_node is not None and auto_find_node.kind == "scalar" and \
+        ds.as_bool(auto_find_node.value) is True
     micro = ds.host_value(cfg, "micro")
     gas = ds.host_value(cfg, "gas")
     fixes = [fix('set train_batch_size to "auto" (HF Trainer computes it)', ds_replace(cfg, tb_node, "auto"))]
@@ -166,21 +170,26 @@ def _hf(cfg: ds.DSConfig, tb_node, tb: int):
         # HF skips its comparison (fill_match(..., must_match=False)); DeepSpeed's own check still applies,
         # and every micro-batch auto_find_batch_size tries changes the product.
         yield RULE.at(cfg.doc, tb_node,
-                      f"train_batch_size is hard-coded to {tb}: with auto_find_batch_size HF does not compare it, but "
-                      f"DeepSpeed checks it against micro × accumulation × world size at start-up and again after each "
-                      f"batch-size retry (\"{ds.BATCH_ASSERT} ...\"); the GPU count is not known here. Set it to "
-                      "\"auto\".", fixes)
+                      f"train_batch_size is hard-coded to {tb} with auto_find_batch_size: DeepSpeed stops when the "
+                      "batch does not match it", fixes,
+                      detail="With auto_find_batch_size HF does not compare it, but DeepSpeed checks it against micro "
+                             "× accumulation × world size at start-up and again after each batch-size retry "
+                             f"(\"{ds.BATCH_ASSERT} ...\"); the GPU count is not known here. Set it to \"auto\".")
         return
     if tb % per_world:
         severity = Severity.ERROR
         implied = (f"no world size matches: {tb} is not a multiple of per_device_train_batch_size {micro.value} × "
                    f"gradient_accumulation_steps {gas.value}")
+        headline = (f"train_batch_size is hard-coded to {tb}, no multiple of micro-batch {micro.value} × accumulation "
+                    f"{gas.value}: HF Trainer stops")
     else:
         world = tb // per_world
+        gpus = f"{world} GPU{'s' if world != 1 else ''}"
         implied = (f"it matches HF's world_size × per_device_train_batch_size {micro.value} × "
-                   f"gradient_accumulation_steps {gas.value} only on {world} GPU{'s' if world != 1 else ''}")
-    yield RULE.at(cfg.doc, tb_node,
-                  f"train_batch_size is hard-coded to {tb}: {implied} (HF's world_size counts every process); "
-                  "the GPU count is not known here, and elsewhere HF Trainer stops with \"Please correct "
-                  f"the following DeepSpeed config values that mismatch TrainingArguments values: - ds train_batch_size="
-                  f"{tb} vs hf train_batch_size (calculated)=...\". Set it to \"auto\".", fixes, severity=severity)
+                   f"gradient_accumulation_steps {gas.value} only on {gpus}")
+        headline = f"train_batch_size is hard-coded to {tb}: it works only on {gpus}; HF Trainer stops on others"
+    yield RULE.at(cfg.doc, tb_node, headline, fixes, severity=severity,
+                  detail=f"{implied[:1].upper()}{implied[1:]} (HF's world_size counts every process); the GPU count "
+                         "is not known here, and elsewhere HF Trainer stops with \"Please correct the following "
+                         "DeepSpeed config values that mismatch TrainingArguments values: - ds train_batch_size="
+                         f"{tb} vs hf train_batch_size (calculated)=...\". Set it to \"auto\".")

@@ -71,23 +71,32 @@ def check(ctx: LintContext):
         if gas is not None and gas.value > 1 and "train_batch_size" in autos:
             where = gas.describe(cfg.host_doc)
             yield RULE.at(cfg.doc, target,
-                          f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but "
-                          f"there is no gradient_accumulation_steps key while the training arguments accumulate ({where}): HF fills train_batch_size with "
-                          f"accumulation {gas.value}, Accelerate then inserts gradient_accumulation_steps = 1, and DeepSpeed "
-                          f"stops with \"{ds.BATCH_ASSERT}\". Add \"gradient_accumulation_steps\": \"auto\".",
-                          fixes, severity=Severity.ERROR)
+                          f"no gradient_accumulation_steps while the training arguments accumulate {gas.value}: "
+                          "Accelerate inserts 1 and DeepSpeed stops",
+                          fixes, severity=Severity.ERROR,
+                          detail=f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but there is no "
+                                 "gradient_accumulation_steps key while the training arguments accumulate "
+                                 f"({where}): HF fills train_batch_size with accumulation {gas.value}, Accelerate then "
+                                 "inserts gradient_accumulation_steps = 1, and DeepSpeed stops with "
+                                 f"\"{ds.BATCH_ASSERT}\". Add \"gradient_accumulation_steps\": \"auto\".")
             continue
         if gas is not None and gas.value > 1:
+            headline = (f"no gradient_accumulation_steps: Accelerate inserts 1 and the run trains without its "
+                        f"accumulation of {gas.value}")
             what = (f"the training arguments' accumulation ({gas.describe(cfg.host_doc)}) loses to DeepSpeed's 1 "
                     f"(\"Gradient accumulation steps mismatch: GradientAccumulationPlugin has {gas.value}, DeepSpeed config "
                     "has 1. Using DeepSpeed's value.\") and the run silently trains without accumulation")
         elif "train_batch_size" in autos:
+            headline = ("no gradient_accumulation_steps beside \"auto\" batch keys: a run with accumulation > 1 stops "
+                        "at start-up")
             what = (f"any run with --gradient_accumulation_steps > 1 stops with \"{ds.BATCH_ASSERT}\" (codealpaca#14)")
         else:
+            headline = ("no gradient_accumulation_steps beside an \"auto\" micro-batch: accumulation > 1 is silently "
+                        "replaced by 1")
             what = ("with --gradient_accumulation_steps > 1 DeepSpeed's 1 wins (\"Gradient accumulation steps mismatch: "
                     "GradientAccumulationPlugin has 4, DeepSpeed config has 1. Using DeepSpeed's value.\") and the "
                     "run silently trains without accumulation")
-        yield RULE.at(cfg.doc, target,
-                      f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but gradient_accumulation_steps "
-                      f"is missing: HF Trainer fills only keys that are present and Accelerate inserts 1, so {what}. "
-                      "Add \"gradient_accumulation_steps\": \"auto\".", fixes)
+        yield RULE.at(cfg.doc, target, headline, fixes,
+                      detail=f"{' and '.join(autos)} {'are' if len(autos) > 1 else 'is'} \"auto\" but "
+                             "gradient_accumulation_steps is missing: HF Trainer fills only keys that are present and "
+                             f"Accelerate inserts 1, so {what}. Add \"gradient_accumulation_steps\": \"auto\".")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.rules._frameworks import Claim, number, version_status
+from trainlint.document.tree import Node
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL220", "grpo-batch-divisibility", Severity.ERROR,
@@ -66,45 +67,53 @@ def check(ctx: LintContext):
         refused, assumptions = version_status(ctx, "trl", ">=1.9")
         if refused is not False:
             yield RULE.at(doc, auto.key_span,
-                          "`auto_find_batch_size: true` in a GRPO run: GRPOConfig (TRL >= 1.9) stops with "
-                          "\"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full "
-                          "prompt groups\" (older TRL accepts it, and a halved batch can split prompt groups). Set the "
-                          "batch size yourself.", assumptions=assumptions)
+                          "`auto_find_batch_size: true` in a GRPO run: GRPOConfig (TRL >= 1.9) stops",
+                          assumptions=assumptions,
+                          detail="GRPOConfig (TRL >= 1.9) stops with \"auto_find_batch_size is not supported by GRPO, "
+                                 "because the generation batch must contain full prompt groups\" (older TRL accepts it, "
+                                 "and a halved batch can split prompt groups). Set the batch size yourself.")
         else:
             yield RULE.at(doc, auto.key_span,
-                          "`auto_find_batch_size: true` in a GRPO run: on an out-of-memory error the batch is halved, and "
-                          "the halved generation batch can split prompt groups (TRL >= 1.9 refuses the setting for that "
-                          "reason). Set the batch size yourself.", severity=Severity.WARNING)
+                          "`auto_find_batch_size: true` in a GRPO run: a halved batch can split prompt groups",
+                          severity=Severity.WARNING,
+                          detail="On an out-of-memory error the batch is halved, and the halved generation batch can "
+                                 "split prompt groups (TRL >= 1.9 refuses the setting for that reason). Set the batch "
+                                 "size yourself.")
     k_node = root.get("num_generations")
     k = number(k_node) if k_node is not None else 8
     gen_node, spg_node = root.get("generation_batch_size"), root.get("steps_per_generation")
-    if gen_node is not None and spg_node is not None and gen_node.value is not None and spg_node.value is not None:
-        yield RULE.at(doc, root.entry("steps_per_generation").key_span,
-                      "`generation_batch_size` and `steps_per_generation` are both set: GRPOConfig stops with "
-                      "\"'generation_batch_size' and 'steps_per_generation' can not be both configured at the same "
-                      "time\". Keep one.")
+    spg_entry = root.entry("steps_per_generation")
+    if gen_node is not None and spg_node is not None and gen_node.value is not None and spg_node.value is not None \
+            and spg_entry is not None:
+        yield RULE.at(doc, spg_entry.key_span,
+                      "`generation_batch_size` and `steps_per_generation` are both set: GRPOConfig stops",
+                      detail="GRPOConfig stops with \"'generation_batch_size' and 'steps_per_generation' can not be "
+                             "both configured at the same time\". Keep one.")
         return
     if k is None:
         return
     if k < 2:
-        yield RULE.at(doc, k_node,
-                      f"`num_generations: {k}`: GRPO compares completions within a prompt's group and stops with \"GRPO "
-                      f"requires at least 2 generations per prompt to calculate the advantages\". Use 2 or more.")
+        yield RULE.at(doc, k_node, f"`num_generations: {k}`: GRPO needs at least 2 completions per prompt and stops",
+                      detail="GRPO compares completions within a prompt's group and stops with \"GRPO requires at "
+                             "least 2 generations per prompt to calculate the advantages\". Use 2 or more.")
         return
     per_device = number(root.get("per_device_train_batch_size")) or 8
     world_known = not plan.num_gpus.is_default
     world = plan.num_gpus.value if world_known else 1  # TRL uses world_size, all processes
     global_batch = per_device * world
     gas = number(root.get("gradient_accumulation_steps")) or 1
-    if gen_node is not None and number(gen_node) is not None:
-        gen = number(gen_node)
+    given = number(gen_node) if gen_node is not None else None
+    where: Node | None
+    if given is not None:
+        gen = given
         where = gen_node
         how = f"generation_batch_size ({gen})"
         if world_known and gen % global_batch:
             yield RULE.at(doc, where,
-                          f"{how} is not divisible by the global batch {per_device} x {world} = {global_batch}: GRPOConfig "
-                          f"stops with \"generation_batch_size ({gen}) must be divisible by the global batch size "
-                          f"({global_batch}).\" Use a multiple of {global_batch}.")
+                          f"{how} is not divisible by the global batch {per_device} x {world} = {global_batch}: "
+                          "GRPOConfig stops",
+                          detail=f"GRPOConfig stops with \"generation_batch_size ({gen}) must be divisible by the "
+                                 f"global batch size ({global_batch}).\" Use a multiple of {global_batch}.")
             return
     else:
         if not world_known:
@@ -115,7 +124,7 @@ def check(ctx: LintContext):
         how = (f"the generation batch {per_device} x {world} GPUs x {steps} "
                f"{'steps_per_generation' if spg_node is not None else 'accumulation steps'} = {gen}")
     if gen % k:
-        yield RULE.at(doc, where,
-                      f"{how} is not divisible by num_generations ({k}): GRPOConfig stops with \"generation_batch_size "
-                      f"({gen}) must be divisible by num_generations ({k}).\" Make the generation batch a multiple of "
-                      f"{k} (or choose num_generations that divides {gen}).")
+        yield RULE.at(doc, where, f"{how} is not divisible by num_generations ({k}): GRPOConfig stops",
+                      detail=f"GRPOConfig stops with \"generation_batch_size ({gen}) must be divisible by "
+                             f"num_generations ({k}).\" Make the generation batch a multiple of {k} (or choose "
+                             f"num_generations that divides {gen}).")

@@ -45,7 +45,7 @@ def check(ctx: LintContext):
     if devices is None:
         plan = ctx.plan
         devices = plan.num_gpus.value if plan is not None and not plan.num_gpus.is_default else None
-        if devices is not None:
+        if plan is not None and devices is not None:
             origin = plan.num_gpus.origin
             assumptions = (f"{devices} devices from the {origin.describe()} (the file sets no `devices`; LitGPT's "
                            f"default is 1)",)
@@ -56,13 +56,15 @@ def check(ctx: LintContext):
     if total % step == 0:
         return
     accumulate = total // devices // nodes // micro
+    product = f"micro_batch_size {micro} x {devices} devices" + (f" x {nodes} nodes" if nodes > 1 else "") + f" = {step}"
     if accumulate == 0:
-        message = (f"`global_batch_size: {total}` is smaller than micro_batch_size {micro} x {devices} devices"
-                   + (f" x {nodes} nodes" if nodes > 1 else "") + f" = {step}: LitGPT computes 0 accumulation steps "
-                   f"and stops. Use a multiple of {step}.")
+        message = (f"`global_batch_size: {total}` is smaller than micro_batch_size x devices = {step}: LitGPT computes "
+                   "0 accumulation steps and stops")
+        detail = f"It is smaller than {product}. Use a multiple of {step}."
     else:
-        message = (f"`global_batch_size: {total}` is not a multiple of micro_batch_size {micro} x {devices} devices"
-                   + (f" x {nodes} nodes" if nodes > 1 else "") + f" = {step}: LitGPT rounds the accumulation down to "
-                   f"{accumulate}, so the run trains with a global batch of {accumulate * step}, not {total}. Use "
-                   f"{(total // step) * step or step} or {(total // step + 1) * step}.")
-    yield RULE.at(doc, total_node, message, assumptions=assumptions)
+        message = (f"`global_batch_size: {total}` is not a multiple of micro_batch_size x devices = {step}: the run "
+                   f"trains with {accumulate * step}")
+        detail = (f"It is not a multiple of {product}: LitGPT rounds the accumulation down to {accumulate}, so the run "
+                  f"trains with a global batch of {accumulate * step}, not {total}. Use "
+                  f"{(total // step) * step or step} or {(total // step + 1) * step}.")
+    yield RULE.at(doc, total_node, message, assumptions=assumptions, detail=detail)

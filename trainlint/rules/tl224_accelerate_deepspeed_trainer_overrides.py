@@ -105,13 +105,15 @@ def check(ctx: LintContext):
                     else "when the script runs HF Trainer it stops (\"Please correct the following DeepSpeed config "
                          "values that mismatch TrainingArguments values\"); under plain Accelerate the DeepSpeed value "
                          "silently wins")
+            outcome = "HF Trainer stops" if trainer else "HF Trainer stops, plain Accelerate uses this value"
             yield RULE.at(doc, entry.key_span,
                           f"`deepspeed_config.{entry.key}: {entry.value.raw}` differs from the script's {hf_key} "
-                          f"{shown} ({where}): {stop}. Remove it here and set `{hf_key}` once, in the training "
-                          "arguments.",
+                          f"{shown}: {outcome}",
                           [fix(f"remove `{entry.key}` (set `{hf_key}` in the training arguments)",
                                delete_entry(doc, section, entry), safe=False)],
-                          severity=Severity.ERROR if trainer else None)
+                          severity=Severity.ERROR if trainer else None,
+                          detail=f"The script's {hf_key} is {shown} ({where}): {stop}. Remove it here and set "
+                                 f"`{hf_key}` once, in the training arguments.")
             continue
         if evidence is None:
             evidence = _trainer_evidence(ctx)
@@ -122,19 +124,22 @@ def check(ctx: LintContext):
                       delete_entry(doc, section, entry), safe=False)]
         if kind == "trainer":
             yield RULE.at(doc, entry.key_span,
-                          f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by the HF Trainer script "
-                          f"that uses this config ({where}: `--{hf_key}`, default {hf_default}); when the two differ "
-                          f"the Trainer stops with \"Please correct the following DeepSpeed config values that "
-                          f"mismatch TrainingArguments values\" (LlamaFactory#201). Remove it here and set `{hf_key}` "
-                          "in the training arguments.", remedy)
+                          f"`deepspeed_config.{entry.key}: {entry.value.raw}` is also set by the HF Trainer script: "
+                          "it stops when the two differ", remedy,
+                          detail=f"The HF Trainer script that uses this config ({where}) sets it as `--{hf_key}`, "
+                                 f"default {hf_default}; when the two differ the Trainer stops with \"Please correct the "
+                                 "following DeepSpeed config values that mismatch TrainingArguments values\" "
+                                 f"(LlamaFactory#201). Remove it here and set `{hf_key}` in the training arguments.")
             continue
         yield RULE.at(doc, entry.key_span,
-                      f"`deepspeed_config.{entry.key}: {entry.value.raw}`: if an HF Trainer script runs with this "
-                      f"config, its `--{hf_key}` (default {hf_default}) must equal it, or the Trainer stops with "
-                      "\"Please correct the following DeepSpeed config values that mismatch TrainingArguments "
-                      f"values\" (LlamaFactory#201); {where}. Setting `{hf_key}` once, in the training arguments, "
-                      "avoids the question; name the launch (`launch = \"accelerate launch --config_file ... "
-                      "script.py\"` in [tool.trainlint]) to have it checked.", remedy, severity=Severity.INFO)
+                      f"`deepspeed_config.{entry.key}: {entry.value.raw}` must equal an HF Trainer's `--{hf_key}`, "
+                      "or it stops", remedy, severity=Severity.INFO,
+                      detail=f"If an HF Trainer script runs with this config, its `--{hf_key}` (default {hf_default}) "
+                             "must equal it, or the Trainer stops with \"Please correct the following DeepSpeed config "
+                             f"values that mismatch TrainingArguments values\" (LlamaFactory#201); {where}. Setting "
+                             f"`{hf_key}` once, in the training arguments, avoids the question; name the launch "
+                             "(`launch = \"accelerate launch --config_file ... script.py\"` in [tool.trainlint]) to "
+                             "have it checked.")
 
 
 # Parsers whose gradient_accumulation_steps / max_grad_norm default is TrainingArguments' own (1, 1.0); ms-swift

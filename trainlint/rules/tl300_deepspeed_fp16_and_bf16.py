@@ -103,10 +103,12 @@ def check(ctx: LintContext):
             present, node = ("bf16", bf16_node) if added == "fp16" else ("fp16", fp16_node)
             if added and (bf16 if added == "fp16" else fp16) and node is not None:
                 yield RULE.at(cfg.doc, node,
-                              f"{present}.enabled is true and the Trainer's precision `{precision}` makes Lightning add "
-                              f"`\"{added}\": {{\"enabled\": true}}` (the file has no `{added}` section): DeepSpeed stops "
-                              "with \"bfloat16 and fp16 modes cannot be simultaneously enabled\". Make the Trainer's "
-                              f"precision match `{present}`, or turn it off here.")
+                              f"{present}.enabled is true and the Trainer's precision `{precision}` enables {added} "
+                              "too: DeepSpeed stops",
+                              detail=f"The Trainer's precision `{precision}` makes Lightning add `\"{added}\": "
+                                     f"{{\"enabled\": true}}` (the file has no `{added}` section): DeepSpeed stops with "
+                                     "\"bfloat16 and fp16 modes cannot be simultaneously enabled\". Make the Trainer's "
+                                     f"precision match `{present}`, or turn it off here.")
                 continue
         if not (fp16 and bf16) or fp16_node is None or bf16_node is None:
             continue
@@ -123,10 +125,11 @@ def check(ctx: LintContext):
             if fp16_node.kind == "scalar" and not ds.is_auto(fp16_node):
                 fixes.append(fix("turn fp16 off (keep bf16)", replace_value(cfg.doc, fp16_node, text=_false(cfg)),
                                  safe=False))
+        stop = first_stop(cfg, ctx, fp16_node, bf16_node)
         yield RULE.at(cfg.doc, target,
-                      f"fp16.enabled is true{fp16_how} and bf16.enabled is true{bf16_how}: "
-                      f"{first_stop(cfg, ctx, fp16_node, bf16_node)}. Keep one (bf16 on Ampere and newer).",
-                      fixes)
+                      f"fp16.enabled and bf16.enabled are both true: {stop.split(' stops', 1)[0]} stops", fixes,
+                      detail=f"fp16.enabled is true{fp16_how} and bf16.enabled is true{bf16_how}: {stop}. Keep one "
+                             "(bf16 on Ampere and newer).")
 
 
 def _host_precision(cfg: ds.DSConfig, ctx: LintContext) -> str | None:

@@ -47,7 +47,9 @@ def check(ctx: LintContext):
         if node is None or node.kind != "scalar" or str(node.value).lower() != "true":
             continue
         yield RULE.at(ctx.document, mp,
-                      f"mixed_precision is {mixed} but {cfg.name} enables {other} ({other}.enabled: {node.raw}); Accelerate "
-                      f"stops with \"`--mixed_precision` arg cannot be set to `{mixed}` when `{other}` is set in the "
-                      f"DeepSpeed config file.\" Set {other}.enabled to \"auto\" there (or make mixed_precision {other}).",
-                      [fix(f'set {other}.enabled to "auto"', ds.replace_text(cfg.doc, node, "auto"))])
+                      f"mixed_precision is {mixed} but the DeepSpeed config enables {other}: Accelerate stops",
+                      [fix(f'set {other}.enabled to "auto"', ds.replace_text(cfg.doc, node, "auto"))],
+                      detail=f"{cfg.name} enables {other} ({other}.enabled: {node.raw}); Accelerate stops with "
+                             f"\"`--mixed_precision` arg cannot be set to `{mixed}` when `{other}` is set in the "
+                             f"DeepSpeed config file.\" Set {other}.enabled to \"auto\" there (or make mixed_precision "
+                             f"{other}).")

@@ -40,8 +40,8 @@ def check(ctx: LintContext):
         fp16, bf16 = root.entry(fp16_key), root.entry(bf16_key)
         if fp16 is None or bf16 is None or flag(fp16.value) is not True or flag(bf16.value) is not True:
             continue
-        yield RULE.at(doc, fp16.key_span,
-                      f"`{fp16_key}` and `{bf16_key}` are both true: TrainingArguments stops with \"At most one of fp16 "
-                      f"and bf16 can be True{what}, but not both\". Keep `{bf16_key}` on GPUs that support bf16 "
-                      f"(Ampere and newer), else `{fp16_key}`.",
-                      [fix(f"set `{fp16_key}: false` (keep bf16)", replace_value(doc, fp16.value, False), safe=False)])
+        yield RULE.at(doc, fp16.key_span, f"`{fp16_key}` and `{bf16_key}` are both true: TrainingArguments stops",
+                      [fix(f"set `{fp16_key}: false` (keep bf16)", replace_value(doc, fp16.value, False), safe=False)],
+                      detail=f"TrainingArguments stops with \"At most one of fp16 and bf16 can be True{what}, but not "
+                             f"both\". Keep `{bf16_key}` on GPUs that support bf16 (Ampere and newer), else "
+                             f"`{fp16_key}`.")

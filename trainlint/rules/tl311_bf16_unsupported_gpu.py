@@ -64,9 +64,11 @@ def check(ctx: LintContext):
             return
         if ctx.flavor == "axolotl":
             yield RULE.at(doc, entry.key_span,
-                          f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support: the HF Trainer under "
-                          f"Axolotl stops with \"Your setup doesn't support bf16/gpu\" on torch < 2.4 ({EMULATED}). Write "
-                          f"`bf16: auto` (bf16 where supported, else fp16).", [fix("write `bf16: auto`", replace_value(doc, entry.value, "auto"), safe=False)])
+                          f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support: the HF Trainer stops "
+                          "(torch < 2.4) or emulates it",
+                          [fix("write `bf16: auto`", replace_value(doc, entry.value, "auto"), safe=False)],
+                          detail="The HF Trainer under Axolotl stops with \"Your setup doesn't support bf16/gpu\" on "
+                                 f"torch < 2.4 ({EMULATED}). Write `bf16: auto` (bf16 where supported, else fp16).")
             return
         fp16 = root.entry("fp16")
         if fp16 is None:
@@ -74,10 +76,11 @@ def check(ctx: LintContext):
         else:
             edits = [replace_value(doc, entry.value, False), replace_value(doc, fp16.value, True)]
         yield RULE.at(doc, entry.key_span,
-                      f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support (it needs an Ampere or newer "
-                      f"GPU): TrainingArguments stops with \"Your setup doesn't support bf16/gpu\" on torch < 2.4 ({EMULATED}). "
-                      f"Use `fp16: true`.",
-                      [fix("use fp16 mixed precision", *edits, safe=False)])
+                      f"`bf16: {entry.value.raw}` but the target {name} has no bf16 support: TrainingArguments stops "
+                      "(torch < 2.4) or emulates it",
+                      [fix("use fp16 mixed precision", *edits, safe=False)],
+                      detail="bf16 needs an Ampere or newer GPU: TrainingArguments stops with \"Your setup doesn't "
+                             f"support bf16/gpu\" on torch < 2.4 ({EMULATED}). Use `fp16: true`.")
     elif ctx.flavor in ("lightning", "litgpt"):
         base = ("",) if ctx.flavor == "litgpt" else lightning_trainer(doc)
         if base is None:
@@ -87,23 +90,27 @@ def check(ctx: LintContext):
         if node is None or node.kind != "scalar" or not str(node.value).lower().startswith("bf16"):
             return
         yield RULE.at(doc, node,
-                      f"`precision: {node.raw}` but the target {name} has no bf16 support: PyTorch refuses bf16 there or "
-                      f"emulates it many times slower. Use `16-mixed` (fp16 with loss scaling).",
-                      [fix("use `16-mixed`", replace_value(doc, node, text="16-mixed"), safe=False)])
+                      f"`precision: {node.raw}` but the target {name} has no bf16 support: PyTorch refuses or emulates it",
+                      [fix("use `16-mixed`", replace_value(doc, node, text="16-mixed"), safe=False)],
+                      detail="PyTorch refuses bf16 there or emulates it many times slower. Use `16-mixed` (fp16 with "
+                             "loss scaling).")
     elif ctx.flavor == "accelerate":
         node = root.get("mixed_precision")
         if node is None or node.kind != "scalar" or str(node.value).lower() != "bf16":
             return
         yield RULE.at(doc, node,
-                      f"`mixed_precision: {node.raw}` but the target {name} has no bf16 support: `accelerate launch` stops "
-                      f"with \"bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\" on torch < 2.4 "
-                      f"({EMULATED}). Use `mixed_precision: fp16`.",
-                      [fix("use fp16", replace_value(doc, node, "fp16"), safe=False)])
+                      f"`mixed_precision: {node.raw}` but the target {name} has no bf16 support: `accelerate launch` "
+                      "stops (torch < 2.4)",
+                      [fix("use fp16", replace_value(doc, node, "fp16"), safe=False)],
+                      detail="`accelerate launch` stops with \"bf16 mixed precision requires PyTorch >= 1.10 and a "
+                             f"supported device.\" on torch < 2.4 ({EMULATED}). Use `mixed_precision: fp16`.")
     elif ctx.flavor == "torchtune":
         node = root.get("dtype")
         if node is None or node.kind != "scalar" or str(node.value).lower() not in ("bf16", "bfloat16"):
             return
         yield RULE.at(doc, node,
-                      f"`dtype: {node.raw}` but the target {name} has no bf16 support: torchtune stops with \"bf16 "
-                      f"precision was requested but not available on this hardware. Please use fp32 precision "
-                      f"instead.\" on torch < 2.4 ({EMULATED}). Use `dtype: fp32`.", [fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])
+                      f"`dtype: {node.raw}` but the target {name} has no bf16 support: torchtune stops (torch < 2.4) "
+                      "or emulates it",
+                      [fix("use fp32", replace_value(doc, node, "fp32"), safe=False)],
+                      detail="torchtune stops with \"bf16 precision was requested but not available on this hardware. "
+                             f"Please use fp32 precision instead.\" on torch < 2.4 ({EMULATED}). Use `dtype: fp32`.")

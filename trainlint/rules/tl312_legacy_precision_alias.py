@@ -56,6 +56,7 @@ def check(ctx: LintContext):
         return
     text = f'"{new}"' if node.style in ('"', "'") else new
     yield RULE.at(ctx.document, node,
-                  f"`precision: {node.raw}` is a historical alias: Lightning maps it to \"{new}\" and warns \"`precision="
-                  f"{node.value}` is supported for historical reasons but its usage is discouraged\". Write {new}.",
-                  [fix(f"write {new}", replace_value(ctx.document, node, text=text), safe=True)])
+                  f"`precision: {node.raw}` is a historical alias of \"{new}\": Lightning warns about it on every run",
+                  [fix(f"write {new}", replace_value(ctx.document, node, text=text), safe=True)],
+                  detail=f"Lightning maps it to \"{new}\" and warns \"`precision={node.value}` is supported for "
+                         f"historical reasons but its usage is discouraged\". Write {new}.")

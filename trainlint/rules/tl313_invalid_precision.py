@@ -60,8 +60,8 @@ def _strategy(ctx: LintContext) -> str | None:
         return None
     if node.kind == "scalar" and isinstance(node.value, str):
         name = node.value.lower()
-    elif node.kind == "mapping" and node.get("class_path") is not None:
-        name = str(node.get("class_path").value).lower()
+    elif node.kind == "mapping" and (class_path := node.get("class_path")) is not None:
+        name = str(class_path.value).lower()
     else:
         return None
     return "deepspeed" if "deepspeed" in name else "fsdp" if "fsdp" in name else None
@@ -82,22 +82,21 @@ def check(ctx: LintContext):
     if isinstance(value, bool) or text not in VALID:
         guess = COMMON.get(text.lower()) or suggest(text, VALID[:8], cutoff=0.7)
         fixes = [fix(f"write {guess}", replace_value(doc, node, text=guess if not node.style else f'"{guess}"'), safe=False)] if guess else []
-        yield RULE.at(doc, node,
-                      f"`precision: {node.raw}` is not a Lightning precision: the Trainer stops with \"Precision "
-                      f"{text!r} is invalid. Allowed precision values: ...\""
-                      + (" (LightningCLI's parser refuses it first: \"Does not validate against any of the Union "
-                         "subtypes\")." if ctx.flavor == "lightning" and lightning_trainer(doc) else ".")
-                      + (f" Did you mean {guess}?" if guess else " Use 32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."),
-                      fixes)
+        yield RULE.at(doc, node, f"`precision: {node.raw}` is not a Lightning precision: the Trainer stops", fixes,
+                      detail=f"The Trainer stops with \"Precision {text!r} is invalid. Allowed precision values: ...\""
+                             + (" (LightningCLI's parser refuses it first: \"Does not validate against any of the "
+                                "Union subtypes\")." if ctx.flavor == "lightning" and lightning_trainer(doc) else ".")
+                             + (f" Did you mean {guess}?" if guess
+                                else " Use 32-true, 16-mixed, bf16-mixed, 16-true or bf16-true."))
         return
     strategy = _strategy(ctx)
     unified = ALIASES.get(text, text)
     if strategy and unified not in SHARDED:
         plugin = ("`Trainer(strategy='deepspeed', precision=...)` is not supported" if strategy == "deepspeed"
                   else "`precision=...` is not supported in FSDP")
-        yield RULE.at(doc, node,
-                      f"`precision: {node.raw}` does not work with the {strategy} strategy: Lightning stops with "
-                      f"\"{plugin}. `precision` must be one of: {', '.join(SHARDED)}\". Pick one of those.")
+        yield RULE.at(doc, node, f"`precision: {node.raw}` does not work with the {strategy} strategy: Lightning stops",
+                      detail=f"Lightning stops with \"{plugin}. `precision` must be one of: {', '.join(SHARDED)}\". "
+                             "Pick one of those.")
 
 
 VALID_1X = ("64", "32", "16", "bf16")  # Lightning 1.x: _PRECISION_INPUT_STR + _PRECISION_INPUT_INT
@@ -110,15 +109,17 @@ def _lightning_1(ctx: LintContext, node, text: str):
     if text in VALID_1X:
         return
     doc = ctx.document
-    release = ctx.version_of("lightning")
-    release = release.version if release is not None else "1.x"
+    found = ctx.version_of("lightning")
+    release = found.version if found is not None else "1.x"
     old = TO_1X.get(text) or TO_1X.get(COMMON.get(text.lower(), ""))
     fixes = [fix(f"write {old}", replace_value(doc, node, text=old if not node.style else f'"{old}"'),
                  safe=text in TO_1X)] if old else []
     named = (" (the -mixed/-true names came with Lightning 2.0)" if text in VALID or text in TO_1X else "")
     allowed = ("('16', '32', '64', 'bf16')" if ctx.version_in("lightning", "<1.9.0") is True
                else "('64', '32', '16', 'bf16', 64, 32, 16)")
-    yield RULE.at(doc, node,
-                  f"`precision: {node.raw}` is not a precision of Lightning {release}{named}: the Trainer stops with "
-                  f"\"Precision {text!r} is invalid. Allowed precision values: {allowed}\"." + (f" Write {old}, its 1.x name." if old else " Use 32, 16 or bf16 (16-true and bf16-true "
-                                                                        "need Lightning 2.0)."), fixes)
+    yield RULE.at(doc, node, f"`precision: {node.raw}` is not a precision of Lightning {release}: the Trainer stops",
+                  fixes,
+                  detail=f"It is not a precision of Lightning {release}{named}: the Trainer stops with \"Precision "
+                         f"{text!r} is invalid. Allowed precision values: {allowed}\"."
+                         + (f" Write {old}, its 1.x name." if old
+                            else " Use 32, 16 or bf16 (16-true and bf16-true need Lightning 2.0)."))

@@ -51,22 +51,25 @@ def check(ctx: LintContext):
     if value in SPELLINGS:
         if training:
             yield RULE.at(doc, node,
-                          f"`dtype: {node.raw}`: torchtune only knows fp16, bf16, fp32, fp64 (\"Dtype {node.value} must be "
-                          f"one of fp16, bf16, fp32, fp64 for finetuning.\"), and its training recipes refuse fp16 anyway. "
-                          f"Use bf16 on Ampere or newer GPUs, else fp32.",
+                          f"`dtype: {node.raw}` is no torchtune dtype, and its training recipes refuse fp16: the "
+                          "recipe stops",
                           [fix("use bf16", replace_value(doc, node, "bf16"), safe=False),
-                           fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])
+                           fix("use fp32", replace_value(doc, node, "fp32"), safe=False)],
+                          detail=f"torchtune only knows fp16, bf16, fp32, fp64 (\"Dtype {node.value} must be one of "
+                                 "fp16, bf16, fp32, fp64 for finetuning.\"), and its training recipes refuse fp16 "
+                                 "anyway. Use bf16 on Ampere or newer GPUs, else fp32.")
         else:
             yield RULE.at(doc, node,
-                          f"`dtype: {node.raw}`: torchtune only knows fp16, bf16, fp32, fp64 (\"Dtype {node.value} must be "
-                          f"one of fp16, bf16, fp32, fp64 for finetuning.\"). Write `dtype: fp16`.",
-                          [fix("write fp16", replace_value(doc, node, "fp16"), safe=True)])
+                          f"`dtype: {node.raw}` is no torchtune dtype (it knows fp16, bf16, fp32, fp64): torchtune stops",
+                          [fix("write fp16", replace_value(doc, node, "fp16"), safe=True)],
+                          detail=f"torchtune only knows fp16, bf16, fp32, fp64 (\"Dtype {node.value} must be one of "
+                                 "fp16, bf16, fp32, fp64 for finetuning.\"). Write `dtype: fp16`.")
         return
     if not training:
         return  # generation / evaluation recipes run in fp16 fine
-    yield RULE.at(doc, node,
-                  f"`dtype: {node.raw}`: torchtune's recipes refuse fp16 (\"full fp16 training is not supported with this "
-                  f"recipe. Please use bf16 or fp32 instead.\"; LoRA: \"fp16 precision is not supported in this "
-                  f"recipe\"). Use bf16 on Ampere or newer GPUs, else fp32.",
+    yield RULE.at(doc, node, f"`dtype: {node.raw}`: torchtune's training recipes refuse fp16 and stop at setup",
                   [fix("use bf16", replace_value(doc, node, "bf16"), safe=False),
-                   fix("use fp32", replace_value(doc, node, "fp32"), safe=False)])
+                   fix("use fp32", replace_value(doc, node, "fp32"), safe=False)],
+                  detail="torchtune's recipes refuse fp16 (\"full fp16 training is not supported with this recipe. "
+                         "Please use bf16 or fp32 instead.\"; LoRA: \"fp16 precision is not supported in this "
+                         "recipe\"). Use bf16 on Ampere or newer GPUs, else fp32.")

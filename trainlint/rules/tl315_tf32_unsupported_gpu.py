@@ -39,6 +39,7 @@ def check(ctx: LintContext):
     if entry is None or flag(entry.value) is not True:
         return
     yield RULE.at(doc, entry.key_span,
-                  f"`tf32: {entry.value.raw}` but the target {gpu.name} has no TF32 tensor cores (Ampere or newer needed): "
-                  f"TrainingArguments stops with \"--tf32 requires Ampere or a newer GPU arch, cuda>=11 and torch>=1.7\". "
-                  f"Write `tf32: false`.", [fix("write `tf32: false`", replace_value(doc, entry.value, False), safe=True)])
+                  f"`tf32: {entry.value.raw}` but the target {gpu.name} has no TF32 tensor cores: TrainingArguments stops",
+                  [fix("write `tf32: false`", replace_value(doc, entry.value, False), safe=True)],
+                  detail="TF32 needs an Ampere or newer GPU: TrainingArguments stops with \"--tf32 requires Ampere or a "
+                         "newer GPU arch, cuda>=11 and torch>=1.7\". Write `tf32: false`.")

@@ -63,10 +63,13 @@ def check(ctx: LintContext):
     if ctx.flavor == "accelerate":
         node = doc.root.get("mixed_precision")
         if node is not None and node.kind == "scalar" and str(node.value).lower() == "fp8":
-            yield RULE.at(doc, node, f"`mixed_precision: fp8` but {no_fp8}: Accelerate logs \"... which is insufficient "
-                                     f"for FP8 mixed precision training ... Will use FP16 instead.\" and trains in fp16, "
-                                     f"not fp8. Use bf16.",
-                          [fix("use bf16", replace_value(doc, node, "bf16"), safe=False)], severity=Severity.WARNING)
+            yield RULE.at(doc, node,
+                          f"`mixed_precision: fp8` but the target {gpu.name} has no fp8 tensor cores: Accelerate "
+                          "trains in fp16 instead",
+                          [fix("use bf16", replace_value(doc, node, "bf16"), safe=False)], severity=Severity.WARNING,
+                          detail=f"{no_fp8[:1].upper()}{no_fp8[1:]}: Accelerate logs \"... which is insufficient for "
+                                 "FP8 mixed precision training ... Will use FP16 instead.\" and trains in fp16, not "
+                                 "fp8. Use bf16.")
     elif ctx.flavor in ("lightning", "litgpt"):
         base = lightning_trainer(doc) if ctx.flavor == "lightning" else ()
         if base is None:
@@ -74,12 +77,17 @@ def check(ctx: LintContext):
         node = doc.find(tuple(base) + ("precision",))
         if node is not None and node.kind == "scalar" and str(node.value).lower().startswith("transformer-engine"):
             new = "16-mixed" if str(node.value).lower().endswith("float16") else "bf16-mixed"
-            yield RULE.at(doc, node, f"`precision: {node.raw}` (fp8 through Transformer Engine) but {why} Use {new}.",
-                          [fix(f"use {new}", replace_value(doc, node, text=new), safe=False)])
+            yield RULE.at(doc, node,
+                          f"`precision: {node.raw}` (fp8) but the target {gpu.name} has no fp8 tensor cores: "
+                          "Transformer Engine stops",
+                          [fix(f"use {new}", replace_value(doc, node, text=new), safe=False)],
+                          detail=f"fp8 through Transformer Engine, but {why} Use {new}.")
     elif ctx.flavor == "axolotl":
         entry = doc.root.entry("fp8")
         if entry is not None and flag(entry.value) is True:
-            yield RULE.at(doc, entry.key_span, f"`fp8: true` (torchao float8 training) but {no_fp8}; "
-                                               f"torchao's float8 kernels need the same hardware. Remove it and train in bf16.",
+            yield RULE.at(doc, entry.key_span,
+                          f"`fp8: true` (torchao float8 training) but the target {gpu.name} has no fp8 tensor cores",
                           [fix("set `fp8: false`", replace_value(doc, entry.value, False), safe=False)],
-                          severity=Severity.WARNING)
+                          severity=Severity.WARNING,
+                          detail=f"{no_fp8[:1].upper()}{no_fp8[1:]}; torchao's float8 kernels need the same hardware. "
+                                 "Remove it and train in bf16.")

@@ -46,6 +46,7 @@ def check(ctx: LintContext):
     same = SAME_PRECISION.get(text.lower())
     fixes = [fix(f"write {same}", replace_value(doc, node, same), safe=True)] if same else []
     hint = f" Write `dtype: {same}`." if same else " Use one of those."
-    yield RULE.at(doc, node,
-                  f"`dtype: {node.raw}`: torchtune only knows fp16, bf16, fp32, fp64 and stops at setup (\"Dtype {text} "
-                  f"must be one of fp16, bf16, fp32, fp64 for finetuning.\").{hint}", fixes)
+    yield RULE.at(doc, node, f"`dtype: {node.raw}` is no torchtune dtype (it knows fp16, bf16, fp32, fp64): it stops at setup",
+                  fixes,
+                  detail=f"torchtune only knows fp16, bf16, fp32, fp64 and stops at setup (\"Dtype {text} must be one "
+                         f"of fp16, bf16, fp32, fp64 for finetuning.\").{hint}")
