@@ -9,7 +9,12 @@ reads the server's VmRSS from /proc. Hover, code actions and inlay hints are req
 way. Writes results/latest.json: RSS samples (MiB), growth from the first sample after warm-up to the
 last, and whether it stayed under --limit-mib.
 
-    python benchmarks/robustness/lsp_memory.py [--edits 3000] [--sample 250] [--pull] [--out PATH]
+    python benchmarks/robustness/lsp_memory.py [--edits 10000] [--sample 500] [--pull] [--gpu A10G --num-gpus 8]
+                                               [--out PATH]
+
+With --gpu and --num-gpus (the client's `gpu` and `numGpus` settings) every lint also gives a fit verdict on those
+cards, and where the run does not fit (A10G x 8) the fix planner searches its offers at every edit; without them
+there is no verdict and nothing is planned.
 """
 
 from __future__ import annotations
@@ -42,10 +47,12 @@ def text_for(i: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--edits", type=int, default=3000)
-    parser.add_argument("--sample", type=int, default=250)
+    parser.add_argument("--edits", type=int, default=10000)
+    parser.add_argument("--sample", type=int, default=500)
     parser.add_argument("--pull", action="store_true", help="a pull-diagnostics client (default: push)")
-    parser.add_argument("--limit-mib", type=float, default=40.0, help="allowed growth after warm-up")
+    parser.add_argument("--gpu", default=None, help="the client's gpu setting (A10G: the 8B model does not fit)")
+    parser.add_argument("--num-gpus", type=int, default=None, help="the client's numGpus setting")
+    parser.add_argument("--limit-mib", type=float, default=20.0, help="allowed growth after warm-up")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "latest.json")
     args = parser.parse_args()
 
@@ -55,7 +62,11 @@ def main() -> int:
     client = Client(root, env={"TRAINLINT_LSP_DEBOUNCE_MS": "0"})
     caps = {"textDocument": {"publishDiagnostics": {"versionSupport": True},
                              **({"diagnostic": {}} if args.pull else {})}}
-    rid = client.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps})
+    init = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps}
+    options = {k: v for k, v in (("gpu", args.gpu), ("numGpus", args.num_gpus)) if v is not None}
+    if options:
+        init["initializationOptions"] = options
+    rid = client.request("initialize", init)
     client.wait_for(rid, 60)
     client.notify("initialized", {})
     uri, ds_uri = (root / "train.yaml").as_uri(), (root / "ds.json").as_uri()
@@ -93,7 +104,8 @@ def main() -> int:
     client.kill()
     base = samples[min(1, len(samples) - 1)]["rss_mib"] if samples else 0.0
     growth = round(samples[-1]["rss_mib"] - base, 1) if samples else 0.0
-    result = {"edits": args.edits, "client": "pull" if args.pull else "push", "samples": samples,
+    result = {"edits": args.edits, "client": "pull" if args.pull else "push", "gpu": args.gpu, "num_gpus": args.num_gpus,
+              "samples": samples,
               "growth_after_warmup_mib": growth, "limit_mib": args.limit_mib, "bounded": growth <= args.limit_mib,
               "machine": {"cpus": os.cpu_count(), "load": os.getloadavg(), "python": platform.python_version()},
               "date": time.strftime("%Y-%m-%d")}
