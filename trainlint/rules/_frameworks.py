@@ -3,7 +3,7 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 
 from __future__ import annotations
 
-
+import functools
 from dataclasses import dataclass
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
@@ -89,13 +89,18 @@ def version_tuple(version: str) -> tuple[int, ...]:
 
 def suggest(word: str, options: Iterable[Any], cutoff: float = 0.8) -> str | None:
     """The closest option to a misspelled word, or None."""
-    strs = [o for o in options if isinstance(o, str)]
+    return _closest(str(word), isinstance(word, str), tuple(o for o in options if isinstance(o, str)), cutoff)
+
+
+@functools.lru_cache(maxsize=1024)
+def _closest(word: str, word_is_str: bool, strs: tuple[str, ...], cutoff: float) -> str | None:
+    """suggest's answer, kept: many configs repeat the same unknown key against the same options."""
     lowered = {o.lower(): o for o in strs}
-    if isinstance(word, str) and word.lower() in lowered and lowered[word.lower()] != word:
+    if word_is_str and word.lower() in lowered and lowered[word.lower()] != word:
         return lowered[word.lower()]
     import difflib
 
-    match = difflib.get_close_matches(str(word), strs, n=1, cutoff=cutoff)
+    match = difflib.get_close_matches(word, strs, n=1, cutoff=cutoff)
     return match[0] if match else None
 
 
@@ -211,7 +216,7 @@ def foreign_keys_share(root: Node) -> float:
     return sum(1 for k in keys if k not in known and k not in SCRIPT_KEYS) / len(keys)
 
 
-def lightning_trainer(doc: Document) -> tuple:
+def lightning_trainer(doc: Document) -> tuple | None:
     """Key path of the Trainer arguments in a LightningCLI/Hydra file: ("trainer",), ("fit", "trainer"),
     or () for a Hydra `_target_: ...Trainer` file; None when there is none."""
     root = doc.root
@@ -242,7 +247,7 @@ def version_status(ctx, package: str, spec: str) -> tuple[bool | None, tuple[str
     versions = getattr(ctx, "versions", None)
     found = versions.get(package) if versions is not None else None
     name = PACKAGE_NAMES.get(package, package)
-    if found is None:
+    if versions is None or found is None:
         return None, (f"{name} version unknown; declare it with `versions = {{{package} = \"X.Y.Z\"}}` in "
                       f"[tool.trainlint] or `# trainlint: {package}=X.Y.Z`",)
     holds = versions.admits(package, spec)  # a pin range decides when every release it admits agrees
@@ -347,7 +352,8 @@ def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> Pa
     newest = rows[-1]
     older = [row for row in rows[:-1] if row.get("action") != newest.get("action") or row.get("message") !=
              newest.get("message")]
-    older = [row for row in older if since is None or (_upper(row["trl"]) and _before(since, _upper(row["trl"])))]
+    older = [row for row in older
+             if since is None or ((upper := _upper(row["trl"])) is not None and _before(since, upper))]
     short, phrase = _phrase(newest, label=bool(older))
     if older:
         said = "; ".join(f"{row.get('releases')}: " + ("dropped without a word" if row.get("action") == "ignored"

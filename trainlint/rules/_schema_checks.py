@@ -19,7 +19,7 @@ SKIP_LIGHTNING = {"precision", "strategy"}
 BOOL_WORD_KEYS = {"mixed_precision"}
 
 # Constraints enforced in code rather than in the schemas: key path (relative to the section) -> minimum, why.
-MINIMUMS = {
+MINIMUMS: dict[str, dict[tuple[str, ...], tuple[int, str]]] = {
     "huggingface": {
         ("per_device_train_batch_size",): (1, "the DataLoader stops with \"batch_size should be a positive integer value\""),
         ("per_device_eval_batch_size",): (1, "the DataLoader stops with \"batch_size should be a positive integer value\""),
@@ -34,7 +34,7 @@ MINIMUMS = {
         ("num_nodes",): (1, "Lightning stops with \"`num_nodes` must be a positive integer\""),
     },
 }
-ENUMS = {
+ENUMS: dict[str, dict[tuple[str, ...], tuple]] = {
     "accelerate": {
         ("deepspeed_config", "zero_stage"): (0, 1, 2, 3),
         ("deepspeed_config", "offload_optimizer_device"): ("none", "cpu", "nvme"),
@@ -98,10 +98,12 @@ def _compute(ctx) -> list[Finding]:
         return []
     base: tuple = ()
     if ctx.flavor == "lightning":
-        base = lightning_trainer(doc)
-        if base is None or base == ():
+        trainer = lightning_trainer(doc)
+        if trainer is None or trainer == ():
             return []
-        data = {"trainer": doc.find(base).to_python()}
+        base = trainer
+        section = doc.find(base)
+        data = {"trainer": section.to_python() if section is not None else None}
     else:
         data = doc.data()
     try:
@@ -134,7 +136,9 @@ def _compute(ctx) -> list[Finding]:
         match = re.search(r'did you mean "([^"]+)"\?', message)
         if match:
             suggestion = match.group(1)
-        removed, certain, assumptions = None, True, ()
+        removed: dict | None = None
+        certain = True
+        assumptions: tuple[str, ...] = ()
         if err.kind == "enum" and ctx.flavor == "huggingface" and node.kind == "scalar":
             removed = _removed_value(path, node.value)
             if removed is not None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Integrations that read a DeepSpeed config, and where their configs name it.
-LINK_KEYS = {
+LINK_KEYS: dict[str, list[tuple[str, ...]]] = {
     "huggingface": [("deepspeed",)],
     "axolotl": [("deepspeed",)],
     "accelerate": [("deepspeed_config", "deepspeed_config_file")],
@@ -310,7 +310,7 @@ class HostValue:
         if self.node is None:
             return f"{self.label} is {fmt(self.value)} ({self.note or 'the default'})"
         key = self.label if isinstance(self.value, list) else ".".join(str(k) for k in self.node.key_path) or self.label
-        return f"{key} is {fmt(self.value)} in {host_doc.path}"
+        return f"{key} is {fmt(self.value)} in {host_doc.path if host_doc is not None else 'the host config'}"
 
 
 def fmt(value: Any) -> str:
@@ -375,9 +375,10 @@ def host_value(cfg: DSConfig, what: str) -> HostValue | None:
     if doc.root is None or doc.root.kind != "mapping":
         return None
     found = _host_file_value(cfg, what)
-    if launch is None or what not in ARG_KEYS.get(cfg.host, ARG_KEYS["huggingface"]):
+    keys = ARG_KEYS.get(cfg.host or "", ARG_KEYS["huggingface"])
+    if launch is None or what not in keys:
         return found
-    key = ARG_KEYS.get(cfg.host, ARG_KEYS["huggingface"])[what]
+    key = keys[what]
     arg = launch.argument(key)
     if not launch.agreed(key):
         return None  # the launches that run the file pass different values: which one runs is not known
@@ -429,6 +430,9 @@ def _command_line_value(cfg: DSConfig, what: str, launch) -> HostValue | None:
 
 def _host_file_value(cfg: DSConfig, what: str) -> HostValue | None:
     doc = cfg.host_doc
+    if doc is None:
+        return None
+    table: dict[str, tuple[tuple[str, ...], Any, str, str]]
     if cfg.host == "axolotl":
         table = {
             "micro": (("micro_batch_size",), 1, "per_device_train_batch_size", "Axolotl's micro_batch_size default"),
@@ -485,14 +489,14 @@ def _host_file_value(cfg: DSConfig, what: str) -> HostValue | None:
         return HostValue(dflt, None, label, note)
     if node.kind != "scalar":
         return None
-    value = as_float(node.value) if what in ("clip", "lr", "beta1", "beta2", "eps", "wd", "warmup") else as_int(node.value)
-    if value is None:
+    amount = as_float(node.value) if what in ("clip", "lr", "beta1", "beta2", "eps", "wd", "warmup") else as_int(node.value)
+    if amount is None:
         return None
     if what == "warmup":
-        if 0 < value < 1:
+        if 0 < amount < 1:
             return None  # transformers v5: a float below 1 is a ratio of the training steps
-        value = int(value)
-    return HostValue(value, node, label)
+        amount = int(amount)
+    return HostValue(amount, node, label)
 
 
 def known_world(plan) -> int | None:

@@ -41,7 +41,9 @@ def check(ctx: LintContext):
         if device not in ("cpu", "nvme"):
             continue
         zero = cfg.find("zero_optimization")
-        entry = zero.entry("offload_param")
+        entry = zero.entry("offload_param") if zero is not None else None
+        if zero is None or entry is None:
+            continue  # offload_device found the section: not reached
         yield RULE.at(cfg.doc, entry.key_span,
                       f"offload_param (device {device}) has no effect at ZeRO stage {stage}: every GPU keeps the full "
                       "16-bit weights",

@@ -67,7 +67,7 @@ def outcome(cfg: ds.DSConfig) -> tuple[str | None, str]:
                                          and as_bool(torch_adam.value) is True):
             cls = CPU_VARIANTS[kind]
             return (CPU_ASSERT.format(cls=cls),
-                    f"DeepSpeed builds DeepSpeed{cls} for the `{kind_node.value}` optimizer over parameters that stay "
+                    f"DeepSpeed builds DeepSpeed{cls} for the `{kind_node.value if kind_node is not None else '?'}` optimizer over parameters that stay "
                     "on the GPU, and the first optimizer step fails")
         return None, f"the `{kind_node.value if kind_node is not None else '?'}` optimizer has no CPU version, so it runs on the GPU"
     if not forced:
@@ -89,7 +89,9 @@ def check(ctx: LintContext):
         if device not in ("cpu", "nvme"):
             continue
         zero = cfg.find("zero_optimization")
-        entry = zero.entry("offload_optimizer")
+        entry = zero.entry("offload_optimizer") if zero is not None else None
+        if zero is None or entry is None:
+            continue  # offload_device found the section: not reached
         stage_node = zero.get("stage")
         fixes = []
         if stage_node is not None and stage_node.kind == "scalar":

@@ -39,13 +39,14 @@ def check(ctx: LintContext):
         node = section.get("ratio")
         value = ds.scalar(node)
         ratio = as_float(value) if value is not None else None
-        if ratio is None or ratio >= 1.0:
+        ratio_entry = section.entry("ratio")
+        if ratio is None or ratio >= 1.0 or ratio_entry is None:
             continue
         yield RULE.at(cfg.doc, node,
                       f"offload_optimizer.ratio {ratio:g} (partial offload) at ZeRO stage {stage}: DeepSpeed refuses "
                       "the config",
                       [fix("remove ratio (offload all optimizer states)",
-                           delete_entry(cfg.doc, section, section.entry("ratio")), safe=False)],
+                           delete_entry(cfg.doc, section, ratio_entry), safe=False)],
                       detail=f"offload_optimizer.ratio {ratio:g} asks for partial optimizer offload at ZeRO stage "
                              f"{stage}; DeepSpeed refuses the config: \"1 validation error for DeepSpeedZeroConfig ... "
                              "Assertion failed, Partial offloading only supported for ZeRO Stage 3.\" Remove ratio or "

@@ -42,7 +42,7 @@ def check(ctx: LintContext):
             continue  # below stage 3 no swap folder is used (TL400: offload_param is ignored)
         for section_name in ("offload_param", "offload_optimizer"):
             device, section = ds.offload_device(cfg, section_name)
-            if device != "nvme":
+            if device != "nvme" or section is None:
                 continue
             path = section.get("nvme_path")
             if path is not None and (ds.is_auto(path) or (path.kind == "scalar" and path.value not in (None, ""))):

@@ -40,9 +40,9 @@ def check(ctx: LintContext):
         if stage not in (1, 2):
             continue
         device, section = ds.offload_device(cfg, "offload_optimizer")
-        if device != "nvme":
+        node = section.get("device") if section is not None else None
+        if device != "nvme" or node is None:
             continue
-        node = section.get("device")
         yield RULE.at(cfg.doc, node,
                       f"offload_optimizer device nvme at ZeRO stage {stage} offloads to CPU RAM, not NVMe; nvme_path "
                       "is unused",

@@ -38,8 +38,7 @@ def check(ctx: LintContext):
     if ds is None or not is_set(ds.value):
         return
     fsdp = root.entry("fsdp")
-    fsdp_on = fsdp is not None and bool([w for w in words(fsdp.value) if w not in ("false", "no", "none", "")])
-    if not fsdp_on:
+    if fsdp is None or not [w for w in words(fsdp.value) if w not in ("false", "no", "none", "")]:
         return
     yield RULE.at(doc, fsdp.key_span,
                   f"both `deepspeed` and `{fsdp.key}` are set: only one can shard the model, and the trainer stops",

@@ -37,7 +37,7 @@ def check(ctx: LintContext):
     doc = ctx.document
     node = doc.find(("fsdp",))
     options = words(node)
-    if "offload" not in options or "full_shard" in options or "shard_grad_op" in options:
+    if node is None or "offload" not in options or "full_shard" in options or "shard_grad_op" in options:
         return
     fixes = []
     if node.kind == "scalar" and isinstance(node.value, str):

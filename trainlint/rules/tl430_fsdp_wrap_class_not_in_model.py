@@ -37,6 +37,7 @@ import json
 from functools import lru_cache
 
 from trainlint.diagnostics import Severity
+from trainlint.document.tree import Node
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules.base import LintContext, Rule
 
@@ -57,7 +58,7 @@ def layer_classes() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in json.loads(text).items() if not k.startswith("_") and isinstance(v, list)}
 
 
-def _names(node) -> list[tuple[str, object]]:
+def _names(node) -> list[tuple[str, Node]]:
     if node.kind == "scalar" and isinstance(node.value, str):
         return [(n.strip(), node) for n in node.value.split(",") if n.strip()]
     if node.kind == "sequence":

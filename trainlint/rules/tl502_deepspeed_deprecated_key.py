@@ -36,6 +36,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.diagnostics import Edit
+from trainlint.document.tree import Node
 from trainlint.flavors.base import as_bool
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
@@ -67,7 +68,7 @@ def check(ctx: LintContext):
         if root is None:
             continue
         zero = root.get("zero_optimization")
-        places = [(root, ())]
+        places: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
         if zero is not None and zero.kind == "mapping":
             places.append((zero, ("zero_optimization",)))
         for mapping, prefix in places:

@@ -65,6 +65,7 @@ def check(ctx: LintContext):
             is_number = may_be_number(text) and bool(NUMBER.fullmatch(text))
             if not (is_bool or is_number) or not _expects(path, is_bool):
                 continue
+            value: bool | int | float
             if is_bool:
                 value = text.lower() == "true"
                 new = scalar_text(cfg.doc, value)

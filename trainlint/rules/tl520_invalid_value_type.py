@@ -66,8 +66,7 @@ def check(ctx: LintContext):
             text = node.value.strip()
             if text.lower() in ("true", "false") and "true or false" in f.expected:
                 fixes = [fix(f"write {text.lower()} without quotes", replace_value(doc, node, text.lower() == "true"))]
-            elif as_float(text) is not None and ("integer" in f.expected or "number" in f.expected):
-                number = as_float(text)
+            elif (number := as_float(text)) is not None and ("integer" in f.expected or "number" in f.expected):
                 if "integer" in f.expected and "number" not in f.expected:
                     if number.is_integer():
                         fixes = [fix(f"write {int(number)} without quotes", replace_value(doc, node, int(number)))]

@@ -54,7 +54,7 @@ def check(ctx: LintContext):
         if f.suggestion is not None and f.node.kind == "scalar":
             value = f.suggestion
             if isinstance(f.node.value, int) and not isinstance(f.node.value, bool) and str(value).isdigit():
-                value = int(value)
+                value = int(str(value))
             fixes = [fix(f"write {value}", replace_value(doc, f.node, value), safe=False)]
         base, said, guess = f.message.partition("; did you mean ")
         message = f"{base.rstrip('.')}: refused at startup" + (f"; did you mean {guess}" if said else "")

@@ -76,7 +76,8 @@ def check(ctx: LintContext):
     save_steps = number(save_node) or 500
     if eval_steps <= 0 or save_steps % eval_steps == 0 or eval_steps < 1 or save_steps < 1:
         return
-    target = root.entry("save_steps").key_span if save_node is not None else best.key_span
+    save_entry = root.entry("save_steps")
+    target = save_entry.key_span if save_entry is not None else best.key_span
     yield RULE.at(doc, target,
                   f"`load_best_model_at_end: true` with save_steps {save_steps} and eval_steps {eval_steps}: "
                   "TrainingArguments stops",

@@ -97,9 +97,10 @@ def check(ctx: LintContext):
                 hf = ds.HostValue([b1.value, b2.value], b1.node or b2.node, "adam_beta1+adam_beta2",
                                   "the TrainingArguments defaults")
             else:
-                hf = ds.host_value(cfg, what)
-                if hf is None:
+                found = ds.host_value(cfg, what)
+                if found is None:
                     continue
+                hf = found
             if _equal(ds_value, hf.value):
                 continue
             label = HF_KEYS.get(what, hf.label)

@@ -64,7 +64,8 @@ def check(ctx: LintContext):
         else:
             target_doc = ctx.document if cfg.link is not None else cfg.doc
             where = ds.entry_of(target_doc, cfg.link) if cfg.link is not None else None
-            yield RULE.at(target_doc, where[1].key_span if where and cfg.link.kind == "mapping" else cfg.link,
+            yield RULE.at(target_doc, where[1].key_span if where and cfg.link is not None and cfg.link.kind == "mapping"
+                          else cfg.link,
                           f"{cfg.short_name} has no zero_optimization section: Accelerate's DeepSpeedPlugin stops",
                           fixes,
                           detail=f"{cfg.name} has no zero_optimization section: {ds.HOST_NAMES[cfg.host]} goes through "

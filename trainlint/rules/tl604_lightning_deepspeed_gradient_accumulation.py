@@ -36,7 +36,7 @@ def check(ctx: LintContext):
     for cfg in ds.ds_configs(ctx):
         root = cfg.root
         entry = root.entry("gradient_accumulation_steps") if root is not None else None
-        if cfg.host != "lightning" or entry is None:
+        if cfg.host != "lightning" or root is None or entry is None:
             continue
         yield RULE.at(cfg.doc, entry.key_span,
                       "gradient_accumulation_steps in a DeepSpeed config used by Lightning: DeepSpeedStrategy stops",

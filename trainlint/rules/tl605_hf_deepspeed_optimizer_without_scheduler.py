@@ -49,8 +49,8 @@ def check(ctx: LintContext):
         entry = cfg.root.entry("optimizer")
         if entry is None or entry.value.kind != "mapping" or cfg.root.entry("scheduler") is not None:
             continue
-        release = ctx.version_of("transformers")
-        release = release.version if release is not None else "4.30 - 4.32"
+        version = ctx.version_of("transformers")
+        release = version.version if version is not None else "4.30 - 4.32"
         yield RULE.at(cfg.doc, entry.key_span,
                       f"{cfg.short_name} defines `optimizer` but no `scheduler`: HF Trainer on transformers {release} "
                       "stops",

@@ -94,7 +94,7 @@ def _removed_keys() -> dict:
 def check(ctx: LintContext):
     doc = ctx.document
     base = lightning_trainer(doc)
-    if base is None:
+    if base is None or doc.root is None:
         return
     trainer = doc.root.find(base)
     if trainer is None or trainer.kind != "mapping":

@@ -66,7 +66,7 @@ def check(ctx: LintContext):
                                  "the DeepSpeed JSON file instead and remove it here.")
     root = doc.root
     mp = root.entry("mixed_precision") if root is not None else None
-    if mp is not None and mp.value.kind == "scalar" and mp.value.value is not None and \
+    if root is not None and mp is not None and mp.value.kind == "scalar" and mp.value.value is not None and \
             not launch_sets(ctx, ("mixed_precision",)):  # a --mixed_precision the launch gives keeps it out
         yield RULE.at(doc, mp.key_span,
                       f"`mixed_precision: {mp.value.raw}` is set together with `deepspeed_config_file`: Accelerate "

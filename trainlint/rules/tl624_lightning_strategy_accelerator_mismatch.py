@@ -55,13 +55,15 @@ def check(ctx: LintContext):
     accel_node = doc.find(tuple(base) + ("accelerator",))
     strategy_node = doc.find(tuple(base) + ("strategy",))
     strategy = _strategy_name(strategy_node)
-    if accel_node is None or accel_node.kind != "scalar" or not isinstance(accel_node.value, str) or not strategy:
+    if accel_node is None or accel_node.kind != "scalar" or not isinstance(accel_node.value, str) or not strategy \
+            or strategy_node is None:
         return
     accel = accel_node.value.strip().lower()
     if accel in ("auto", "gpu", "cuda"):
         return
+    class_path = strategy_node.get("class_path") if strategy_node.kind == "mapping" else None
     shown = (strategy_node.raw if strategy_node.kind == "scalar"
-             else "{class_path: " + str(strategy_node.get("class_path").value).rsplit(".", 1)[-1] + "}")
+             else "{class_path: " + str(class_path.value if class_path is not None else None).rsplit(".", 1)[-1] + "}")
     parallel = any(word in strategy for word in ("ddp", "deepspeed", "fsdp", "modelparallel"))
     message = f"`strategy: {shown}` with `accelerator: {accel_node.raw}`: Lightning stops"
     if "fsdp" in strategy:

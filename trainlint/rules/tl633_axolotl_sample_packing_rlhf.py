@@ -34,7 +34,7 @@ def check(ctx: LintContext):
     if root is None or root.kind != "mapping":
         return
     rl, packing = root.get("rl"), root.entry("sample_packing")
-    if not is_set(rl) or packing is None or flag(packing.value) is not True:
+    if rl is None or not is_set(rl) or packing is None or flag(packing.value) is not True:
         return
     yield RULE.at(doc, packing.key_span,
                   f"`sample_packing: true` with `rl: {rl.raw if rl.kind == 'scalar' else '...'}`: Axolotl stops",

@@ -37,10 +37,12 @@ def check(ctx: LintContext):
     if root is None or root.kind != "mapping":
         return
     batch, gas = root.entry("batch_size"), root.entry("gradient_accumulation_steps")
-    if batch is None or gas is None or not number(batch.value) or not number(gas.value):
+    batch_size = number(batch.value) if batch is not None else None
+    steps = number(gas.value) if gas is not None else None
+    if batch is None or gas is None or not batch_size or not steps:
         return
     micro = number(root.get("micro_batch_size")) or 1
-    same = number(batch.value) == micro * number(gas.value)
+    same = batch_size == micro * steps
     yield RULE.at(doc, batch.key_span,
                   f"`batch_size: {batch.value.raw}` and `gradient_accumulation_steps: {gas.value.raw}` are both set: "
                   "Axolotl stops",

@@ -60,9 +60,11 @@ def check(ctx: LintContext):
     if version is None and config is not None and config.kind == "mapping":
         version = number(config.get("fsdp_version"))
     if old:
+        found = ctx.version_of("axolotl")
+        release = found.version if found is not None else "< 0.13.1"  # `old`: the version is known
         yield RULE.at(doc, opt,
-                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl {ctx.version_of('axolotl').version} stops",
-                      detail=f"Axolotl {ctx.version_of('axolotl').version} stops with \"{said_old}\" (FSDP2 support "
+                      f"`optimizer: muon` with FSDP{version or 1}: Axolotl {release} stops",
+                      detail=f"Axolotl {release} stops with \"{said_old}\" (FSDP2 support "
                              "came in 0.13.1). Use plain DDP with Muon, or upgrade Axolotl and use FSDP2.")
     elif (version or 1) != 2:
         yield RULE.at(doc, opt,

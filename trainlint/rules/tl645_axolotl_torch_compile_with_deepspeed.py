@@ -47,8 +47,8 @@ def check(ctx: LintContext):
     on = value.kind == "scalar" and (flag(value) is True or value.value == "auto")
     if not on or ctx.version_in("axolotl", RANGE) is not True:
         return  # Axolotl 0.13 and later run the pair; a claim only for a release known to be in the range
-    release = ctx.version_of("axolotl")
-    release = release.version if release is not None else "0.5 - 0.12"
+    version = ctx.version_of("axolotl")
+    release = version.version if version is not None else "0.5 - 0.12"
     yield RULE.at(doc, compile_entry.key_span,
                   f"`torch_compile: {value.raw}` with `deepspeed`: Axolotl {release} stops",
                   [fix("remove `torch_compile`", delete_entry(doc, root, compile_entry), safe=False)],
