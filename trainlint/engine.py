@@ -294,7 +294,7 @@ def _dialect(doc: Document, flavor: str, launch: launch_context.Launch, versions
     if settings.use_project_config and doc.path and Path(doc.path).parent.is_dir():
         found, project_names = pins.pins_for(doc.path)
         pinned = tuple(found)
-        root = str(pins.repo_root(Path(doc.path).resolve().parent))
+        root = str(pins.repo_root(pins.resolved(doc.path).parent))
     return dialect_context.decide(doc, flavor, launch, versions, project_names, pinned, declared, declared_origin,
                                   root)
 
@@ -304,7 +304,7 @@ def _script_syntax(doc: Document, launch: launch_context.Launch, settings: Setti
     if launch is None or not launch.found or launch.launcher not in ("accelerate", "torchrun", "deepspeed", "python"):
         return ""
     try:
-        root = str(pins.repo_root(Path(doc.path).resolve().parent)) if settings.use_project_config and doc.path else ""
+        root = str(pins.repo_root(pins.resolved(doc.path).parent)) if settings.use_project_config and doc.path else ""
         return dialect_context.script_syntax(launch, root)
     except (OSError, RuntimeError, ValueError):
         return ""
@@ -318,7 +318,7 @@ def _imports_narrow(doc: Document, flavor: str, launch: launch_context.Launch, d
     that parse with the file's parser runs (the weakest), as an assumption said so.
     The requirement narrowing then runs again with the cuts."""
     try:
-        root = str(pins.repo_root(Path(doc.path).resolve().parent))
+        root = str(pins.repo_root(pins.resolved(doc.path).parent))
         cuts: tuple = ()
         script = ""
         if launch is not None and launch.found and launch.script:

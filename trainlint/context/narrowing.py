@@ -19,6 +19,7 @@ known release, nothing is narrowed (the pins contradict each other: not trainlin
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import replace
 
@@ -202,6 +203,25 @@ def apply(versions, pins: dict | None = None, cuts: tuple = (), root: str = ""):
     distributions `versions` does not hold, such as huggingface-hub) and `cuts`."""
     if not versions:
         return versions
+    # the configs of one repository mostly run under the same versions and pins: the narrowing of equal inputs is
+    # kept (the catalog's releases and requirements do not change; relative paths read from the working directory)
+    key = (type(versions), tuple(versions.items.items()), tuple((pins or {}).items()),
+           tuple((c.name, c.below, c.reason, c.after) for c in cuts), root, os.getcwd())
+    try:
+        hash(key)
+    except TypeError:  # a pin of another kind than `pins.Pin`: nothing to key it by
+        return _apply(versions, pins, cuts, root)
+    narrowed = _applied(key)
+    return type(versions)(dict(narrowed.items))  # a dict of its own: the caller may change its copy
+
+
+@functools.lru_cache(maxsize=256)
+def _applied(key: tuple):
+    kind, items, pins, cuts, root, _cwd = key
+    return _apply(kind(dict(items)), dict(pins), tuple(Cut(*cut) for cut in cuts), root)
+
+
+def _apply(versions, pins: dict | None, cuts: tuple, root: str):
     items: dict = dict(versions.items)
     bounds: dict[str, Interval] = {}
     label: dict[str, str] = {}

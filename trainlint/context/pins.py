@@ -15,6 +15,7 @@ catalog/data/release_commits.json places is the range between two releases, anyt
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -79,6 +80,8 @@ def clear_cache() -> None:
     _CACHE.clear()
     _ROOTS.clear()
     _CWDS.clear()
+    _resolved.cache_clear()
+    _folders_up.cache_clear()
 
 
 def is_pin_file(path: str) -> bool:
@@ -124,20 +127,40 @@ def _repo_root(start: Path, cwd: Path | None) -> Path:
     return start
 
 
+def resolved(path: str) -> Path:
+    """`Path(path).resolve()`, remembered for the run: each stage of a file's check asks for its folder, and
+    resolving walks every component with lstat."""
+    return _resolved(path, "" if os.path.isabs(path) else os.getcwd())
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(path: str, cwd: str) -> Path:
+    return Path(path).resolve()
+
+
 def folders_up(path: str) -> list[Path]:
+    """The folders from the config's up to the repository root (`repo_root`), nearest first."""
     try:
-        start = Path(path).resolve()
-        start = start if start.is_dir() else start.parent
+        start = resolved(path)
     except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable path: no repository
         return []
+    return list(_folders_up(start, os.getcwd()))  # the working directory may end the walk (`repo_root`)
+
+
+@functools.lru_cache(maxsize=1024)
+def _folders_up(start: Path, cwd: str) -> tuple[Path, ...]:
+    try:
+        start = start if start.is_dir() else start.parent
+    except (OSError, RuntimeError, ValueError):
+        return ()
     if not start.is_dir():
-        return []
+        return ()
     root = repo_root(start)
     out, folder = [], start
     while True:
         out.append(folder)
         if folder == root or folder.parent == folder or len(out) >= MAX_LEVELS:
-            return out
+            return tuple(out)
         folder = folder.parent
 
 

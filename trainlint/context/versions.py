@@ -218,7 +218,7 @@ def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: t
         if pins is None:
             pins = pin_files.pins_for(path)[0]
         try:
-            root = str(pin_files.repo_root(Path(path).resolve().parent))
+            root = str(pin_files.repo_root(pin_files.resolved(path).parent))
         except (OSError, RuntimeError, ValueError):
             root = ""
     if not cuts and not any(p.spec for p in (pins or {}).values()) and \

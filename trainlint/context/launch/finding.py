@@ -84,7 +84,7 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
     workflows, README code blocks), else one in the file's own comments (torchtune and LitGPT configs carry
     their `tune run ...` usage line), else nothing (`Launch()`)."""
     try:
-        config = Path(config_path).resolve()
+        config = pins.resolved(config_path)
         if not config.parent.is_dir():
             return Launch()
     except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable path
@@ -148,7 +148,7 @@ def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] 
     """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
     if bases is None:
         try:
-            bases = [Path(config_path).resolve().parent]
+            bases = [pins.resolved(config_path).parent]
         except (OSError, RuntimeError, ValueError):
             bases = []
     for line, _column, text in comments:
@@ -165,7 +165,7 @@ def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] 
         launch = from_parsed(parsed, origin, bases, body)
         # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8
         # train.py`): the launch's own options set those keys
-        config = Path(config_path).resolve()
+        config = pins.resolved(config_path)
         if bases and _runs_accelerate_config(parsed, config, bases, bases[0]):
             return replace(launch, origin=origin, role="accelerate",
                            overrides=tuple(sorted(accelerate_overrides(parsed))))
