@@ -367,17 +367,19 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
 @lru_cache(maxsize=256)
 def find_project_config(directory: str) -> ProjectConfig:
     """The nearest trainlint.toml or pyproject.toml with a [tool.trainlint] table, walking up."""
-    here = Path(os.path.realpath(directory))
-    for folder in (here, *here.parents):
-        own = folder / "trainlint.toml"
-        if own.is_file():
-            return parse_project_table(_load_toml(own), str(own))
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _mentions_trainlint(pyproject):
-            table = _load_toml(pyproject).get("tool", {}).get("trainlint")
-            if isinstance(table, dict):
-                return parse_project_table(table, str(pyproject))
-    return ProjectConfig()
+    folder = Path(os.path.realpath(directory))
+    own = folder / "trainlint.toml"
+    if own.is_file():
+        return parse_project_table(_load_toml(own), str(own))
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file() and _mentions_trainlint(pyproject):
+        table = _load_toml(pyproject).get("tool", {}).get("trainlint")
+        if isinstance(table, dict):
+            return parse_project_table(table, str(pyproject))
+    if folder.parent == folder:
+        return ProjectConfig()
+    # one folder up through the cache: the configs of a repository share the folders above their own
+    return find_project_config(str(folder.parent))
 
 
 def _mentions_trainlint(pyproject: Path) -> bool:
