@@ -71,7 +71,7 @@ def test_accelerate_world_size_checks_the_batch(tmp_path):
     acc = _write(tmp_path, "accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
                                               "num_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
     found = _found(engine.check_path(acc, PLAIN), "TL200", ds_file)
-    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].message
+    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].detail
     assert found[0].fixes[0].safe and found[0].fixes[0].edits[0].new_text == '"auto"'
 
 
@@ -81,7 +81,8 @@ def test_accelerate_mixed_precision_fills_auto(tmp_path):
     acc = _write(tmp_path, "accelerate.yaml", "distributed_type: DEEPSPEED\nmixed_precision: fp16\nnum_processes: 2\n"
                                               "deepspeed_config:\n  deepspeed_config_file: ds.json\n")
     found = _found(engine.check_path(acc, PLAIN), "TL300", ds_file)
-    assert found and "mixed_precision: fp16" in found[0].message
+    assert found and found[0].message == "fp16.enabled and bf16.enabled are both true: Accelerate stops"
+    assert "mixed_precision: fp16" in found[0].detail
 
 
 def test_lightning_linked_config(tmp_path):
@@ -105,7 +106,9 @@ def test_lightning_hard_coded_batch_against_devices(tmp_path):
                                        "lightning.pytorch.strategies.DeepSpeedStrategy\n    init_args:\n"
                                        "      config: ds.json\nmodel:\n  class_path: my.Model\n")
     found = _found(engine.check_path(cfg, PLAIN), "TL200", ds_file)
-    assert found and "256 != 16 * 1 * 8" in found[0].message  # Lightning#19891
+    assert found and "256 != 16 * 1 * 8" in found[0].detail  # Lightning#19891
+    assert found[0].message == ("train_batch_size 256 is not micro-batch 16 × accumulation 1 × world size 8: DeepSpeed "
+                                "stops at start-up")
 
 
 def test_optimizer_swap_needs_offload_and_no_ds_optimizer(tmp_path):
@@ -176,7 +179,7 @@ def test_accelerate_inserts_accumulation_one(tmp_path):
     acc = _write(tmp_path, "accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
                                               "num_processes: 8\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n")
     found = _found(engine.check_path(acc, PLAIN), "TL200", ds_file)
-    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].message
+    assert len(found) == 1 and "64 != 4 * 1 * 8" in found[0].detail
     alone = engine.check_path(ds_file, Settings(cli=Overrides({"num_gpus": 8}), use_project_config=False))
     assert not _found(alone, "TL200")
 
@@ -256,20 +259,22 @@ def test_tl201_names_the_data_parallel_size_under_tensor_and_pipeline_parallelis
     ds_json = json.dumps({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2})
     (tmp_path / "ds.json").write_text(ds_json)
     alone = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
-    assert alone and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in alone[0].message
+    assert alone and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in alone[0].detail
+    assert "it works only on some data-parallel sizes" in alone[0].message
     from trainlint.context import launch as launch_context
 
     launch_context.clear_cache()
     (tmp_path / "run.sh").write_text("deepspeed pretrain_gpt.py --tensor-model-parallel-size 2 "
                                      "--pipeline-model-parallel-size 4 --deepspeed --deepspeed_config ds.json\n")
     found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
-    assert found and "of 8, that is 64 GPUs with the launch's tensor parallel 2 x pipeline parallel 4" in found[0].message
+    assert found and "of 8, that is 64 GPUs with the launch's tensor parallel 2 x pipeline parallel 4" in found[0].detail
+    assert "it works only on 64 GPUs" in found[0].message
     launch_context.clear_cache()
     (tmp_path / "run.sh").write_text("deepspeed pretrain_gpt.py --tensor-model-parallel-size $TP "
                                      "--deepspeed --deepspeed_config ds.json\n")
     found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]
-    assert found and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in found[0].message
-    assert "GPUs with the launch's" not in found[0].message
+    assert found and "data-parallel size (GPUs / tensor x pipeline parallel) of 8" in found[0].detail
+    assert "GPUs with the launch's" not in found[0].detail
     launch_context.clear_cache()
     (tmp_path / "run.sh").write_text("deepspeed train.py --deepspeed_config ds.json\n")  # no model parallelism
     found = [d for d in engine.check_path(tmp_path / "ds.json").diagnostics if d.code == "TL201"]

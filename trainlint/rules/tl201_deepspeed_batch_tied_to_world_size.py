@@ -103,7 +103,12 @@ def check(ctx: LintContext):
         if parallel is not None:
             how = how.replace(ds.list_worlds(worlds), _dp_words(dp_sizes, sp, parallel))
             how = how.replace("world size", "data-parallel size").replace("with the count", "with the size")
-        counts = ds.list_worlds(worlds) if parallel is None else "some data-parallel sizes"
+        if parallel is None:
+            counts = ds.list_worlds(worlds)
+        elif parallel["tensor"] is not None and parallel["pipeline"] is not None:
+            counts = ds.list_worlds([w * parallel["tensor"] * parallel["pipeline"] for w in worlds])
+        else:
+            counts = "some data-parallel sizes"
         yield RULE.at(cfg.doc, tb_node,
                       f"train_batch_size is hard-coded to {tb}: it works only on {counts}; DeepSpeed stops on others",
                       fixes,
