@@ -128,6 +128,8 @@ def test_rules_and_rule(tmp_path):
     assert listing.returncode == 0 and "TL003" in listing.stdout and "yaml-number-as-string" in listing.stdout
     doc = run("rule", "tl003")
     assert doc.returncode == 0 and "YAML 1.1" in doc.stdout
+    assert doc.stdout.startswith("TL003 yaml-number-as-string (warning)\n")
+    assert run("rule", "TL102").stdout.startswith("TL102 memory-not-checked (info, off by default: --select TL102 runs it)")
 
 
 def test_catalog_commands():

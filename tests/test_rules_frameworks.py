@@ -305,8 +305,7 @@ def test_tl007_names_where_a_framework_keeps_the_deepspeed_file(tmp_path):
                    "deepspeed: /workspace/axolotl/deepspeed_configs/zero2.json\n")
     [found] = [d for d in axolotl.diagnostics if d.code == "TL007"]
     assert "axolotl's Docker images" in found.detail and "Fix the path" not in found.detail
-    assert found.message.endswith("is not in this repository but where the launch runs: the estimate leaves out its ZeRO "
-                                  "settings")
+    assert found.message.endswith("is not in this repository: the memory estimate omits its ZeRO settings")
     lmf = lint(tmp_path, "sft.yaml", "model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n"
                "template: qwen\ndeepspeed: examples/deepspeed/ds_z3_config.json\noutput_dir: out\n")
     [found] = [d for d in lmf.diagnostics if d.code == "TL007"]
@@ -315,5 +314,5 @@ def test_tl007_names_where_a_framework_keeps_the_deepspeed_file(tmp_path):
                  "template: qwen\ndeepspeed: examples/deepspeed/ds_z9_config.json\noutput_dir: out\n")
     [found] = [d for d in other.diagnostics if d.code == "TL007"]
     assert "Fix the path" in found.detail
-    assert found.message == ("the DeepSpeed config 'examples/deepspeed/ds_z9_config.json' is not found: the launch fails "
-                             "unless it is there at run time")
+    assert found.message == ("DeepSpeed config 'examples/deepspeed/ds_z9_config.json' not found: the launch fails unless "
+                             "it is there at run time")

@@ -601,7 +601,8 @@ def cmd_rule(args) -> int:
     if module is None:
         raise UsageError(f"no rule {args.code!r}; `trainlint rules` lists them")
     rule = module.RULE
-    print(f"{rule.code} {rule.name} ({rule.severity.value})\n")
+    off = "" if rule.enabled_by_default else f", off by default: --select {rule.code} runs it"
+    print(f"{rule.code} {rule.name} ({rule.severity.value}{off})\n")
     print((module.__doc__ or "").strip())
     return EXIT_OK
 

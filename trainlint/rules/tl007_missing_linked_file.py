@@ -74,8 +74,8 @@ def check(ctx: LintContext):
             command = _fetched(ctx, target)
             if command:
                 yield RULE.at(doc, node,
-                              f"{_shown(target)} is a DeepSpeed config axolotl ships for download: missing until it "
-                              "is fetched",
+                              f"{_shown(target)} is a DeepSpeed config axolotl ships for download: missing until "
+                              "fetched",
                               detail=f"{target!r} is one of the DeepSpeed configs axolotl ships for its users to "
                                      f"download: `{command}` puts it under the launch directory, and axolotl opens the "
                                      "path as given, so run it there before training (or commit the file) and the "
@@ -84,29 +84,29 @@ def check(ctx: LintContext):
             where = _shipped(ctx, target)
             if where:
                 yield RULE.at(doc, node,
-                              f"{_shown(target)} is not in this repository but where the launch runs: the estimate "
-                              "leaves out its ZeRO settings",
+                              f"{_shown(target)} is not in this repository: the memory estimate omits its ZeRO "
+                              "settings",
                               detail=f"{target!r} is a DeepSpeed config that exists in {where}, where the launch runs, "
                                      "not in this repository: the path is right for that launch, but the memory "
                                      "estimate cannot read its ZeRO settings from here (copy the file into the "
                                      "repository for an estimate that includes them).")
                 continue
             yield RULE.at(doc, node,
-                          f"the DeepSpeed config {_shown(target)} is not found: the launch fails unless it is there at "
-                          "run time",
+                          f"DeepSpeed config {_shown(target)} not found: the launch fails unless it is there at run "
+                          "time",
                           detail=f"{target!r} does not exist next to this file, under the working directory or under "
                                  "the project's root; the launch fails if it is not there at run time, and the memory "
                                  "estimate leaves its ZeRO settings out. Fix the path, or run trainlint from the launch "
                                  "directory.")
 
 
-SHOWN_PATH = 48  # a longer path is shown by its last two parts in the message (the detail has it whole)
+SHOWN_PATH = 40  # a longer path is shown by its file name in the message (the detail has it whole)
 
 
 def _shown(target: str) -> str:
     if len(target) <= SHOWN_PATH:
         return repr(target)
-    return repr(".../" + "/".join(target.rstrip("/").split("/")[-2:]))
+    return repr(".../" + target.rstrip("/").rsplit("/", 1)[-1])
 
 
 # Parsers that hand the path to TrainingArguments (or open it as given): the file is opened relative to the process's

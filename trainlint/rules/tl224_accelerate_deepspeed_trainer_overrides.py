@@ -132,8 +132,8 @@ def check(ctx: LintContext):
                                  f"(LlamaFactory#201). Remove it here and set `{hf_key}` in the training arguments.")
             continue
         yield RULE.at(doc, entry.key_span,
-                      f"`deepspeed_config.{entry.key}: {entry.value.raw}` must equal an HF Trainer's `--{hf_key}`, "
-                      "or it stops", remedy, severity=Severity.INFO,
+                      f"`deepspeed_config.{entry.key}: {entry.value.raw}` must equal HF Trainer's `--{hf_key}` or it "
+                      "stops", remedy, severity=Severity.INFO,
                       detail=f"If an HF Trainer script runs with this config, its `--{hf_key}` (default {hf_default}) "
                              "must equal it, or the Trainer stops with \"Please correct the following DeepSpeed config "
                              f"values that mismatch TrainingArguments values\" (LlamaFactory#201); {where}. Setting "
