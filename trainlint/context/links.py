@@ -21,6 +21,7 @@ stopped), and the CLI says so on stderr.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -75,9 +76,18 @@ _INDEX: dict[str, LinkIndex] = {}
 def clear_cache() -> None:
     """Forget the indexes (the language server calls it when files are saved, created or deleted)."""
     _INDEX.clear()
+    _key.cache_clear()
 
 
 def key(path: str | Path) -> str:
+    text = os.fspath(path)
+    # remembered for the run (a file is compared with each candidate of each config checked): the working directory
+    # is part of the key where the path is relative
+    return _key(text, "" if os.path.isabs(text) else os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _key(path: str, cwd: str) -> str:
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):

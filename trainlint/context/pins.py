@@ -81,6 +81,7 @@ def clear_cache() -> None:
     _ROOTS.clear()
     _CWDS.clear()
     _resolved.cache_clear()
+    _marks_root.cache_clear()
     _folders_up.cache_clear()
 
 
@@ -119,12 +120,19 @@ def repo_root(start: Path) -> Path:
 def _repo_root(start: Path, cwd: Path | None) -> Path:
     folder = start
     for _ in range(MAX_LEVELS):
-        if any((folder / marker).exists() for marker in ROOT_MARKERS) or folder == cwd:
+        if _marks_root(folder) or folder == cwd:
             return folder
         if folder.parent == folder:
             break
         folder = folder.parent
     return start
+
+
+@functools.lru_cache(maxsize=4096)
+def _marks_root(folder: Path) -> bool:
+    """Whether `folder` holds one of the ROOT_MARKERS, remembered for the run: the configs of a repository share
+    the folders above their own."""
+    return any((folder / marker).exists() for marker in ROOT_MARKERS)
 
 
 def resolved(path: str) -> Path:

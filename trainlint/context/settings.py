@@ -367,19 +367,20 @@ def _parse_project_entry(key: str, norm: str, value: Any, source: str, overrides
 @lru_cache(maxsize=256)
 def find_project_config(directory: str) -> ProjectConfig:
     """The nearest trainlint.toml or pyproject.toml with a [tool.trainlint] table, walking up."""
-    folder = Path(os.path.realpath(directory))
-    own = folder / "trainlint.toml"
-    if own.is_file():
-        return parse_project_table(_load_toml(own), str(own))
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file() and _mentions_trainlint(pyproject):
-        table = _load_toml(pyproject).get("tool", {}).get("trainlint")
+    folder = os.path.realpath(directory)
+    own = os.path.join(folder, "trainlint.toml")
+    if os.path.isfile(own):
+        return parse_project_table(_load_toml(Path(own)), own)
+    pyproject = os.path.join(folder, "pyproject.toml")
+    if os.path.isfile(pyproject) and _mentions_trainlint(Path(pyproject)):
+        table = _load_toml(Path(pyproject)).get("tool", {}).get("trainlint")
         if isinstance(table, dict):
-            return parse_project_table(table, str(pyproject))
-    if folder.parent == folder:
+            return parse_project_table(table, pyproject)
+    parent = os.path.dirname(folder)
+    if parent == folder:
         return ProjectConfig()
     # one folder up through the cache: the configs of a repository share the folders above their own
-    return find_project_config(str(folder.parent))
+    return find_project_config(parent)
 
 
 def _mentions_trainlint(pyproject: Path) -> bool:
