@@ -36,6 +36,7 @@ def known_versions(name: str) -> tuple[Version, ...]:
     return tuple(parsed)
 
 
+@lru_cache(maxsize=1024)  # the same pins and rule ranges are asked about for every file of a run
 def newest_in(name: str, spec: SpecifierSet) -> str | None:
     """The newest known release of `name` that `spec` allows, or None."""
     best = None

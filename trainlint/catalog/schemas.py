@@ -208,6 +208,13 @@ def _is_removed_property(schema: Any) -> bool:
 
 def known_keys(name: str, key_path: tuple = ()) -> set[str] | None:
     """Keys the schema lists at that mapping (aliases included, removed keys excluded); None if unconstrained."""
+    keys = _known_keys(name, tuple(key_path))
+    return set(keys) if keys is not None else None  # a set of the caller's own
+
+
+# The schemas are package data, loaded once: what they say of a key path is asked again for every file of a run.
+@functools.lru_cache(maxsize=1024)
+def _known_keys(name: str, key_path: tuple) -> frozenset[str] | None:
     root = load_schema(name)
     node = _walk(name, key_path)
     if node is None:
@@ -224,7 +231,7 @@ def known_keys(name: str, key_path: tuple = ()) -> set[str] | None:
         elif "object" in _schema_types(b) or (not b.get("type") and not _branches_below(b)):
             # an alternative that takes any mapping (e.g. a LightningCLI model's init args)
             return None
-    return keys if constrained else None
+    return frozenset(keys) if constrained else None
 
 
 def _schema_types(schema: dict) -> set[str]:
@@ -309,8 +316,12 @@ def _removed_message(key: str, entry: dict) -> str:
 
 def describe(name: str, key_path: tuple) -> KeyInfo | None:
     """Description, default, types, enum and deprecation of the key at key_path; None if unknown."""
+    return _describe(name, tuple(key_path))
+
+
+@functools.lru_cache(maxsize=1024)
+def _describe(name: str, key_path: tuple) -> KeyInfo | None:
     root = load_schema(name)
-    key_path = tuple(key_path)
     node = _walk(name, key_path)
     if node is None or _is_removed_property(node):
         if not key_path or not isinstance(key_path[-1], str):
