@@ -27,6 +27,7 @@ from trainlint.document.tree import (
 )
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
 # libyaml (in the PyYAML wheel) composes ~15x faster with the same marks (code-point index, line,
 # column); the pure-Python loader is the fallback where PyYAML was built without it.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -167,6 +168,8 @@ class _Builder:
                 f"a value of {len(node.value):,} characters; no training setting is that long (the limit read is "
                 f"{MAX_SCALAR_CHARS:,}), so it is read as text and not checked", span))
             return node.value[:64]
+        if node.tag == _STR_TAG:
+            return node.value  # what SafeConstructor gives a string, without its per-node bookkeeping
         try:
             value = self.constructor.construct_object(node)
         except ConstructorError as exc:
@@ -211,6 +214,8 @@ class _Builder:
 
     def _key(self, key_node: yaml.Node) -> tuple[str, str]:
         if isinstance(key_node, yaml.ScalarNode):
+            if key_node.tag == _STR_TAG:
+                return key_node.value, key_node.value
             try:
                 value = self.constructor.construct_object(key_node)
             except ConstructorError as exc:
