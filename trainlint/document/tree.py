@@ -206,6 +206,8 @@ class Document:
         if self.kind == "json":
             return [(r.span.start.line, r.span.start.column, self.text[r.span.start.offset:r.span.end.offset])
                     for r in self.relaxed if r.what == "a comment"]
+        if "#" not in self.text:
+            return []  # no comment can start anywhere: the tree need not be walked
         scalars = []
         if self.root is not None:
             for node in self.root.walk():
