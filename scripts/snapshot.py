@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 GPUS = ["A100-80GB", "H100-80GB", "A10G", "RTX4090", "V100-16GB"]
 CONFIG_SUFFIXES = {".yaml", ".yml", ".json", ".toml", ".conf"}
-MESSAGE_FIELDS = {"message", "full", "explanation", "evidence", "notes", "related", "assumptions", "title"}
+MESSAGE_FIELDS = {"message", "detail"}
 
 
 def roots() -> list[Path]:

@@ -612,8 +612,8 @@ def linked_findings(target_path: str, shown: str, linking: list[FileResult],
                 if any(d.code.startswith(c) for c in ignored):
                     continue
                 d = _moved(d, target, shown)
-                if other.path not in d.message.split(". ", 1)[0]:
-                    d = replace(d, message=f"{other.path} links this file: {d.message}")
+                if other.path not in d.message.split(". ", 1)[0]:  # named relative to the working folder
+                    d = replace(d, message=f"{_shown(other.path)} links this file: {d.message}")
                 found.append(d)
             elif d.path == other.path and (d.code in PAIR_CODES or name in d.message):
                 found.append(_moved(d, target, shown, located=False))
