@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from trainlint._versions import Version, canonical, parse_specifier, parse_version
@@ -182,6 +183,24 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
     the known releases require of each other and of the repository's other pins (`narrow`)."""
     declared = {canonical(k): v for k, v in (declared or {}).items()}
     pins = pin_files.pins_for(path)[0] if use_repository and path else {}
+    root = _root(path) if use_repository and path else ""
+    # the configs of a repository mostly declare nothing and share its pins: equal inputs resolve once (the catalog
+    # and the installed distributions do not change within a run; the reasons name paths from the working directory)
+    key = (tuple(declared.items()), tuple(pins.items()), use_environment, root, os.getcwd())
+    try:
+        hash(key)
+    except TypeError:  # a declared value or pin of another shape: nothing to key it by
+        return _resolve(declared, pins, use_environment, root)
+    return Versions(dict(_resolved(key).items))  # a dict of its own: the caller may change its copy
+
+
+@lru_cache(maxsize=256)
+def _resolved(key: tuple) -> Versions:
+    declared, pins, use_environment, root, _cwd = key
+    return _resolve(dict(declared), dict(pins), use_environment, root)
+
+
+def _resolve(declared: dict, pins: dict, use_environment: bool, root: str) -> Versions:
     out: dict[str, FrameworkVersion] = {}
     for name in sorted(set(FRAMEWORKS) | set(declared)):
         found = None
@@ -207,7 +226,16 @@ def resolve(path: str, declared: dict[str, tuple[str, str, str]] | None = None,
                 found = FrameworkVersion(name, newest, "known", note, True)
         if found is not None:
             out[name] = found
-    return narrow(Versions(out), path if use_repository else "", pins)
+    return _narrowed(Versions(out), pins, (), root)
+
+
+def _root(path: str) -> str:
+    """The repository folder of `path` as the narrowing's reasons name paths from it ("" where it cannot be
+    resolved)."""
+    try:
+        return str(pin_files.repo_root(pin_files.resolved(path).parent))
+    except (OSError, RuntimeError, ValueError):
+        return ""
 
 
 def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: tuple = ()) -> Versions:
@@ -217,14 +245,15 @@ def narrow(versions: Versions, path: str = "", pins: dict | None = None, cuts: t
     if path:
         if pins is None:
             pins = pin_files.pins_for(path)[0]
-        try:
-            root = str(pin_files.repo_root(pin_files.resolved(path).parent))
-        except (OSError, RuntimeError, ValueError):
-            root = ""
-    if not cuts and not any(p.spec for p in (pins or {}).values()) and \
+        root = _root(path)
+    return _narrowed(versions, pins or {}, tuple(cuts), root)
+
+
+def _narrowed(versions: Versions, pins: dict, cuts: tuple, root: str) -> Versions:
+    if not cuts and not any(p.spec for p in pins.values()) and \
             all(v.origin == "known" for v in versions.items.values()):
         return versions  # nothing pinned, declared or installed: nothing to narrow by
     try:
-        return narrowing.apply(versions, pins or {}, tuple(cuts), root)
+        return narrowing.apply(versions, pins, cuts, root)
     except Exception:  # noqa: BLE001 - narrowing is a refinement: never a crash
         return versions
