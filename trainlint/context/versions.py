@@ -62,7 +62,8 @@ class Versions:
     items: dict = field(default_factory=dict)  # canonical name -> FrameworkVersion
 
     def get(self, name: str) -> FrameworkVersion | None:
-        return self.items.get(canonical(name))
+        found = self.items.get(name)  # the keys are canonical names, as rules mostly ask: no normalizing then
+        return found if found is not None else self.items.get(canonical(name))
 
     def includes(self, name: str, spec: str) -> bool | None:
         """Whether the resolved version of `name` satisfies the PEP 440 `spec`; None when unknown or unparsable."""
@@ -81,34 +82,41 @@ class Versions:
         (`FrameworkVersion.sure`); else None (unknown, the newest known release assumed, or a range where it depends on the
         release)."""
         found = self.get(name)
-        specifier = parse_specifier(spec)
-        if found is None or specifier is None:
-            return None
-        if not found.assumed:
-            return self.includes(name, spec)
-        pin = parse_specifier(found.spec) if found.spec else None
-        if pin is None or (found.origin == "known" and not found.narrowed):
-            return None
-        inside = [v for v in frameworks.known_versions(found.name) if pin.contains(v, prereleases=True)]
-        if not inside:
-            return None
-        hits = [specifier.contains(v, prereleases=True) for v in inside]
-        if not any(hits):
-            return False
-        if found.origin == "known":  # nothing pinned it: the cuts rule releases out, they never make one certain
-            return None
-        if found.sure:  # part of the cut rests on an assumption (which script runs): certain only without it
-            sure = parse_specifier(found.sure)
-            inside = [v for v in frameworks.known_versions(found.name)
-                      if sure is None or sure.contains(v, prereleases=True)]
-            hits = [specifier.contains(v, prereleases=True) for v in inside]
-        return True if hits and all(hits) else None
+        return _admits(found, spec) if found is not None else None
 
     def __iter__(self):
         return iter(sorted(self.items.values(), key=lambda v: v.name))
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+# Versions.admits for one resolved version: the rules of every file ask it of the same few versions and ranges.
+@lru_cache(maxsize=1024)
+def _admits(found: FrameworkVersion, spec: str) -> bool | None:
+    specifier = parse_specifier(spec)
+    if specifier is None:
+        return None
+    if not found.assumed:  # an exact version decides (Versions.includes)
+        parsed = found.parsed
+        return None if parsed is None else specifier.contains(parsed, prereleases=True)
+    pin = parse_specifier(found.spec) if found.spec else None
+    if pin is None or (found.origin == "known" and not found.narrowed):
+        return None
+    inside = [v for v in frameworks.known_versions(found.name) if pin.contains(v, prereleases=True)]
+    if not inside:
+        return None
+    hits = [specifier.contains(v, prereleases=True) for v in inside]
+    if not any(hits):
+        return False
+    if found.origin == "known":  # nothing pinned it: the cuts rule releases out, they never make one certain
+        return None
+    if found.sure:  # part of the cut rests on an assumption (which script runs): certain only without it
+        sure = parse_specifier(found.sure)
+        inside = [v for v in frameworks.known_versions(found.name)
+                  if sure is None or sure.contains(v, prereleases=True)]
+        hits = [specifier.contains(v, prereleases=True) for v in inside]
+    return True if hits and all(hits) else None
 
 
 # --- resolution -------------------------------------------------------------------------------------------------
