@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from lsprotocol import types as t
 
+from trainlint import rules
 from trainlint.diagnostics import Diagnostic, Edit, Pos, Severity
 from trainlint.document.tree import line_starts
 
@@ -105,8 +106,6 @@ class LineIndex:
 
 def rule_url(code: str) -> str | None:
     try:
-        from trainlint import rules
-
         module = rules.get(code)
         return module.RULE.url if module is not None else None
     except Exception:  # noqa: BLE001 - a docs link is never worth failing a report

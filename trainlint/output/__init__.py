@@ -4,6 +4,7 @@ They never compute anything. May import the core; nothing in the core imports th
 from __future__ import annotations
 
 import importlib
+import importlib.util  # find_spec: available() lists the formats without importing each one
 
 FORMATS = {
     "text": "trainlint.output.text",
@@ -22,6 +23,4 @@ def render(name: str, results: list, **options) -> str:
 
 
 def available() -> list[str]:
-    import importlib.util  # (only to list them: a check renders one)
-
     return [name for name, module in FORMATS.items() if importlib.util.find_spec(module) is not None]

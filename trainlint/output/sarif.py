@@ -20,6 +20,7 @@ from urllib.parse import quote
 from trainlint import __version__
 from trainlint.engine import printable
 from trainlint.output.full import document_for
+from trainlint.rules import all_rules
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/trainlint/trainlint"
@@ -130,8 +131,6 @@ def _fix(fix, base: str | None) -> dict:
 
 
 def sarif_log(results: list, base: str | None = None) -> dict:
-    from trainlint.rules import all_rules
-
     rules = [_rule(m) for m in all_rules()]
     index = {r["id"]: i for i, r in enumerate(rules)}
     prints = fingerprints(results, base)

@@ -4,6 +4,8 @@ and the framework versions. Renders only; the engine resolved everything."""
 
 from __future__ import annotations
 
+import os
+
 PLAN_FIELDS = ("model", "gpu", "num_gpus", "num_nodes", "micro_batch", "grad_accum", "seq_len", "precision",
                "optimizer", "zero_stage", "fsdp", "offload_optimizer", "offload_params", "grad_ckpt", "attn_impl",
                "peft", "task")
@@ -53,8 +55,6 @@ def entries(result) -> list[tuple[str, str, str]]:
 
 def _relative_to_cwd(text: str) -> str:
     """Paths under the working directory as people type them (the launch, pin and link origins are absolute)."""
-    import os
-
     prefix = os.getcwd().rstrip(os.sep) + os.sep
     return text.replace(prefix, "")
 

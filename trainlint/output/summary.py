@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from trainlint import rules
+
 GIB = 2**30
 
 # ANSI styles (only when the shell asked for colour: a terminal, or FORCE_COLOR; never with NO_COLOR).
@@ -94,15 +96,13 @@ def findings_footer(results, fixable: int, fixed: int = 0) -> str:
 
 def statistics(results, *, color: bool = False) -> str:
     """`--statistics`: how often each rule fired, most first."""
-    from trainlint.rules import get
-
     counts: dict[str, list] = {}
     for result in results:
         for d in result.diagnostics:
             counts.setdefault(d.code, []).append(d)
     lines = []
     for code, found in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        rule = get(code)
+        rule = rules.get(code)
         name = rule.RULE.name if rule is not None else found[0].name or ""
         fixable = paint("[*]", "fix", color) if any(has_safe_fix(d) for d in found) else "   "
         lines.append(f"{len(found):>5}  {paint(code, found[0].severity.value, color)}  {fixable} {name}")

@@ -4,16 +4,14 @@ and a footer. Colour only when asked for (`color=True`)."""
 
 from __future__ import annotations
 
-from trainlint.output.summary import (estimate_line, findings_footer, has_safe_fix, paint, sorted_findings,
-                                      statistics)
+from trainlint.output.summary import (estimate_line, finding_line, findings_footer, has_safe_fix, paint,
+                                      sorted_findings, statistics)
 
 
 def render(results: list, show_fixes: bool = False, color: bool = False, quiet: bool = False, fixed: int = 0,
            show_statistics: bool = False, **_: object) -> str:
     if show_statistics:
         return statistics(results, color=color)
-    from trainlint.output.summary import finding_line
-
     lines: list[str] = []
     fixable = 0
     for _result, d in sorted_findings(results):

@@ -3,10 +3,16 @@ LitGPT rules (TL22x, TL31x-TL33x, TL42x-TL43x, TL52x-TL55x, TL62x-TL65x). Not a 
 
 from __future__ import annotations
 
+import difflib
 import functools
+import re
 from dataclasses import dataclass
+
+from trainlint.catalog import dialects, schemas
+from trainlint.catalog.gpus import find_gpu
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
+from trainlint.flavors.huggingface import dialect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,8 +104,6 @@ def _closest(word: str, word_is_str: bool, strs: tuple[str, ...], cutoff: float)
     lowered = {o.lower(): o for o in strs}
     if word_is_str and word.lower() in lowered and lowered[word.lower()] != word:
         return lowered[word.lower()]
-    import difflib
-
     match = difflib.get_close_matches(word, strs, n=1, cutoff=cutoff)
     return match[0] if match else None
 
@@ -165,8 +169,6 @@ def target_gpu(ctx):
     plan = ctx.plan
     if plan is None or not plan.gpu.value:
         return None
-    from trainlint.catalog.gpus import find_gpu
-
     gpu = find_gpu(plan.gpu.value)
     if gpu is None or not getattr(gpu, "capabilities_known", False):
         return None
@@ -184,8 +186,6 @@ def hf_dialect(doc: Document, ctx=None) -> str:
     known = getattr(ctx, "dialect", None) if ctx is not None else None
     if known is not None and known.known and known.name in CONTEXT_DIALECTS:
         return CONTEXT_DIALECTS[known.name]
-    from trainlint.flavors.huggingface import dialect
-
     return dialect(doc)
 
 
@@ -204,8 +204,6 @@ def foreign_keys_share(root: Node) -> float:
     schema, removed fields included) nor a usual script-dataclass key: above one half, the file belongs to a script's
     own dataclass (PEFT's MetaMathQA TrainConfig JSON: model_id, batch_size, optimizer_type, use_amp, ...)."""
     try:
-        from trainlint.catalog import schemas
-
         known = set(schemas.known_keys("hf-training-args", ()) or ())
         known |= set(schemas.load_schema("hf-training-args").get("x-trainlint-removed") or {})
     except Exception:  # noqa: BLE001
@@ -273,8 +271,6 @@ class ParserOutcome:
 
 def _upper(spec: str) -> str | None:
     """The exclusive upper bound of a range like ">=0.13.0,<0.19.0", None when open."""
-    import re
-
     found = re.search(r"<\s*(\d[\d.]*)", spec)
     return found.group(1) if found else None
 
@@ -304,8 +300,6 @@ def _trl_command(ctx, key: str | None, since: str | None = None) -> ParserOutcom
     if getattr(launch, "launcher", "") != "trl":
         return None
     try:
-        from trainlint.catalog import dialects
-
         row = dialects.unknown_keys_command("trl")
         options = set((dialects.dialect("trl") or {}).get("accelerate_launch_options") or ())
     except Exception:  # noqa: BLE001
@@ -339,8 +333,6 @@ def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> Pa
     if command:
         return command
     try:
-        from trainlint.catalog import dialects
-
         rows = dialects.unknown_keys_releases("trl")
     except Exception:  # noqa: BLE001
         rows = []

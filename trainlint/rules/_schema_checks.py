@@ -4,13 +4,14 @@ reported twice, plus a few value constraints the frameworks enforce in code. Not
 
 from __future__ import annotations
 
-
 import re
-
 from dataclasses import dataclass, replace
+
+from trainlint.catalog import schemas
+from trainlint.context.launch import accelerate_option_for
 from trainlint.document.tree import Node
 from trainlint.flavors.base import as_int, may_be_number
-from trainlint.rules._frameworks import hf_dialect, lightning_trainer
+from trainlint.rules._frameworks import hf_dialect, lightning_trainer, suggest, version_status
 
 SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "accelerate": "accelerate"}
 _NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -107,8 +108,6 @@ def _compute(ctx) -> list[Finding]:
     else:
         data = doc.data()
     try:
-        from trainlint.catalog import schemas
-
         errors = schemas.validation_errors(name, data, unknown_keys=False)  # only type, enum and range are read
     except Exception:  # noqa: BLE001 - schemas or jsonschema missing: no schema checks
         errors = []
@@ -142,8 +141,6 @@ def _compute(ctx) -> list[Finding]:
         if err.kind == "enum" and ctx.flavor == "huggingface" and node.kind == "scalar":
             removed = _removed_value(path, node.value)
             if removed is not None:
-                from trainlint.rules._frameworks import version_status
-
                 gone, assumptions = version_status(ctx, removed["package"], f">={removed['removed']}")
                 if gone is False:
                     continue  # the release this file runs under still accepts the value
@@ -170,8 +167,6 @@ def launch_may_set(ctx, path: tuple) -> tuple[str, ...]:
     launch = getattr(ctx, "launch", None)
     if launch is not None and launch.found and launch.role == "accelerate":
         return ()
-    from trainlint.context.launch import accelerate_option_for
-
     option = accelerate_option_for(".".join(str(p) for p in path))
     if option is None:
         return ()
@@ -196,8 +191,6 @@ def _removed_value(path: tuple, value) -> dict | None:
     if len(path) != 1 or not isinstance(value, str):
         return None
     try:
-        from trainlint.catalog import schemas
-
         table = (schemas.load_schema("hf-training-args").get("properties", {}).get(path[0]) or {}).get(
             "x-trainlint-removed-values") or {}
     except Exception:  # noqa: BLE001 - no schema: no table
@@ -260,8 +253,6 @@ def _code_constraints(ctx, base: tuple, seen: set) -> list[Finding]:
             continue
         if isinstance(value, bool):
             continue
-        from trainlint.rules._frameworks import suggest
-
         label = ".".join(str(p) for p in path)
         guess = suggest(str(value), [str(a) for a in allowed], cutoff=0.7)
         shown = ", ".join(str(a) for a in allowed)

@@ -7,13 +7,17 @@ Not a rule: it has no RULE and is not registered.
 
 from __future__ import annotations
 
+import difflib
 import functools
-
+import os
 from dataclasses import dataclass
+
+from trainlint.context.dialect import HF_TRAINER
 from trainlint.document.tree import Document, Entry, Node
-from trainlint.fixes.edits import scalar_text
+from trainlint.fixes.edits import replace_value, scalar_text
 from trainlint.flavors.base import as_bool, as_float, as_int, as_str, is_auto, uses_auto
 from trainlint.flavors.deepspeed import is_megatron
+from trainlint.flavors.huggingface import dialect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -126,8 +130,6 @@ class DSConfig:
         """How one-line messages name this config: the file's name without its folder."""
         if self.inline:
             return self.name
-        import os
-
         return os.path.basename(self.doc.path) or self.doc.path
 
     @property
@@ -153,8 +155,6 @@ def _launch_host(ctx) -> tuple[str | None, Any]:
     launch = getattr(ctx, "launch", None)
     if launch is None or not launch.found or launch.role != "hf-deepspeed":
         return None, None
-    from trainlint.context.dialect import HF_TRAINER
-
     dialect = getattr(ctx, "dialect", None)
     if dialect is None or dialect.name not in HF_TRAINER:
         return None, None
@@ -269,8 +269,6 @@ def entry_of(doc: Document, node: Node) -> tuple[Node, Entry] | None:
 
 
 def did_you_mean(key: str, known) -> str | None:
-    import difflib  # only for a suggestion
-
     lowered = {k.lower(): k for k in known}
     found = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.75)
     return lowered[found[0]] if found else None
@@ -324,16 +322,12 @@ def fmt(value: Any) -> str:
 
 
 def hf_dialect(doc: Document) -> str:
-    from trainlint.flavors.huggingface import dialect
-
     return dialect(doc)
 
 
 def where_launched(origin) -> str:
     """`--gradient_accumulation_steps 16` passed to x.py, scripts/train.sh:12 (the path relative to the working
     directory when it is under it)."""
-    import os
-
     path = origin.path
     try:
         rel = os.path.relpath(path)
@@ -635,8 +629,6 @@ def is_comment_key(key) -> bool:
 
 def replace_text(doc: Document, node: Node, value: Any):
     """An edit writing `value` over `node` in the document's syntax ("auto", numbers, booleans)."""
-    from trainlint.fixes.edits import replace_value
-
     return replace_value(doc, node, text=number_text(doc, value) if isinstance(value, (int, float)) and not
                          isinstance(value, bool) else scalar_text(doc, value))
 

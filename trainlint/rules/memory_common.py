@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from trainlint.context.launch import sharding_known
 from trainlint.diagnostics import Span
 
 
@@ -34,8 +35,6 @@ def run_assumptions(ctx) -> list[str]:
     """What a fit verdict assumed about the run that decides it, each with how to declare it. Empty when the
     GPU, the sharding and (where sharding makes it matter) the world size are all known: then TL100 is an error.
     Per-GPU memory does not depend on the world size without sharding, so a known unsharded run needs no count."""
-    from trainlint.context.launch import sharding_known
-
     plan = ctx.plan
     out: list[str] = []
     if plan is None:

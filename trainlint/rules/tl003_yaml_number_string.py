@@ -35,6 +35,7 @@ from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.huggingface import dialect
 from trainlint.rules._frameworks import Claim
 from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.tl622_accelerate_ignored_plugin_key import known
 
 RULE = Rule("TL003", "yaml-number-as-string", Severity.WARNING,
             "A number like 2e-5 that PyYAML reads as a string", flavors=("huggingface", "accelerate"),
@@ -89,8 +90,6 @@ def _dropped_by_accelerate(key_path: tuple) -> bool:
     """A value under a `deepspeed_config` / `fsdp_config` key that is no Accelerate plugin setting (TL622)."""
     if len(key_path) < 2 or key_path[0] not in ("deepspeed_config", "fsdp_config") or not isinstance(key_path[1], str):
         return False
-    from trainlint.rules.tl622_accelerate_ignored_plugin_key import known
-
     keys = known(key_path[0])
     if not keys:
         return False

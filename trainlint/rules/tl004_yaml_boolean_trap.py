@@ -26,6 +26,7 @@ please select one of ['no', 'steps', 'epoch', 'best']".
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import Claim
@@ -56,10 +57,6 @@ STRING_KEYS = {
 def expects_string(key_path: tuple) -> bool:
     if key_path and isinstance(key_path[-1], str) and key_path[-1] in STRING_KEYS:
         return True
-    try:
-        from trainlint.catalog import schemas
-    except ImportError:  # the schema module is optional
-        return False
     return _schema_says_string(schemas, key_path)
 
 

@@ -37,6 +37,10 @@ the file, under the working directory and the project's folders, as the message 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from trainlint.catalog import dialects
 from trainlint.diagnostics import Severity
 from trainlint.flavors.base import as_str, resolve_link
 from trainlint.rules.base import LintContext, Rule
@@ -126,8 +130,6 @@ def _launch_cwd(ctx: LintContext) -> str:
 
 
 def _under(cwd: str, target: str) -> bool:
-    from pathlib import Path
-
     candidate = Path(target.strip()).expanduser()
     path = candidate if candidate.is_absolute() else Path(cwd) / candidate
     try:
@@ -137,8 +139,6 @@ def _under(cwd: str, target: str) -> bool:
 
 
 def _not_from_cwd(ctx: LintContext, doc, target: str, cwd: str) -> str:
-    import os
-
     found = resolve_link(doc.path, target)
     launch = ctx.launch
     where = launch.origin.path + (f":{launch.origin.span.start.line + 1}" if launch.origin.span else "")
@@ -157,8 +157,6 @@ def _fetched(ctx: LintContext, target: str) -> str | None:
     if ctx.flavor != "axolotl":
         return None
     try:
-        from trainlint.catalog import dialects
-
         return dialects.fetched_deepspeed("axolotl", target)
     except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
         return None
@@ -170,8 +168,6 @@ def _shipped(ctx: LintContext, target: str) -> str | None:
     if name not in ("axolotl", "llamafactory"):
         return None
     try:
-        from trainlint.catalog import dialects
-
         return dialects.shipped_deepspeed(name, target)
     except Exception:  # noqa: BLE001 - no dialect data: judge it as a path
         return None
@@ -182,8 +178,6 @@ def _builtin(ctx: LintContext, target: str) -> bool:
     if not ctx.dialect.known:
         return False
     try:
-        from trainlint.catalog import dialects
-
         found = ctx.version_of("ms-swift")
         version = found.version if found is not None and not found.assumed else None
         return target.strip() in dialects.builtin_deepspeed(ctx.dialect.name, version)

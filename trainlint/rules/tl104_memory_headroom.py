@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.fixes.planner import TARGET
+from trainlint.memory.estimate import estimate_plan
 from trainlint.plan import Origin, Setting
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import verdict_basis
@@ -25,8 +26,6 @@ def check(ctx: LintContext):
     est, plan = ctx.estimate, ctx.plan
     if est is None or plan is None or verdict_basis(ctx) is not None or not est.fits or est.utilization >= 0.5:
         return
-    from trainlint.memory.estimate import estimate_plan
-
     capacity = ctx.gpu.memory_bytes
     advice: list[str] = []
     detail = ""

@@ -38,7 +38,7 @@ let an enabled `elasticity` block replace the three keys (not checked then).
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.fixes.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value, scalar_text
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
 
@@ -154,6 +154,4 @@ def check(ctx: LintContext):
 
 
 def ds_replace(cfg: ds.DSConfig, node, value):
-    from trainlint.fixes.edits import scalar_text
-
     return replace_value(cfg.doc, node, text=scalar_text(cfg.doc, value))

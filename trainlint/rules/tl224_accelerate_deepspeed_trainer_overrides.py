@@ -56,12 +56,18 @@ A key every launch of the file gives itself (`accelerate launch --gradient_accum
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from trainlint.context import launch as launch_context
+from trainlint.context import pins
+from trainlint.context.dialect import HF_TRAINER, _script_text, own_training_loop, runs_hf_trainer, scripts_using
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
-from trainlint.context.dialect import HF_TRAINER
 from trainlint.rules._schema_checks import launch_sets
 from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.dscommon import where_launched
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
             "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",),
@@ -155,8 +161,6 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
     launch = ctx.launch
     if not launch.found or launch.role != "accelerate":
         return None
-    from trainlint.rules.dscommon import where_launched
-
     arg = launch.argument(hf_key)
     if not launch.agreed(hf_key):
         return None  # its launches pass the script different values
@@ -180,11 +184,6 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
 
 def _script_config(launch):
     """The config file the launch passes the script, read (a mapping), and its path; (None, "") when unreadable."""
-    from pathlib import Path
-
-    from trainlint.context import launch as launch_context
-    from trainlint.context import pins
-
     here = Path(launch.origin.path).parent
     found = launch_context._resolve_path(launch.script_config, launch_context.bases_of(launch,
                                                                                          pins.repo_root(here)))
@@ -193,8 +192,6 @@ def _script_config(launch):
 
 
 def _shown(path: str) -> str:
-    import os
-
     try:
         rel = os.path.relpath(path)
     except ValueError:
@@ -209,11 +206,6 @@ OWN_LOOP_PROJECTS = ("trlx",)
 
 
 def _own_loop(ctx: LintContext) -> bool:
-    from pathlib import Path
-
-    from trainlint.context import pins
-    from trainlint.context.dialect import own_training_loop
-
     launch = ctx.launch
     if launch.found and launch.role == "accelerate":
         if own_training_loop(launch, str(pins.repo_root(Path(launch.origin.path).parent))):
@@ -231,11 +223,6 @@ def _own_loop(ctx: LintContext) -> bool:
 
 
 def _script_found(launch) -> bool:
-    from pathlib import Path
-
-    from trainlint.context import launch as launch_context
-    from trainlint.context import pins
-
     root = pins.repo_root(Path(launch.origin.path).parent)
     return any((base / launch.script).is_file() for base in launch_context.bases_of(launch, root))
 
@@ -245,20 +232,11 @@ def _trainer_evidence(ctx: LintContext) -> tuple[str, str]:
     for the launched script or its parser (an HF Trainer one), or, with no launch, a script in or near the file's
     folder (or one naming it) that runs one; ("loop", path) when, with no launch, those scripts are Accelerator loops
     of their own; ("", why) when nothing says which script runs it."""
-    from pathlib import Path
-
-    from trainlint.context import pins
-    from trainlint.context.dialect import _script_text, runs_hf_trainer, scripts_using
-
     launch = ctx.launch
     project = _trainer_project(ctx)
     if launch.found and launch.role == "accelerate":
-        from trainlint.rules.dscommon import where_launched
-
         if ctx.dialect.name in HF_TRAINER:
             return "trainer", f"{launch.script or 'the script'} {where_launched(launch.origin)}"
-        from trainlint.context import launch as launch_context
-
         root = pins.repo_root(Path(launch.origin.path).parent)
         path, text = _script_text(launch.script, list(launch_context.bases_of(launch, root)))
         if text and runs_hf_trainer(text):
@@ -286,8 +264,6 @@ HF_TRAINER_PROJECTS = ("trl", "transformers", "alignment-handbook", "llamafactor
 
 
 def _trainer_project(ctx: LintContext) -> str:
-    from trainlint.context import pins
-
     if not ctx.document.path:
         return ""
     try:

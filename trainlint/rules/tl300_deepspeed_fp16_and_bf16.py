@@ -31,7 +31,7 @@ to 2.6.6) adds the missing section.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.fixes.edits import fix, replace_value
+from trainlint.fixes.edits import fix, replace_value, scalar_text
 from trainlint.flavors.base import as_bool, as_str
 from trainlint.rules import dscommon as ds
 from trainlint.rules.base import LintContext, Rule
@@ -163,6 +163,4 @@ def first_stop(cfg: ds.DSConfig, ctx: LintContext, fp16_node, bf16_node) -> str:
 
 
 def _false(cfg: ds.DSConfig) -> str:
-    from trainlint.fixes.edits import scalar_text
-
     return scalar_text(cfg.doc, False)

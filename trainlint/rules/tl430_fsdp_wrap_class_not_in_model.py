@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Severity
 from trainlint.document.tree import Node
 from trainlint.fixes.edits import fix, replace_value
@@ -52,8 +53,6 @@ KEYS = ("transformer_layer_cls_to_wrap", "fsdp_transformer_layer_cls_to_wrap")
 
 @lru_cache(maxsize=1)
 def layer_classes() -> dict[str, tuple[str, ...]]:
-    from trainlint.catalog.files import read_data
-
     text = read_data("layer_classes.json")
     return {k: tuple(v) for k, v in json.loads(text).items() if not k.startswith("_") and isinstance(v, list)}
 

@@ -40,8 +40,11 @@ validation error for DeepSpeedZeroConfig offload_optimizer.foo Extra inputs are 
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 
+from trainlint.catalog.files import read_data
+from trainlint.context.versions import parse_version
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.rules import dscommon as ds
@@ -120,10 +123,6 @@ def check(ctx: LintContext):
 def added_keys() -> dict:
     """Section path -> {key: the first DeepSpeed release that accepts it} (catalog/data/deepspeed_added_keys.json)."""
     try:
-        import json
-
-        from trainlint.catalog.files import read_data
-
         sections = json.loads(read_data("deepspeed_added_keys.json")).get("sections") or {}
         return {tuple(path.split(".")): dict(keys) for path, keys in sections.items() if isinstance(keys, dict)}
     except Exception:  # noqa: BLE001 - a missing or broken table reports nothing
@@ -157,8 +156,6 @@ def _too_new(ctx: LintContext, cfg, root):
 
 
 def _older(version: str, than: str) -> bool:
-    from trainlint.context.versions import parse_version
-
     a, b = parse_version(version), parse_version(than)
     return a is not None and b is not None and a < b
 

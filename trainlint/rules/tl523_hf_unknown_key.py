@@ -35,6 +35,7 @@ v0.11.0 - v1.9.0). First message:
 
 from __future__ import annotations
 
+from trainlint.catalog import dialects, schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, trl_unknown_key
@@ -48,8 +49,6 @@ RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
 
 def known() -> tuple[set[str], set[str]]:
     try:
-        from trainlint.catalog import schemas
-
         keys = schemas.known_keys("hf-training-args", ()) or set()
         removed = set(schemas.load_schema("hf-training-args").get("x-trainlint-removed") or {})
         return keys, removed
@@ -64,9 +63,7 @@ def _releases_read(name: str) -> str:
     """" (in LLaMA-Factory 0.9.2 - 0.9.6.dev0, the releases read)" where the dialect's fields come from sampled
     releases: a key of an older release (LLaMA-Factory 0.9.1's train_mm_proj_only) is not in them."""
     try:
-        from trainlint.catalog import dialects as catalog
-
-        versions = [v.get("version") for v in (catalog.dialect(name) or {}).get("versions") or []
+        versions = [v.get("version") for v in (dialects.dialect(name) or {}).get("versions") or []
                     if str(v.get("version") or "")[:1].isdigit()]
     except Exception:  # noqa: BLE001
         return ""
@@ -138,8 +135,6 @@ def check(ctx: LintContext):
 
 def _stops_on_unknown(name: str) -> bool:
     try:
-        from trainlint.catalog import dialects
-
         return dialects.unknown_keys_action(name) == "error"
     except Exception:  # noqa: BLE001
         return False
@@ -147,8 +142,6 @@ def _stops_on_unknown(name: str) -> bool:
 
 def _message(name: str) -> str:
     try:
-        from trainlint.catalog import dialects
-
         return (dialects.dialect(name) or {}).get("unknown_keys", {}).get("message") or ""
     except Exception:  # noqa: BLE001
         return ""

@@ -72,6 +72,7 @@ known, a rename whose new name exists there is safe, and one whose new name does
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
@@ -126,8 +127,6 @@ FALLBACK = {
 
 def removed_table() -> dict:
     try:
-        from trainlint.catalog import schemas
-
         table = schemas.load_schema("hf-training-args").get("x-trainlint-removed")
         if isinstance(table, dict) and table:
             return table

@@ -21,6 +21,7 @@ keys from your config file.".
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key
 from trainlint.rules._frameworks import suggest
@@ -34,8 +35,6 @@ RULE = Rule("TL525", "accelerate-unknown-key", Severity.ERROR,
 
 def known() -> set[str] | None:
     try:
-        from trainlint.catalog import schemas
-
         return schemas.known_keys("accelerate", ())
     except Exception:  # noqa: BLE001
         return None

@@ -21,6 +21,7 @@ Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not ac
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import lightning_trainer, suggest
@@ -35,8 +36,6 @@ RULE = Rule("TL526", "lightning-unknown-trainer-arg", Severity.ERROR,
 
 def known() -> set[str] | None:
     try:
-        from trainlint.catalog import schemas
-
         return schemas.known_keys("lightning", ("trainer",))
     except Exception:  # noqa: BLE001
         return None

@@ -35,6 +35,7 @@ the replacement is code (the `Tuner`) or a different place.
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, insert_entry, rename_key
 from trainlint.rules._frameworks import lightning_trainer
@@ -78,8 +79,6 @@ DEVICE_KEYS = {"gpus": "gpu", "tpu_cores": "tpu"}
 def _removed_keys() -> dict:
     keys = dict(REMOVED)
     try:
-        from trainlint.catalog import schemas
-
         listed = (schemas.property_schema("lightning", ("trainer",)) or {}).get("x-trainlint-removed") or {}
         for key, entry in listed.items():
             if key not in keys and isinstance(entry, dict):

@@ -28,6 +28,7 @@ fix: move it into a DeepSpeed JSON file and name that file with `deepspeed_confi
 
 from __future__ import annotations
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import suggest, version_status
@@ -49,8 +50,6 @@ FALLBACK = {
 
 def known(section: str) -> set[str] | None:
     try:
-        from trainlint.catalog import schemas
-
         keys = schemas.known_keys("accelerate", (section,))
     except Exception:  # noqa: BLE001
         keys = None
@@ -60,8 +59,6 @@ def known(section: str) -> set[str] | None:
 def _since(section: str, key: str) -> str | None:
     """The first accelerate release that reads a plugin key (the schema's `x-trainlint-since`), None if always."""
     try:
-        from trainlint.catalog import schemas
-
         prop = schemas.load_schema("accelerate")["properties"][section]["properties"][key]
         return (prop.get("x-trainlint-since") or {}).get("accelerate")
     except Exception:  # noqa: BLE001 - no schema data: judged as a plugin key of every release

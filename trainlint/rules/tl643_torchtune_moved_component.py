@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import version_status
@@ -45,8 +46,6 @@ RULE = Rule("TL643", "torchtune-moved-component", Severity.WARNING,
 @lru_cache(maxsize=1)
 def moved() -> dict:
     try:
-        from trainlint.catalog.files import read_data
-
         data = json.loads(read_data("torchtune_moved.json")).get("moved") or {}
     except Exception:  # noqa: BLE001 - no data: nothing is reported
         return {}
