@@ -9,6 +9,7 @@ import fnmatch
 import os
 import re
 import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -90,14 +91,16 @@ class RuleSelection:
     extend_select: tuple[str, ...] = ()
 
     def enabled(self, code: str, default_enabled: bool = True) -> bool:
-        def matches(prefixes: tuple[str, ...]) -> bool:
-            return any(code.startswith(p) for p in prefixes)
-
-        if matches(self.ignore):
+        if _starts_with_any(code, self.ignore):
             return False
         if self.select:
-            return matches(self.select) or matches(self.extend_select)
-        return default_enabled or matches(self.extend_select)
+            return _starts_with_any(code, self.select) or _starts_with_any(code, self.extend_select)
+        return default_enabled or _starts_with_any(code, self.extend_select)
+
+
+def _starts_with_any(code: str, prefixes: Sequence[str]) -> bool:
+    # asked for every rule of every file: str.startswith takes the tuple itself
+    return code.startswith(prefixes) if type(prefixes) is tuple else any(code.startswith(p) for p in prefixes)
 
 
 @dataclass(frozen=True)

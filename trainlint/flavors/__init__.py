@@ -5,6 +5,8 @@ linked documents). Detection picks the most confident reader. May import: `docum
 
 from __future__ import annotations
 
+import functools
+
 from trainlint.catalog.dialects import not_training_configs
 from trainlint.document.tree import Document
 from trainlint.flavors import accelerate, axolotl, deepspeed, huggingface, lightning, litgpt, torchtune
@@ -37,17 +39,17 @@ def foreign(doc: Document, flavor: str) -> str | None:
     if doc.root is None or doc.root.kind != "mapping":
         return None
     try:
-        formats = not_training_configs()
+        formats = _foreign_formats()
     except Exception:  # noqa: BLE001 - no data: nothing is foreign
         return None
     keys = {"on" if k is True else str(k) for k in doc.root.keys()}  # YAML 1.1 reads a bare `on:` as true
-    for name, spec in formats.items():
+    for name, spec, spec_keys in formats:
         looks_like = spec.get("looks_like", "any")
         if looks_like not in ("any", flavor) and not (flavor == "unknown" and looks_like != "any"):
             continue
         if any(isinstance(ks, list) and ks and all(k in keys for k in ks) for ks in spec.get("key_sets") or ()):
             return name
-        hits = len(keys & set(spec.get("keys") or ()))
+        hits = len(keys & spec_keys)
         for path in spec.get("key_paths") or ():
             if isinstance(path, list) and doc.root.find(tuple(path)) is not None:
                 hits += 1
@@ -55,3 +57,9 @@ def foreign(doc: Document, flavor: str) -> str | None:
             if hits >= max(1, int(spec.get("min_keys") or 1)):
                 return name
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _foreign_formats() -> tuple[tuple[str, dict, frozenset], ...]:
+    """The not_training_configs formats with each one's key set made once (the data does not change)."""
+    return tuple((name, spec, frozenset(spec.get("keys") or ())) for name, spec in not_training_configs().items())
