@@ -92,8 +92,9 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
     repo = Path(root) if root else pins.repo_root(config.parent)
     repo_index = index_for(str(repo))
     matches: list[tuple[tuple, Command, Parsed, list[Path], bool]] = []  # (sort key, command, parsed, bases, certain)
-    for command in repo_index.commands_naming(config.name):
-        if config.name not in command.text and "$" not in command.text and "{" not in command.text:
+    name = config.name
+    for command in repo_index.commands_naming(name):
+        if name not in command.text and "$" not in command.text and "{" not in command.text:
             continue
         if not may_name(command, config):
             continue

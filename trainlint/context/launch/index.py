@@ -5,6 +5,7 @@ variables set and the `cd`s before each); and the byte and text prefilters that 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ _INDEX: dict[str, LaunchIndex] = {}  # by repository root
 def clear_cache() -> None:
     """Forget the indexes built."""
     _INDEX.clear()
+    _plain.cache_clear()
 
 
 def is_launch_file(path: str) -> bool:
@@ -220,5 +222,12 @@ def may_name(command: Command, config: Path) -> bool:
     name = config.name
     if name in command.text or "{" in command.text or any(c in name for c in "\"'\\"):
         return True
-    plain = _expand(command.text.translate(_UNQUOTE), dict(command.env))
+    plain = _plain(command)
     return name in plain or ("\0" in plain and bool(config.suffix) and config.suffix.lower() in plain.lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(command: Command) -> str:
+    """`may_name`'s text of a command (its quotes and backslashes dropped, its variables expanded): the same for
+    every config looked up, and each config of a repository is tested against each command that holds a variable."""
+    return _expand(command.text.translate(_UNQUOTE), dict(command.env))
