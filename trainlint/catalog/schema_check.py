@@ -119,6 +119,7 @@ class Checker:
 
     def __init__(self, root: dict):
         self.root = root
+        self._targets: dict[str, Any] = {}  # $ref -> its target: the schema is not modified, each file walks the refs
 
     def iter_errors(self, instance: Any) -> Iterator[SchemaViolation]:
         yield from self._errors(instance, self.root, ())
@@ -127,6 +128,12 @@ class Checker:
         return next(self._errors(instance, schema, ()), None) is None
 
     def _resolve(self, ref: str) -> Any:
+        if ref in self._targets:
+            return self._targets[ref]
+        target = self._targets[ref] = self._follow(ref)
+        return target
+
+    def _follow(self, ref: str) -> Any:
         if not ref.startswith("#"):
             raise ValueError(f"only local $refs are supported, got {ref!r}")
         node: Any = self.root
