@@ -153,9 +153,11 @@ class Document:
 
     # ---- positions ----------------------------------------------------------------------
     def pos(self, offset: int) -> Pos:
-        offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self._line_starts, offset) - 1
-        return Pos(line, offset - self._line_starts[line], offset)
+        if not 0 <= offset <= len(self.text):  # (two positions for every node of a parsed file)
+            offset = max(0, min(offset, len(self.text)))
+        starts = self._line_starts
+        line = bisect.bisect_right(starts, offset) - 1
+        return Pos(line, offset - starts[line], offset)
 
     def pos_at(self, line: int, column: int) -> Pos:
         line = max(0, min(line, len(self._line_starts) - 1))
