@@ -346,7 +346,8 @@ def test_full_shows_source_carets_and_fixes(tmp_path):
     i = lines.index("  3 | learning_rate: 2e-5")
     assert lines[i - 2].startswith(f"{result.path}:3:16: TL003 warning [*] ")
     assert lines[i + 1] == "    |                ^^^^"
-    assert lines[i + 2] == "  = fix (safe, applied by --fix): write 2.0e-5"
+    assert lines[i + 2] == "  = This loader does not convert it, so the run fails or misbehaves. Write 2.0e-5."  # the detail
+    assert lines[i + 3] == "  = fix (safe, applied by --fix): write 2.0e-5"
     assert lines[-1] == "Found 1 error and 1 warning in 1 file. [*] 2 fixable with --fix."
     # the text format's lines are the full lines cut to their first sentence, in the same order
     plain = [x for x in output.render("text", [result]).splitlines() if x.startswith(result.path + ":")]

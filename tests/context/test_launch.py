@@ -12,6 +12,11 @@ from ctxrepo import SFT, ZERO3, make_repo
 CMD = "accelerate launch --config_file recipes/accelerate_configs/zero3.yaml scripts/run_sft.py recipes/m/sft/c.yaml"
 
 
+
+def _said(d) -> str:
+    """A finding's headline and its detail (the explanation and the figures behind it)."""
+    return f"{d.message} {d.detail}"
+
 def handbook(tmp_path, where: str, text: str):
     return make_repo(tmp_path, {"recipes/accelerate_configs/zero3.yaml": ZERO3,
                                 "recipes/m/sft/c.yaml": "# trainlint: gpu=A100-80GB\n" + SFT, where: text})
@@ -232,7 +237,7 @@ def test_tl007_reads_an_hf_deepspeed_path_from_the_launch_folder(tmp_path):
     result = engine.check_path(repo / "demo/configs/sft.yaml")
     assert result.launch.found and result.launch.cwd.endswith("demo")
     found = [d for d in result.diagnostics if d.code == "TL007"]
-    assert found and "'configs/ds_zero_3.json'" in found[0].message and "Expected a string path" in found[0].message
+    assert found and "'configs/ds_zero_3.json'" in _said(found[0]) and "Expected a string path" in _said(found[0])
     (repo / "demo/configs/sft.yaml").write_text(cfg.replace("ds_zero_3.json", "configs/ds_zero_3.json"))
     L.clear_cache()
     assert not [d for d in engine.check_path(repo / "demo/configs/sft.yaml").diagnostics if d.code == "TL007"]

@@ -11,6 +11,11 @@ from trainlint.context import launch as L
 from ctxrepo import make_repo
 
 
+
+def _said(d) -> str:
+    """A finding's headline and its detail (the explanation and the figures behind it)."""
+    return f"{d.message} {d.detail}"
+
 def _fresh():
     """Forget what the run read (launch index, scripts): the test edits the repository."""
     L.clear_cache()
@@ -116,11 +121,11 @@ def test_tl224_uses_the_script_argument(tmp_path):
     (repo / "run.sh").write_text(run.format(8))
     found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")
     assert len(found) == 1 and found[0].severity.value == "error"
-    assert "gradient_accumulation_steps 8" in found[0].message and "run.sh:1" in found[0].message
+    assert "gradient_accumulation_steps 8" in _said(found[0]) and "run.sh:1" in _said(found[0])
     _fresh()
     (repo / "run.sh").unlink()
     found = _codes(engine.check_path(repo / "multi.yaml"), "TL224")  # no launch, no script: nothing says HF Trainer
-    assert len(found) == 1 and found[0].severity.value == "info" and "if an HF Trainer script runs" in found[0].message
+    assert len(found) == 1 and found[0].severity.value == "info" and "If an HF Trainer script runs" in _said(found[0])
 
 
 DS_AUTO = json.dumps({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2}})
@@ -136,8 +141,8 @@ def test_tl202_accumulation_from_the_launch(tmp_path):
     (repo / "run.sh").write_text(f"deepspeed --num_gpus 8 {GLUE} --deepspeed ds/z2.json \\\n"
                                  "  --gradient_accumulation_steps 4\n")
     found = _codes(engine.check_path(repo / "ds/z2.json"), "TL202")
-    assert len(found) == 1 and "gradient_accumulation_steps is 4" in found[0].message
-    assert "run.sh:2" in found[0].message
+    assert len(found) == 1 and "gradient_accumulation_steps is 4" in _said(found[0])
+    assert "run.sh:2" in _said(found[0])
 
 
 def test_trl_override_decides_the_host_value(tmp_path):
@@ -150,7 +155,7 @@ def test_trl_override_decides_the_host_value(tmp_path):
     _fresh()
     (repo / "run.sh").write_text(run.format(8))
     found = _codes(engine.check_path(repo / "cfg.yaml"), "TL600")
-    assert len(found) == 1 and "`--gradient_accumulation_steps 8` passed to sft.py" in found[0].message
+    assert len(found) == 1 and "`--gradient_accumulation_steps 8` passed to sft.py" in _said(found[0])
 
 
 def test_autotuning_templates(tmp_path):
@@ -205,11 +210,11 @@ def test_tl600_deepspeed_file_against_the_command_line(tmp_path):
     (repo / "run.sh").write_text(run.format(" --per_device_train_batch_size 64"))
     found = _codes(engine.check_path(repo / "ds.json"), "TL600")
     assert len(found) == 1 and found[0].severity.value == "error"
-    assert "per_device_train_batch_size is 64 (`--per_device_train_batch_size 64` passed to" in found[0].message
+    assert "per_device_train_batch_size is 64 (`--per_device_train_batch_size 64` passed to" in _said(found[0])
     _fresh()
     (repo / "run.sh").write_text(run.format(""))
     found = _codes(engine.check_path(repo / "ds.json"), "TL600")  # HF's default 8: the launch passes none
-    assert len(found) == 1 and "does not pass --per_device_train_batch_size" in found[0].message
+    assert len(found) == 1 and "does not pass --per_device_train_batch_size" in _said(found[0])
 
 
 def test_training_arguments_on_the_command_line_name_the_parser(tmp_path):
@@ -291,13 +296,13 @@ def test_tl224_reads_the_config_the_launch_passes_the_script(tmp_path):
     _fresh()
     (repo / "recipes/sft.yaml").write_text(sft + "gradient_accumulation_steps: 8\n")
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
-    assert len(found) == 1 and "gradient_accumulation_steps 8 (gradient_accumulation_steps in" in found[0].message
+    assert len(found) == 1 and "gradient_accumulation_steps is 8 (gradient_accumulation_steps in" in _said(found[0])
     _fresh()
     (repo / "scripts").mkdir()
     (repo / "scripts/run_sft.py").write_text("from transformers import HfArgumentParser\nparser.parse_yaml_file(p)\n")
     (repo / "recipes/sft.yaml").write_text(sft)  # HfArgumentParser: the default 1 differs from 4
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
-    assert len(found) == 1 and found[0].severity.value == "error" and "TrainingArguments default" in found[0].message
+    assert len(found) == 1 and found[0].severity.value == "error" and "TrainingArguments default" in _said(found[0])
 
 
 def test_tl224_not_for_a_script_with_its_own_accelerator_loop(tmp_path):
@@ -391,18 +396,18 @@ def test_tl224_without_a_launch_reads_the_scripts_near_the_config(tmp_path):
     _fresh()
     (repo / "examples/clm/peft_lora_clm.py").unlink()  # no script at all: information, no claim
     found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")
-    assert [d.severity.value for d in found] == ["info"] and "no launch names this file" in found[0].message
+    assert [d.severity.value for d in found] == ["info"] and "no launch names this file" in _said(found[0])
     _fresh()
     (repo / "examples/train_sft.py").write_text("from trl import SFTConfig, SFTTrainer\ntrainer = SFTTrainer()\n")
     found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")  # the folder above: an HF Trainer
-    assert [d.severity.value for d in found] == ["warning"] and "examples/train_sft.py" in found[0].message
+    assert [d.severity.value for d in found] == ["warning"] and "examples/train_sft.py" in _said(found[0])
     _fresh()
     (repo / "examples/train_sft.py").unlink()
     (repo / "tools").mkdir()
     (repo / "tools/run.py").write_text("from transformers import Trainer, TrainingArguments\n"
                                        "CONFIG = 'examples/clm/acc.yaml'\n")  # far away, but it names the file
     found = _codes(engine.check_path(repo / "examples/clm/acc.yaml"), "TL224")
-    assert [d.severity.value for d in found] == ["warning"] and "tools/run.py" in found[0].message
+    assert [d.severity.value for d in found] == ["warning"] and "tools/run.py" in _said(found[0])
 
 
 def test_tl224_a_project_trainer_class_is_no_hf_trainer(tmp_path):
@@ -463,4 +468,4 @@ def test_tl224_not_for_a_key_the_launch_gives(tmp_path):
     _fresh()
     (repo / "run.sh").write_text(run.replace("--gradient_accumulation_steps 2 train.py", "train.py"))
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
-    assert len(found) == 1 and "gradient_accumulation_steps 2" in found[0].message  # 16 in the file, 2 for the script
+    assert len(found) == 1 and "gradient_accumulation_steps 2" in _said(found[0])  # 16 in the file, 2 for the script

@@ -23,7 +23,7 @@ def test_no_launch_is_a_warning_that_says_what_it_assumed(tmp_path):
     (d,) = tl100(engine.check_path(repo / "c.yaml"))
     assert d.severity.value == "warning"
     assert d.assumptions and d.assumptions[0].startswith("assumed 1 GPU without sharding: no launch command")
-    assert "This assumes 1 GPU without sharding" in d.message and "launch=" in d.message
+    assert "launch=" in d.assumptions[0] and d.message.endswith("out of memory") and "ZeRO-3" in d.detail
 
 
 def test_torchrun_launch_makes_it_certain(tmp_path):
