@@ -157,6 +157,24 @@ def memory_effects(result: Any, doc: Document, key_path: tuple | None = None) ->
         origin = getattr(setting, "origin", None)
         if origin is None or origin.kind not in ("config", "linked") or origin.span is None:
             continue
+        if origin.path and not _same_path(origin.path, doc.path):
+            continue
+        if key_path is not None and tuple(origin.key_path) != tuple(key_path):
+            continue
+        for label, changes in _alternatives(plan, name, setting):
+            after = _what_if(result, changes)
+            total = _total(after) if after is not None else None
+            if total is None:
+                continue
+            effects.append(MemoryEffect(name, tuple(origin.key_path), origin.span.end.offset, label,
+                                        total - base_total, after))
+    return effects
+
+
+def effect_text(effect: MemoryEffect) -> str:
+    return f"{effect.label}: {signed_gib(effect.delta)}"
+
+
 def findings_markdown(result: Any, doc: Document, offset: int, line: int,
                       users: tuple[tuple[str, Any], ...] = ()) -> str | None:
     """The detail of each finding under the cursor (its one-line message is the diagnostic's; the explanation,
@@ -175,33 +193,15 @@ def findings_markdown(result: Any, doc: Document, offset: int, line: int,
     return "\n\n".join(parts) if parts else None
 
 
-        if origin.path and not _same_path(origin.path, doc.path):
-            continue
-        if key_path is not None and tuple(origin.key_path) != tuple(key_path):
-            continue
-        for label, changes in _alternatives(plan, name, setting):
-            after = _what_if(result, changes)
-    findings = findings_markdown(result, doc, offset, line, users)
-    if findings:
-        parts.append(findings)
-            total = _total(after) if after is not None else None
-            if total is None:
-                continue
-            effects.append(MemoryEffect(name, tuple(origin.key_path), origin.span.end.offset, label,
-                                        total - base_total, after))
-    return effects
-
-
-def effect_text(effect: MemoryEffect) -> str:
-    return f"{effect.label}: {signed_gib(effect.delta)}"
-
-
 def hover_markdown(result: Any, doc: Document, offset: int, line: int,
                    users: tuple[tuple[str, Any], ...] = ()) -> str | None:
     """Hover text at a code-point offset of the document: the detail of the findings there, the key's docs and
     memory effect; on the first line, the memory breakdown. `users`: (name, result) of open configs that link
     this file (a DeepSpeed JSON): their findings in it and its keys' memory effects for each of them."""
     parts: list[str] = []
+    findings = findings_markdown(result, doc, offset, line, users)
+    if findings:
+        parts.append(findings)
     found = doc.node_at(offset) if doc.root is not None else None
     if found is not None:
         key_path, _on_key = found
