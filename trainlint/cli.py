@@ -175,11 +175,15 @@ def _pause_gc() -> None:
 
 
 def _resume_gc() -> None:
-    """After the start-up: what was made so far is kept out of later collections (gc.freeze), collection resumes."""
+    """After the start-up: what was made so far is kept out of later collections (gc.freeze), collection resumes,
+    with the youngest generation collected after 20,000 allocations instead of 700 (as mypy's command line sets it):
+    a check of many files keeps every file's results and documents to the end, and the default threshold had the
+    collector walk them again and again (~10% of a 300-file run). A command-line run is short and bounded."""
     global _gc_paused
     if _gc_paused:
         _gc_paused = False
         gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
         gc.enable()
 
 
