@@ -2,7 +2,7 @@
 corpus and examples/, under several GPU targets, so that a refactor can be shown to change nothing.
 
     python scripts/snapshot.py OUT.json            # the dump
-    python scripts/snapshot.py --compare A.json B.json [--ignore-messages]
+    python scripts/snapshot.py --compare A.json B.json [--ignore-messages] [--strip-prefix FOLDER ...]
 
 Each root folder is checked from inside it (`trainlint check --output-format json .`, its `--diff`), and each
 config file in it is estimated (`trainlint estimate --output-format json FILE`), once per GPU target. With
@@ -66,7 +66,9 @@ def dump(out: Path) -> None:
     jobs = _jobs()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda job: _run(job[1], job[2]), jobs))
-    out.write_text(json.dumps({job[0]: result for job, result in zip(jobs, results)}, indent=1, sort_keys=True))
+    runs: dict[str, object] = {job[0]: result for job, result in zip(jobs, results)}
+    runs["__root__"] = str(REPO.parent)
+    out.write_text(json.dumps(runs, indent=1, sort_keys=True))
     print(f"{len(jobs)} runs -> {out}")
 
 
@@ -78,8 +80,18 @@ def _strip(value: object) -> object:
     return value
 
 
-def compare(a: Path, b: Path, ignore_messages: bool) -> int:
-    left, right = json.loads(a.read_text()), json.loads(b.read_text())
+def _load(path: Path, prefixes: list[str]) -> dict[str, object]:
+    """A dump with the folders it was made in (the checkout's parent: absolute paths in findings) made `<root>`."""
+    text = path.read_text()
+    data = json.loads(text)
+    for prefix in [*prefixes, str(data.get("__root__", ""))]:
+        if prefix:
+            text = text.replace(json.dumps(prefix)[1:-1], "<root>")
+    return json.loads(text)
+
+
+def compare(a: Path, b: Path, ignore_messages: bool, prefixes: list[str]) -> int:
+    left, right = _load(a, prefixes), _load(b, prefixes)
     differing = 0
     for key in sorted(set(left) | set(right)):
         x, y = left.get(key), right.get(key)
@@ -98,9 +110,11 @@ def main() -> int:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--ignore-messages", action="store_true")
+    parser.add_argument("--strip-prefix", action="append", default=[],
+                        help="a folder a dump was made in, to compare dumps made in different places")
     args = parser.parse_args()
     if args.compare:
-        return compare(args.paths[0], args.paths[1], args.ignore_messages)
+        return compare(args.paths[0], args.paths[1], args.ignore_messages, args.strip_prefix)
     dump(args.paths[0])
     return 0
 
