@@ -144,7 +144,7 @@ def _lsp(edits: int) -> dict[str, object] | None:
                         "--out", str(out)], stdout=subprocess.DEVNULL, env=_env(), check=True)
         result = json.loads(out.read_text())
     return {"push_median_ms": result["push"]["median_ms"], "pull_median_ms": result["pull"]["median_ms"],
-            "check_text_median_ms": result["baseline"]["median_ms"]}
+            "check_text_median_ms": result["baseline_check_text"]["median_ms"]}
 
 
 def main() -> int:

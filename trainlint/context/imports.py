@@ -29,10 +29,12 @@ FRAMEWORK_PACKAGES = {"trl": "trl", "transformers": "transformers", "peft": "pef
 LABELS = {"trl": "TRL", "transformers": "transformers", "peft": "PEFT", "accelerate": "Accelerate"}
 
 _PARSED: dict[str, tuple] = {}
+_CUTS: dict[tuple[str, str], tuple[Cut, ...]] = {}  # (script, root) -> its cuts, kept as long as _PARSED
 
 
 def clear_cache() -> None:
     _PARSED.clear()
+    _CUTS.clear()
 
 
 def _read(path: Path) -> str | None:
@@ -162,9 +164,19 @@ def _local_module(module: str, level: int, here: Path, roots: list[Path]) -> lis
 
 
 def cuts_for(script: str, root: str) -> tuple[Cut, ...]:
-    """The upper bounds the script's imports (and its local modules' imports) put on the frameworks."""
+    """The upper bounds the script's imports (and its local modules' imports) put on the frameworks. Kept per
+    script and root until `clear_cache()`, as the modules' scans are: every config a script trains with asks again."""
     if not script:
         return ()
+    key = (script, root)
+    if key not in _CUTS:
+        if len(_CUTS) >= 256:
+            _CUTS.clear()
+        _CUTS[key] = _cuts_for(script, root)
+    return _CUTS[key]
+
+
+def _cuts_for(script: str, root: str) -> tuple[Cut, ...]:
     start = Path(script)
     top = Path(root) if root else start.parent
     roots = [start.parent, top, top / "src"]
