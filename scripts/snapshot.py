@@ -84,7 +84,7 @@ def _load(path: Path, prefixes: list[str]) -> dict[str, object]:
     """A dump with the folders it was made in (the checkout's parent: absolute paths in findings) made `<root>`."""
     text = path.read_text()
     data = json.loads(text)
-    for prefix in [*prefixes, str(data.get("__root__", ""))]:
+    for prefix in sorted([*prefixes, str(data.get("__root__", ""))], key=len, reverse=True):
         if prefix:
             text = text.replace(json.dumps(prefix)[1:-1], "<root>")
     return json.loads(text)
