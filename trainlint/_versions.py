@@ -3,10 +3,10 @@ parsers (None instead of an exception) that the pin and release readers want."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 __all__ = ["InvalidSpecifier", "InvalidVersion", "SpecifierSet", "Version", "canonical", "parse_specifier",
@@ -45,5 +45,7 @@ def _specifier(text: str) -> SpecifierSet | None:
 
 def canonical(name: str) -> str:
     """PyPI's name normalization (PEP 503), plus the aliases people write."""
-    norm = canonicalize_name(name.strip())
+    # PEP 503's normalization as the PEP writes it (packaging.utils.canonicalize_name gives the same; importing
+    # packaging.utils imports packaging.tags, with logging, platform and sysconfig, for this one line)
+    norm = re.sub(r"[-_.]+", "-", name.strip()).lower()
     return _ALIASES.get(norm, norm)
