@@ -9,7 +9,7 @@ from functools import lru_cache
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["InvalidSpecifier", "InvalidVersion", "SpecifierSet", "Version", "canonical", "parse_specifier",
+__all__ = ["InvalidSpecifier", "InvalidVersion", "SpecifierSet", "Version", "canonical", "normalized", "parse_specifier",
            "parse_version"]
 
 # Names people write for a distribution that PyPI knows under another one.
@@ -43,9 +43,13 @@ def _specifier(text: str) -> SpecifierSet | None:
         return None
 
 
+def normalized(name: str) -> str:
+    """PyPI's name normalization, as PEP 503 writes it (packaging.utils.canonicalize_name gives the same; importing
+    packaging.utils imports packaging.tags, with logging, platform and sysconfig, for this one line)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def canonical(name: str) -> str:
     """PyPI's name normalization (PEP 503), plus the aliases people write."""
-    # PEP 503's normalization as the PEP writes it (packaging.utils.canonicalize_name gives the same; importing
-    # packaging.utils imports packaging.tags, with logging, platform and sysconfig, for this one line)
-    norm = re.sub(r"[-_.]+", "-", name.strip()).lower()
+    norm = normalized(name.strip())
     return _ALIASES.get(norm, norm)

@@ -29,7 +29,7 @@ else:  # Python 3.10: the same reader, as the tomli distribution
 
 from dataclasses import dataclass
 
-from trainlint._versions import InvalidSpecifier, SpecifierSet
+from trainlint._versions import InvalidSpecifier, SpecifierSet, canonical
 from trainlint.catalog import releases
 from trainlint.context import installs
 from trainlint.document.reading import read_regular_file
@@ -43,11 +43,6 @@ PIN_NAMES = frozenset({"uv.lock", "poetry.lock", "Pipfile", "Pipfile.lock", "pyp
                        "environment.yml", "environment.yaml"})
 _REQ_DIRECT = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
 _REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
-
-
-def canonical(name: str) -> str:
-    norm = re.sub(r"[-_.]+", "-", name.strip().lower())
-    return {"pytorch-lightning": "lightning", "llama-factory": "llamafactory", "pytorch": "torch"}.get(norm, norm)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,12 @@ Versions and specifiers are PEP 440 (`trainlint._versions`, as `packaging` reads
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from trainlint._versions import Version, canonical, parse_specifier, parse_version
+from trainlint._versions import Version, canonical, normalized, parse_specifier, parse_version
 from trainlint.catalog import frameworks
 from trainlint.context import narrowing
 from trainlint.context import pins as pin_files
@@ -144,13 +143,9 @@ def _dist_info_versions() -> dict[str, str]:
             for entry in names:
                 if entry.endswith(".dist-info") and "-" in entry:
                     dist, _, version = entry[: -len(".dist-info")].partition("-")
-                    found.setdefault(_normalized(dist), version)
+                    found.setdefault(normalized(dist), version)
         _DIST_INFO = found
     return _DIST_INFO
-
-
-def _normalized(dist: str) -> str:
-    return re.sub(r"[-_.]+", "-", dist).lower()
 
 
 def installed(name: str) -> str | None:
@@ -161,7 +156,7 @@ def installed(name: str) -> str | None:
         found = None
         listed = _dist_info_versions()
         for dist in aliases.get(name, (name,)):
-            found = listed.get(_normalized(dist))
+            found = listed.get(normalized(dist))
             if found is not None:
                 break
         _INSTALLED[name] = found
