@@ -11,7 +11,7 @@ import re
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
-from trainlint.diagnostics import Span
+from trainlint.diagnostics import Pos, Span
 from trainlint.document.tree import (
     MAX_ALIAS_NODES,
     MAX_DEPTH,
@@ -28,6 +28,9 @@ from trainlint.document.tree import (
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
+_DIRECT = {tag: SafeConstructor.yaml_constructors[tag]
+           for tag in ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                       "tag:yaml.org,2002:float")}
 # libyaml (in the PyYAML wheel) composes ~15x faster with the same marks (code-point index, line,
 # column); the pure-Python loader is the fallback where PyYAML was built without it.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -127,17 +130,30 @@ def _span(doc: Document, start, end) -> Span:
     return Span(doc.pos(start.index), doc.pos(end.index))
 
 
+# The characters after which libyaml's line and column differ from the editors' (YAML 1.1 line breaks, a BOM).
+_ODD_BREAKS = re.compile("[\x85\u2028\u2029\ufeff]")
+
+
 class _Builder:
     def __init__(self, doc: Document):
         self.doc = doc
+        self.size = len(doc.text)
+        # Where no YAML-only line break occurs, libyaml's line and column are the editors' (checked on every mark
+        # of the corpus and the fixtures): taken as they are, without a search in the line table.
+        self.marks_exact = _ODD_BREAKS.search(doc.text) is None
         self.count = 0
         self.alias_count = 0
         self.converted: set[int] = set()
         self.constructor = SafeConstructor()
 
+    def span(self, start, end) -> Span:
+        if self.marks_exact and end.index < self.size:
+            return Span(Pos(start.line, start.column, start.index), Pos(end.line, end.column, end.index))
+        return _span(self.doc, start, end)
+
     def convert(self, node: yaml.Node, path: KeyPath, depth: int, alias: bool = False) -> Node:
         self.count += 1
-        span = _span(self.doc, node.start_mark, node.end_mark)
+        span = self.span(node.start_mark, node.end_mark)
         # compose() hands back the anchor's node object for every alias: a second visit is an alias.
         is_alias = alias or id(node) in self.converted
         self.alias_count += is_alias
@@ -171,7 +187,10 @@ class _Builder:
         if node.tag == _STR_TAG:
             return node.value  # what SafeConstructor gives a string, without its per-node bookkeeping
         try:
-            value = self.constructor.construct_object(node)
+            direct = _DIRECT.get(node.tag)
+            # the common scalar tags straight to their SafeConstructor function: construct_object adds only the
+            # bookkeeping for recursive and shared objects, which scalars never need
+            value = direct(self.constructor, node) if direct is not None else self.constructor.construct_object(node)
         except ConstructorError as exc:
             if "could not determine a constructor" in str(exc):
                 self.doc.notes.append(SyntaxProblem(
@@ -201,7 +220,7 @@ class _Builder:
                         merged.extend(sub.entries)
                 continue
             key, key_raw = self._key(key_node)
-            key_span = _span(self.doc, key_node.start_mark, key_node.end_mark)
+            key_span = self.span(key_node.start_mark, key_node.end_mark)
             value = self.convert(value_node, path + (key,), depth + 1, alias)
             entry = Entry(key, key_raw, key_span, getattr(key_node, "style", None) or None, value)
             if key in explicit and not alias:
