@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from trainlint import __version__, engine, estimating, output, rules
+from trainlint import __version__, engine, estimating, output, planning, rules
 from trainlint.catalog import gpus as gpu_catalog
 from trainlint.catalog import models as model_catalog
 from trainlint.catalog.naming import closest
@@ -27,7 +27,8 @@ from trainlint.diagnostics import Severity
 from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes, overlay
 from trainlint.document.tree import Document
 from trainlint.fixes.apply import compute_fixes, write_fixed
-from trainlint.memory.render import render_table
+from trainlint.memory.breakdown import GIB
+from trainlint.memory.render import describe_run, render_table
 from trainlint.output import settings as settings_output
 from trainlint.plan import Origin
 
@@ -154,6 +155,20 @@ def _add_estimate_options(estimate: argparse.ArgumentParser) -> None:
     what_if.add_argument("--qlora", action="store_true", help="4-bit NF4 base under the LoRA adapters")
     what_if.add_argument("--fused-loss", action="store_true", help="fused / chunked cross-entropy (Liger)")
     what_if.add_argument("--task", choices=["sft", "pretrain", "dpo", "orpo", "kto", "grpo"], help="training objective")
+    plans = estimate.add_argument_group(
+        "planning (each answer re-estimated with the memory model; docs/planning.md)",
+        "With these, the output is the run, the answers and the assumptions instead of the breakdown table; the JSON "
+        "adds `fit_table` and `max`.")
+    plans.add_argument("--gpus", metavar="all|GPU,...",
+                       help="for each GPU (`all`: the catalog; or names, comma-separated): the fewest of it on which "
+                            "the run fits and the sharding/offload that gets it there (none, ZeRO-1/2/3, FSDP, CPU "
+                            "offload), with the per-GPU peak and headroom; cheapest first: fewest GPUs, then the "
+                            "card with the least memory, then the lower bf16 peak")
+    plans.add_argument("--max", action="append", default=[], metavar="micro-batch|seq-len",
+                       help="the largest value that fits on the run's target GPU(s) (the next value does not); "
+                            "repeat it or separate with commas for both")
+    plans.add_argument("--max-gpus", type=_positive, default=planning.MAX_GPUS,
+                       help=f"the largest GPU count --gpus tries (default {planning.MAX_GPUS})")
     estimate.add_argument("--output-format", choices=["text", "json"], default="text")
     estimate.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
     estimate.add_argument("--exact-model", action="store_true",
@@ -552,11 +567,69 @@ def cmd_estimate(args) -> int:
             report = estimating.estimate(estimating.flags_plan(overrides), exact_model=args.exact_model)
     except estimating.EstimateError as exc:
         raise UsageError(str(exc)) from None
+    answers = _planning_answers(args, report)
     if args.output_format == "json":
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps({**report.to_json(), **(answers.to_json() if answers is not None else {})}, indent=2))
+    elif answers is not None:
+        sys.stdout.write(_planning_text(report, answers))
     else:
         sys.stdout.write(_estimate_text(report))
     return EXIT_FINDINGS if report.fits is False else EXIT_OK
+
+
+def _planning_answers(args, report: estimating.EstimateReport) -> planning.Answers | None:
+    """`--gpus` / `--max`, answered by `planning`; None when neither is asked."""
+    knobs = tuple(word.strip() for value in args.max for word in value.split(",") if word.strip())
+    if args.gpus is None and not knobs:
+        return None
+    try:
+        gpus = planning.catalog_gpus(args.gpus) if args.gpus is not None else None
+        return planning.answer(report, gpus, knobs, args.max_gpus)
+    except planning.PlanningError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _planning_text(report: estimating.EstimateReport, answers: planning.Answers) -> str:
+    """The run, the fit table and the largest values, and the estimate's assumptions."""
+    lines = [report.architecture.summary(), describe_run(report.plan, report.architecture)]
+    if answers.fit_table is not None:
+        lines += ["", "fewest GPUs of each kind on which the run fits (cheapest first: fewest GPUs, then least memory "
+                      "per card; each re-estimated):"]
+        head = ("GPU", "memory", "GPUs", "sharding / offload", "peak/GPU", "headroom", "extra time", "host RAM/node")
+        rows = [head]
+        for row in answers.fit_table:
+            count = str(row.num_gpus) if row.memory_fits else f">{row.num_gpus}"
+            rows.append((row.gpu.name, f"{row.gpu.memory_gib:.1f} GiB", count, row.layout.label if row.fits else "",
+                         f"{row.total / GIB:.1f} GiB" if row.fits else "", f"{row.headroom / GIB:.1f} GiB" if row.fits
+                         else "", f"{row.cost:+.0%}" if row.fits else "",
+                         f"{row.host_bytes / GIB:.0f} GiB" if row.fits and row.host_bytes else ""))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        right = {1, 2, 4, 5, 6, 7}
+        for row_cells, fit in zip(rows, [None, *answers.fit_table]):
+            cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row_cells, widths))]
+            if fit is not None and not fit.fits:
+                cells = cells[:3] + [fit.note or "does not fit"]
+            lines.append("  " + "  ".join(cells).rstrip())
+    if answers.largest:
+        first = next(iter(answers.largest.values()))
+        lines += ["", f"largest that fits on {first.num_gpus} x {first.gpu.name} ({first.gpu.memory_gib:.1f} GiB "
+                      "each; each re-estimated, the next value does not fit):"]
+        for word, found in answers.largest.items():
+            lines.append("  " + _largest_line(word, found))
+    lines += ["", "assumptions:"] + [f"  - {note}" for note in report.estimate.assumptions]
+    return "\n".join(lines) + "\n"
+
+
+def _largest_line(word: str, found: planning.Largest) -> str:
+    name = {"micro-batch": "micro-batch", "seq-len": "sequence length"}[word]
+    unit = " tokens" if word == "seq-len" else ""
+    now = f" (now {found.current:,})" if found.current else ""
+    if found.value is None:
+        return f"{name}: none: even 1 needs {(found.next_total or 0) / GIB:.1f} GiB per GPU"
+    text = f"{name}: {found.value:,}{unit}{now}, {(found.total or 0) / GIB:.1f} GiB per GPU"
+    if found.next_total is None:
+        return text + f"; the largest tried: {found.bound_note}"
+    return text + f"; {found.value + 1:,} needs {found.next_total / GIB:.1f} GiB"
 
 
 def _estimate_text(report: estimating.EstimateReport) -> str:

@@ -635,3 +635,25 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
     return (f"it does not fit on {gpu.name} with ZeRO-3, 8-way tensor parallelism or QLoRA on up to "
             f"{counts[-1]} GPUs")
 
+
+
+def sharding_cost(ctx, changes: dict) -> tuple[float, str]:
+    """The cost model's extra step time of a sharding and offload layout (`changes`: the plan's `zero_stage`, `fsdp`,
+    `offload_optimizer`, `offload_params` as they would be) for `ctx.plan` (its GPU count as planned), and its text:
+    what the planner's ZeRO, FSDP and offload knobs would cost. For `trainlint.planning`'s fit table."""
+    fsdp = changes.get("fsdp")
+    stage = 3 if fsdp in ("full_shard", "hybrid_shard") else 2 if fsdp in ("shard_grad_op", "hybrid_shard_zero2") \
+        else min(3, max(0, changes.get("zero_stage") or 0))
+    parts: list[tuple[float, str]] = []
+    if stage in ZERO_COST:
+        parts.append((ZERO_COST[stage], "gradient reduce-scatter"))
+    elif stage == 3:
+        parts.append((_zero3_cost(ctx), "parameter all-gathers"))
+    if changes.get("offload_optimizer"):
+        parts.append((_offload_optimizer_cost(ctx), "PCIe transfers, CPU Adam"))
+    if changes.get("offload_params"):
+        parts.append((_offload_params_cost(ctx), "parameter fetches over PCIe"))
+    if not parts:
+        return 0.0, "no extra time"
+    cost = sum(c for c, _ in parts)
+    return cost, "; ".join(f"{_pct(c)} time ({why})" for c, why in parts)

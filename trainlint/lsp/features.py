@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from trainlint import flavors
+from trainlint import flavors, planning
 from trainlint.catalog import schemas
 from trainlint.document.reading import parse_document
 from trainlint.document.tree import Document, split_lines
@@ -227,10 +227,38 @@ def hover_markdown(result: Any, doc: Document, offset: int, line: int,
         table = breakdown_markdown(getattr(result, "estimate", None))
         if table:
             parts.append(table)
+        largest = largest_markdown(result)
+        if largest:
+            parts.append(largest)
         context = context_markdown(result)
         if context:
             parts.append(context)
     return "\n\n---\n\n".join(parts) if parts else None
+
+
+def largest_markdown(result: Any) -> str | None:
+    """The largest micro-batch and sequence length that fit on the file's target (hover on its first line), each
+    re-estimated when asked (`planning.largest_for`); None without an estimate on a known GPU."""
+    try:
+        found = planning.largest_for(result)
+    except Exception:  # noqa: BLE001 - a hover is never worth an error
+        return None
+    if not found:
+        return None
+    first = next(iter(found.values()))
+    rows = []
+    for word, answer in found.items():
+        name = "micro-batch" if word == "micro-batch" else "sequence length"
+        now = f" (now {answer.current:,})" if answer.current else ""
+        if answer.value is None:
+            rows.append(f"- {name}: none (even 1 needs {(answer.next_total or 0) / GIB:.1f} GiB)")
+        elif answer.next_total is None:
+            rows.append(f"- {name}: **{answer.value:,}**{now}, the largest tried ({answer.bound_note})")
+        else:
+            rows.append(f"- {name}: **{answer.value:,}**{now}; {answer.value + 1:,} needs "
+                        f"{answer.next_total / GIB:.1f} GiB")
+    return (f"**Largest that fit on {first.num_gpus} \u00d7 {first.gpu.name}** (each re-estimated)\n\n"
+            + "\n".join(rows))
 
 
 RELEVANT = {"huggingface": ("transformers", "trl", "accelerate", "deepspeed", "peft"),

@@ -154,3 +154,9 @@ def sharding_known(plan, launch: Launch, flavor: str) -> bool:
     if launch.found:
         return launch.launcher in CONFIG_DECIDES_SHARDING or launch.sharding.value is not None
     return False
+
+
+def held_by_deepspeed(precision: Setting) -> Setting | None:
+    """The precision of a run handed to the DeepSpeed engine (see `_held_by_deepspeed`), for the planning answers
+    that try DeepSpeed layouts on a run without it; None when it does not change."""
+    return _held_by_deepspeed(precision)
