@@ -278,3 +278,10 @@ def test_cli_usage_errors_and_help():
     assert proc.returncode == 2 and "unknown knob 'lr'" in proc.stderr
     text = run("--help").stdout
     assert "--gpus all|GPU,..." in text and "--max micro-batch|seq-len" in text and "cheapest first" in text
+    assert f"(default {planning.MAX_GPUS}:" in text
+
+
+def test_a_plain_check_does_not_import_planning():
+    code = "import sys, trainlint.cli; print('trainlint.planning' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr

@@ -14,8 +14,9 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from trainlint import __version__, engine, estimating, output, planning, rules
+from trainlint import __version__, engine, estimating, output, rules
 from trainlint.catalog import gpus as gpu_catalog
 from trainlint.catalog import models as model_catalog
 from trainlint.catalog.naming import closest
@@ -31,6 +32,9 @@ from trainlint.memory.breakdown import GIB
 from trainlint.memory.render import describe_run, render_table
 from trainlint.output import settings as settings_output
 from trainlint.plan import Origin
+
+if TYPE_CHECKING:
+    from trainlint import planning
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -163,12 +167,13 @@ def _add_estimate_options(estimate: argparse.ArgumentParser) -> None:
                        help="for each GPU (`all`: the catalog; or names, comma-separated): the fewest of it on which "
                             "the run fits and the sharding/offload that gets it there (none, ZeRO-1/2/3, FSDP, CPU "
                             "offload), with the per-GPU peak and headroom; cheapest first: fewest GPUs, then the "
-                            "card with the least memory, then the lower bf16 peak")
+                            "card with the least memory, then the lower bf16 peak (trainlint knows no prices; less "
+                            "memory is the cheaper card)")
     plans.add_argument("--max", action="append", default=[], metavar="micro-batch|seq-len",
                        help="the largest value that fits on the run's target GPU(s) (the next value does not); "
                             "repeat it or separate with commas for both")
-    plans.add_argument("--max-gpus", type=_positive, default=planning.MAX_GPUS,
-                       help=f"the largest GPU count --gpus tries (default {planning.MAX_GPUS})")
+    plans.add_argument("--max-gpus", type=_positive, default=None,
+                       help="the largest GPU count --gpus tries (default 1024: 128 nodes of 8)")
     estimate.add_argument("--output-format", choices=["text", "json"], default="text")
     estimate.add_argument("--isolated", action="store_true", help="ignore pyproject.toml / trainlint.toml settings")
     estimate.add_argument("--exact-model", action="store_true",
@@ -582,9 +587,12 @@ def _planning_answers(args, report: estimating.EstimateReport) -> planning.Answe
     knobs = tuple(word.strip() for value in args.max for word in value.split(",") if word.strip())
     if args.gpus is None and not knobs:
         return None
+    # Imported here, as the language server is in cmd_server: making planning's dataclasses costs a `check` (which
+    # imports this module) about 1 ms, and only `estimate --gpus / --max` needs them.
+    from trainlint import planning  # noqa: PLC0415
     try:
         gpus = planning.catalog_gpus(args.gpus) if args.gpus is not None else None
-        return planning.answer(report, gpus, knobs, args.max_gpus)
+        return planning.answer(report, gpus, knobs, args.max_gpus or planning.MAX_GPUS)
     except planning.PlanningError as exc:
         raise UsageError(str(exc)) from None
 
