@@ -285,3 +285,14 @@ def test_a_plain_check_does_not_import_planning():
     code = "import sys, trainlint.cli; print('trainlint.planning' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_a_quantized_base_sharded_by_zero3_says_what_it_needs():
+    report = flags_report(model="meta-llama/Llama-3.1-70B", seq_len=2048, micro_batch=1, grad_ckpt="full",
+                          **estimating.what_if_values(lora_r=16, qlora=True))
+    rows = planning.fit_table(report.plan, report.architecture, [resolve_gpu("RTX-4090"), resolve_gpu("H200")])
+    for row in rows:
+        assert row.fits
+        sharded = row.layout.zero_stage == 3 or row.layout.fsdp == "full_shard"
+        assert (row.note is not None and "bnb_4bit_quant_storage" in row.note) == sharded, row
+    assert any(r.layout.zero_stage == 3 for r in rows)

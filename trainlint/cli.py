@@ -617,6 +617,8 @@ def _planning_text(report: estimating.EstimateReport, answers: planning.Answers)
             cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row_cells, widths))]
             if fit is not None and not fit.fits:
                 cells = cells[:3] + [fit.note or "does not fit"]
+            elif fit is not None and fit.note:
+                cells.append(f"({fit.note})")
             lines.append("  " + "  ".join(cells).rstrip())
     if answers.largest:
         first = next(iter(answers.largest.values()))

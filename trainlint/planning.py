@@ -293,7 +293,18 @@ def _cheapest_at(plan: TrainingPlan, arch: Any, gpu: GPU, world: int, memo: Part
     for cost, text, _i, layout in ranked:
         total, host = estimate_total(with_layout(moved, layout), arch, memo)
         if total <= capacity:
-            return FitRow(gpu, world, layout, total, host, cost, text, _row_flags(moved, gpu, world, layout), True)
+            return FitRow(gpu, world, layout, total, host, cost, text, _row_flags(moved, gpu, world, layout), True,
+                          _layout_note(moved, layout))
+    return None
+
+
+def _layout_note(plan: TrainingPlan, layout: Layout) -> str | None:
+    """What else the layout needs of the run: a 4/8-bit base sharded by ZeRO-3 or FSDP needs its quantized weights
+    stored in a dtype the sharding can flatten (bitsandbytes `bnb_4bit_quant_storage`, transformers' FSDP-QLoRA
+    and DeepSpeed ZeRO-3 QLoRA recipes set it to the compute dtype)."""
+    peft = plan.peft.value
+    if peft is not None and peft.base_bits and (layout.zero_stage == 3 or layout.fsdp == "full_shard"):
+        return "a quantized base sharded this way needs bnb_4bit_quant_storage set to the compute dtype"
     return None
 
 
