@@ -475,9 +475,9 @@ def answer(report: estimating.EstimateReport, gpus: list[GPU] | None = None, kno
     return Answers(table, found)
 
 
-def largest_for(result: Any) -> dict[str, Largest]:
-    """The largest micro-batch and sequence length that fit on a checked file's target (for the language server's
-    hover); empty when it has no estimate or no target GPU."""
+def largest_for(result: Any, words: tuple[str, ...] = tuple(KNOBS)) -> dict[str, Largest]:
+    """The largest micro-batch and sequence length (`words`, `--max` words) that fit on a checked file's target (for
+    the language server's hover); empty when it has no estimate or no target GPU."""
     plan, est = getattr(result, "plan", None), getattr(result, "estimate", None)
     if plan is None or est is None or est.gpu is None:
         return {}
@@ -486,4 +486,4 @@ def largest_for(result: Any) -> dict[str, Largest]:
         return {}
     plan = with_versions(plan, getattr(result, "versions", None))
     memo = PartsMemo()
-    return {word: largest(plan, arch, est.gpu, field, memo) for word, field in KNOBS.items()}
+    return {word: largest(plan, arch, est.gpu, KNOBS[word], memo) for word in words}

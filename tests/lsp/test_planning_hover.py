@@ -63,3 +63,18 @@ async def test_hover_through_the_server(client, project):
     assert hover is not None
     found = _largest_from_hover(hover.contents.value)
     assert found["micro-batch"] >= 2 and found["sequence length"] >= 2048
+
+
+def test_hover_on_the_micro_batch_key_shows_its_largest_value(tmp_path):
+    (tmp_path / "ds_zero2.json").write_text(DS_ZERO2)
+    path = tmp_path / "train.yaml"
+    path.write_text(CONFIG)
+    result = engine.check_text(CONFIG, str(path), Settings(use_project_config=False))
+    offset = CONFIG.index("per_device_train_batch_size") + 3
+    line = CONFIG[:offset].count("\n")
+    hover = features.hover_markdown(result, result.document, offset, line)
+    assert hover is not None and "- micro-batch: **" in hover and "sequence length" not in hover.split("Largest")[1]
+    first = features.hover_markdown(result, result.document, 0, 0)
+    assert _largest_from_hover(hover)["micro-batch"] == _largest_from_hover(first)["micro-batch"]
+    offset = CONFIG.index("output_dir") + 2  # a key that is neither
+    assert "Largest that fit" not in (features.hover_markdown(result, result.document, offset, 2) or "")

@@ -218,6 +218,9 @@ def hover_markdown(result: Any, doc: Document, offset: int, line: int,
         effects = memory_effects(result, doc, key_path)
         if effects:
             parts.append("**Memory per GPU**\n\n" + "\n".join(f"- {effect_text(e)}" for e in effects))
+        largest = largest_markdown(result, _knob_at(result, doc, key_path))
+        if largest:
+            parts.append(largest)
         for name, user in users:
             effects = memory_effects(user, doc, key_path)
             if effects:
@@ -236,11 +239,26 @@ def hover_markdown(result: Any, doc: Document, offset: int, line: int,
     return "\n\n---\n\n".join(parts) if parts else None
 
 
-def largest_markdown(result: Any) -> str | None:
-    """The largest micro-batch and sequence length that fit on the file's target (hover on its first line), each
-    re-estimated when asked (`planning.largest_for`); None without an estimate on a known GPU."""
+def _knob_at(result: Any, doc: Document, key_path: tuple) -> tuple[str, ...]:
+    """The `--max` word of the setting at `key_path` when it is the run's micro-batch or sequence length, as this
+    document says it; else none."""
+    plan = getattr(result, "plan", None)
+    for word, field in planning.KNOBS.items():
+        origin = getattr(getattr(plan, field, None), "origin", None)
+        if origin is not None and origin.kind in ("config", "linked") and key_path and \
+                tuple(origin.key_path) == tuple(key_path) and (not origin.path or _same_path(origin.path, doc.path)):
+            return (word,)
+    return ()
+
+
+def largest_markdown(result: Any, words: tuple[str, ...] = tuple(planning.KNOBS)) -> str | None:
+    """The largest micro-batch and sequence length (`words`) that fit on the file's target (hover on its first line;
+    on the key that sets one, that one), each re-estimated when asked (`planning.largest_for`); None without an
+    estimate on a known GPU."""
+    if not words:
+        return None
     try:
-        found = planning.largest_for(result)
+        found = planning.largest_for(result, words)
     except Exception:  # noqa: BLE001 - a hover is never worth an error
         return None
     if not found:
