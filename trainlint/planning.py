@@ -260,8 +260,9 @@ def fewest(plan: TrainingPlan, arch: Any, gpu: GPU, max_gpus: int = MAX_GPUS, me
         return row if reason is None else _replace_fit(row, False, reason)
     world = sizes[-1] if sizes else max_gpus
     moved = on_gpu(plan, gpu, world)
-    best = min(((estimate_total(with_layout(moved, layout), arch, memo), layout)
-                for layout in layouts(moved, world)), key=lambda item: item[0][0])
+    tried_layouts = layouts(moved, world) or [Layout("none", _none_label(moved, world, False))]
+    best = min(((estimate_total(with_layout(moved, layout), arch, memo), layout) for layout in tried_layouts),
+               key=lambda item: item[0][0])
     (total, host), layout = best
     cost, text = sharding_cost(_cost_ctx(moved, arch, gpu), layout.values())
     note = f"does not fit on up to {world} x {gpu.name} with any sharding or offload" + \
@@ -301,9 +302,11 @@ def _cheapest_at(plan: TrainingPlan, arch: Any, gpu: GPU, world: int, memo: Part
 def _layout_note(plan: TrainingPlan, layout: Layout) -> str | None:
     """What else the layout needs of the run: a 4/8-bit base sharded by ZeRO-3 or FSDP needs its quantized weights
     stored in a dtype the sharding can flatten (bitsandbytes `bnb_4bit_quant_storage`, transformers' FSDP-QLoRA
-    and DeepSpeed ZeRO-3 QLoRA recipes set it to the compute dtype)."""
+    and DeepSpeed ZeRO-3 QLoRA recipes set it to the compute dtype). torchtune quantizes with torchao's NF4Tensor,
+    which its FSDP2 recipes shard as it is."""
     peft = plan.peft.value
-    if peft is not None and peft.base_bits and (layout.zero_stage == 3 or layout.fsdp == "full_shard"):
+    if peft is not None and peft.base_bits and plan.flavor != "torchtune" and \
+            (layout.zero_stage == 3 or layout.fsdp == "full_shard"):
         return "a quantized base sharded this way needs bnb_4bit_quant_storage set to the compute dtype"
     return None
 
