@@ -109,3 +109,12 @@ def test_gitignore_can_be_ignored_by_the_settings(repo):
     (repo / "pyproject.toml").write_text('[tool.trainlint]\nrespect-gitignore = false\n')
     proc = run("check", "--output-format", "json", ".", cwd=repo)
     assert {"out/generated.yaml", "local/mine.yaml", "sub/scratch.yaml", "legacy/old.yaml"} <= checked(proc)
+
+
+def test_a_folder_without_configs_is_a_warning_and_an_empty_report_not_a_tool_failure(tmp_path):
+    # a repository whose settings all live in shell scripts (princeton-nlp/LESS): CI must not fail on it
+    (tmp_path / "train.sh").write_text("python train.py --learning_rate 2e-5\n")
+    proc = run("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"] == []
+    assert "no config files found" in proc.stderr
