@@ -71,16 +71,22 @@ class Precision:
     autocast: the dtype matmuls run in under torch.autocast, or None.
     master_weights: an fp32 copy of the weights is kept by the optimizer (DeepSpeed/Megatron bf16/fp16).
     fp8: fp8 matmuls (Transformer Engine / torchao) on top of the above.
+    linears: the layers' linear weights are held in this dtype while the rest (embeddings, head, norms) is in
+        param_dtype: axolotl loads in bf16 and upcasts only those to fp32 (catalog/semantics.py).
     """
 
     param_dtype: str  # "fp32" | "bf16" | "fp16"
     autocast: str | None = None  # "bf16" | "fp16" | None
     master_weights: bool = False
     fp8: bool = False
+    linears: str | None = None  # "bf16" | "fp16" | None (None: param_dtype)
 
     @property
     def label(self) -> str:
-        if self.param_dtype == "fp32" and self.autocast:
+        if self.linears and self.linears != self.param_dtype:
+            base = (f"{self.linears} linears, {self.param_dtype} embeddings/head/norms"
+                    + (f", {self.autocast} autocast" if self.autocast else ""))
+        elif self.param_dtype == "fp32" and self.autocast:
             base = f"{self.autocast} autocast over fp32 weights"
         elif self.param_dtype == "fp32":
             base = "fp32"
@@ -115,6 +121,9 @@ class Peft:
     dropout: float = 0.0  # lora_dropout: PEFT puts an nn.Dropout on each adapted linear's input when > 0
     adapter_dtype: str | None = None  # None: PEFT's default (fp32 adapters over a 16-bit base); "bf16": TRL QLoRA
     kbit_upcast: bool | None = None  # prepare_model_for_kbit_training (non-quantized params to fp32); None: unknown
+    # Switches a framework maps to the model's modules itself (LitGPT lora_query, lora_mlp, ...); the estimator
+    # turns them into target_modules for the architecture (catalog/semantics.py).
+    switches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
 from trainlint.flavors.huggingface import link_deepspeed
-from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
+from trainlint.catalog import semantics
+from trainlint.plan import (AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Origin, Peft, Precision, ReadResult, Setting,
+                            TrainingPlan, default)
 
 NAME = "axolotl"
 
@@ -34,18 +36,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         changes["grad_accum"] = gas
     changes["seq_len"] = view.int("sequence_len") or default(512, "sequence_len not set: Axolotl's default is 512")
 
-    pure = view.first(("bfloat16",), ("float16",), convert=as_bool)
-    bf16 = view.node("bf16")
-    fp16 = view.bool("fp16")
-    if pure is not None and pure.value:
-        changes["precision"] = Setting(PURE_BF16 if pure.origin.key_path == ("bfloat16",) else PURE_FP16, pure.origin)
-    elif bf16 is not None and (bf16.value is True or (isinstance(bf16.value, str) and bf16.value.lower() in ("auto", "true"))):
-        note = "bf16: auto uses bf16 where the GPU supports it" if isinstance(bf16.value, str) else ""
-        changes["precision"] = Setting(AMP_BF16, view.origin(("bf16",), note))
-    elif fp16 is not None and fp16.value:
-        changes["precision"] = Setting(AMP_FP16, fp16.origin)
-    else:
-        changes["precision"] = default(FP32, "neither bf16 nor fp16 set: fp32")
+    precision_flags = _precision_flags(view)
 
     ckpt = view.node("gradient_checkpointing")
     if ckpt is not None and ckpt.kind == "scalar":
@@ -117,9 +108,58 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     elif view.node("fsdp_config") is not None and view.node("fsdp_version") is not None:
         changes["fsdp"] = Setting("full_shard", view.origin(("fsdp_config",)))
 
+    changes["precision"] = _precision(view, precision_flags, changes)
     plan = TrainingPlan(flavor=NAME, path=doc.path).with_(**changes)
     linked: list = []
     ds_node = view.node("deepspeed")
     if ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
     return ReadResult(plan, linked)
+
+
+def _precision_flags(view: ConfigView) -> dict[str, tuple[bool, Origin, str]]:
+    """axolotl's precision flags as resolve_dtype reads them: {flag: (set, where, note)}; `bf16: auto` counts as
+    set (it resolves to true on a GPU with bf16, as every GPU trainlint sizes for training bf16 has)."""
+    flags: dict[str, tuple[bool, Origin, str]] = {}
+    for key in ("bf16", "bfloat16", "load_in_8bit", "fp16", "float16"):
+        node = view.node(key)
+        if node is None or node.kind != "scalar":
+            continue
+        value = node.value
+        note = ""
+        if isinstance(value, str):
+            low = value.strip().lower()
+            on = low in ("true", "auto", "full")
+            note = {"auto": "bf16: auto uses bf16 where the GPU supports it",
+                    "full": "bf16: full trains without autocast"}.get(low, "")
+        else:
+            on = value is True
+        flags[key] = (on, view.origin((key,), note), note)
+    if flags.get("fp16", (False,))[0] and view.value("bf16") == "auto":
+        flags["bf16"] = (False, flags["bf16"][1], "fp16 set: bf16 auto resolves to false")
+    return flags
+
+
+def _precision(view: ConfigView, flags: dict[str, tuple[bool, Origin, str]], changes: dict) -> Setting:
+    """The weights as axolotl holds them (catalog/semantics.py, data/framework_semantics.json "axolotl"): loaded in
+    cfg.torch_dtype (resolve_dtype), trained by the HF Trainer with autocast and no master copy; the embeddings,
+    head and norms upcast to fp32 unless an adapter, FSDP, a non-eager/SDPA attention or Cut Cross-Entropy casts
+    them back; under FSDP accelerate upcasts every parameter to fp32."""
+    load, flag = semantics.axolotl_load_dtype({k: v[0] for k, v in flags.items()})
+    if load == "fp32":
+        return default(FP32, "neither bf16 nor fp16 set: axolotl loads and trains in fp32")
+    origin = flags[flag][1]
+    origin = Origin(origin.kind, origin.path, origin.key_path, origin.span,
+                    f"axolotl loads the model in {load} (resolve_dtype)" + (f"; {flags[flag][2]}" if flags[flag][2] else ""))
+    fsdp = "fsdp" in changes
+    if fsdp:
+        # accelerate upcasts low-precision parameters to fp32 under FSDP with mixed precision.
+        return Setting(AMP_BF16 if load == "bf16" else AMP_FP16, origin)
+    held = semantics.axolotl_held(
+        load, adapter="peft" in changes, fsdp=False,
+        attention=changes["attn_impl"].value if "attn_impl" in changes else None,
+        cut_cross_entropy=changes.get("loss_kernel") is not None and changes["loss_kernel"].value == "cce")
+    if held.fp32_rest:
+        return Setting(Precision("fp32", autocast=load, linears=load),
+                       Origin(origin.kind, origin.path, origin.key_path, origin.span, origin.note + "; " + held.why))
+    return Setting(PURE_BF16 if load == "bf16" else PURE_FP16, origin)

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import difflib
 
+from pathlib import Path
+
+from trainlint.catalog import semantics
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, top_keys
 from trainlint.flavors.lightning import PRECISIONS
-from trainlint.plan import FP32, Peft, ReadResult, Setting, TrainingPlan, default, inferred
+from trainlint.plan import AMP_BF16, Peft, ReadResult, Setting, TrainingPlan, default, inferred
 
 NAME = "litgpt"
 
 KEYS = {"checkpoint_dir", "out_dir", "precision", "devices", "num_nodes", "quantize", "train", "eval",
         "lora_r", "logger_name", "data", "optimizer", "seed", "resume", "initial_checkpoint_dir", "model_name"}
-LORA_FLAGS = {"lora_query": ["q_proj"], "lora_key": ["k_proj"], "lora_value": ["v_proj"],
-              "lora_projection": ["o_proj"], "lora_mlp": ["gate_proj", "up_proj", "down_proj"], "lora_head": ["lm_head"]}
+LORA_FLAGS = ("lora_query", "lora_key", "lora_value", "lora_projection", "lora_mlp", "lora_head")
 
 
 # Further setup() arguments of LitGPT's finetune/pretrain entry points (log: LogArgs since 0.5; access_token).
@@ -50,13 +52,15 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     changes: dict = {}
     checkpoint = view.str("checkpoint_dir") or view.str("model_name")
     if checkpoint is not None:
-        parts = [p for p in checkpoint.value.replace("\\", "/").split("/") if p and p != "checkpoints"]
-        changes["model"] = Setting("/".join(parts[-2:]) if len(parts) >= 2 else parts[-1], checkpoint.origin)
-    precision = view.node("precision")
-    if precision is not None and precision.kind == "scalar" and str(precision.value).lower() in PRECISIONS:
-        changes["precision"] = Setting(PRECISIONS[str(precision.value).lower()], view.origin(("precision",)))
+        changes["model"] = Setting(_checkpoint_model(checkpoint.value, doc.path), checkpoint.origin)
+    node = view.node("precision")
+    precision: Setting | None = None
+    if node is not None and node.kind == "scalar" and str(node.value).lower() in PRECISIONS:
+        precision = Setting(PRECISIONS[str(node.value).lower()], view.origin(("precision",)))
+        changes["precision"] = precision
     else:
-        changes["precision"] = default(FP32, "precision not set")
+        changes["precision"] = default(AMP_BF16, "precision not set: LitGPT's get_default_supported_precision("
+                                                 "training=True) is bf16-mixed on a GPU with bf16 (litgpt/utils.py)")
     devices = view.int("devices")
     nodes = view.int("num_nodes")
     world = max(1, (devices.value if devices else 1)) * max(1, (nodes.value if nodes else 1))
@@ -76,9 +80,28 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     bits = 4 if quantize is not None and "nf4" in quantize.value or (quantize and "fp4" in quantize.value) else (
         8 if quantize is not None and "int8" in quantize.value else None)
     rank = view.int("lora_r")
-    if rank is not None:
-        targets = [name for flag, names in LORA_FLAGS.items() if as_bool(view.value(flag)) for name in names]
-        changes["peft"] = Setting(Peft("lora", rank.value, targets, bits), rank.origin)
+    switches = semantics.litgpt_lora_switches()
+    if rank is not None or any(view.has(flag) for flag in switches):
+        # litgpt/finetune/lora.py setup(): the switches' defaults (query and value on), lora_dropout 0.05; the
+        # estimator maps them to the architecture's modules (catalog/semantics.py litgpt_lora_targets).
+        defaults = semantics.litgpt_lora_defaults()
+        on = tuple(flag for flag in switches
+                   if (as_bool(view.value(flag)) if view.has(flag) else bool(defaults.get(flag))))
+        dropout = view.value("lora_dropout")
+        dropout = float(dropout) if isinstance(dropout, (int, float)) and not isinstance(dropout, bool) else float(
+            defaults.get("lora_dropout", 0.0))
+        value = precision.value if isinstance(precision, Setting) else changes["precision"].value
+        # Fabric's true precisions cast the whole module, adapters too (HalfPrecision.convert_module).
+        adapter_dtype = value.param_dtype if value.param_dtype != "fp32" and not value.autocast else None
+        origin = rank.origin if rank is not None else view.origin((next(f for f in switches if view.has(f)),))
+        changes["peft"] = Setting(Peft("lora", rank.value if rank else int(defaults.get("lora_r", 8)), None, bits,
+                                       dropout=max(0.0, dropout), adapter_dtype=adapter_dtype, switches=on), origin)
+    loss = semantics.litgpt_loss("peft" in changes)
+    if loss.get("kernel"):
+        changes["loss_kernel"] = inferred(loss["kernel"], "LitGPT's " + ("LoRA script: the head in 128-token chunks"
+                                                                        if "peft" in changes else
+                                                                        "full fine-tune script: full logits")
+                                          + ", chunked cross-entropy (litgpt/finetune)")
     if world > 1:
         # litgpt/finetune/{full,lora}.py and pretrain.py: FSDPStrategy(activation_checkpointing_policy={Block})
         # whenever more than one device trains.
@@ -89,3 +112,26 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     if optimizer is not None:
         changes["optimizer"] = optimizer
     return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))
+
+
+def _checkpoint_model(written: str, path: str) -> str:
+    """The model a `checkpoint_dir` names: the folder itself where it exists with a config.json, looked up as LitGPT
+    does from the folder it runs in (the config's folder or one above it, up to five levels: a repository root
+    running `litgpt finetune --config config_hub/...`), kept whole (`checkpoints/<org>/<name>`); otherwise the
+    `<org>/<name>` its last two parts give (LitGPT's download layout `checkpoints/<org>/<name>`, auto-downloaded
+    from the hub by that name)."""
+    clean = written.replace("\\", "/")
+    candidate = Path(clean).expanduser()
+    bases = [] if candidate.is_absolute() else [p for p in Path(path).resolve().parents][:6] if path else []
+    for folder in ([candidate] if candidate.is_absolute() else [base / candidate for base in bases]):
+        try:
+            if (folder / "config.json").is_file():
+                return str(folder)
+        except OSError:
+            continue
+    parts = [p for p in clean.split("/") if p and p not in (".", "..")]
+    if parts and parts[0] == "checkpoints":
+        parts = parts[1:]
+    if not parts:
+        return clean
+    return "/".join(parts[-2:]) if len(parts) >= 2 else parts[-1]

@@ -12,7 +12,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from trainlint.catalog import models
+from trainlint.catalog import models, semantics
 from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.gpus import find_gpu
 from trainlint.memory.breakdown import Breakdown, Component, gib
@@ -158,6 +158,18 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         # shard with FSDP2 (fully_shard); single-device recipes run on one GPU without gradient buckets.
         fsdp = "full_shard"
         assumptions.append("torchtune on several GPUs: a distributed recipe, FSDP2-sharded (torchtune has no DDP)")
+    if plan.flavor == "axolotl" and fsdp is not None and precision.param_dtype in ("bf16", "fp16") \
+            and not precision.master_weights and semantics.entry("axolotl", "fsdp_params", "value") == "fp32":
+        # axolotl loads in 16 bits and trains with the HF Trainer's mixed precision: under FSDP accelerate upcasts
+        # the parameters to fp32 (Accelerator.prepare_model / fsdp2_prepare_model).
+        precision = Precision("fp32", autocast=precision.param_dtype)
+        assumptions.append("axolotl under FSDP: accelerate upcasts the 16-bit parameters to fp32 (mixed precision)")
+    kv_expanded, keeps_logits, logits_out = _framework_layout(plan, precision, loss_kernel)
+    if peft is not None and peft.switches:
+        targets = semantics.litgpt_lora_targets(arch, {name: True for name in peft.switches})
+        peft = replace(peft, target_modules=targets)
+        assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
+                           f"{', '.join(targets) or 'no linear'} adapted")
     if plan.torch_compile.value:
         assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
     if plan.padding_free.value:
@@ -179,7 +191,21 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel,
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
-        ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions))
+        ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
+        kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out)
+
+
+def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str | None) -> tuple[bool, bool, int]:
+    """(k/v expanded before attention, the loop keeps the last logits, bytes per logit handed to the loss) as the
+    framework's own code runs them (data/framework_semantics.json); HF semantics elsewhere."""
+    if plan.flavor != "litgpt":
+        return False, False, 0
+    kv = bool(semantics.entry("litgpt", "attention", "kv_expanded"))
+    kernel = semantics.litgpt_loss(plan.peft.value is not None).get("kernel")
+    keeps = loss_kernel == kernel and bool(semantics.entry("litgpt", "loss", "previous_logits_alive"))
+    true16 = precision.param_dtype in ("bf16", "fp16") and not precision.autocast and not precision.master_weights
+    returned = semantics.entry("litgpt", "precision", "logits_returned")
+    return kv, keeps, (4 if true16 and returned == "fp32" else 0)
 
 
 def _image_tokens(plan: TrainingPlan, arch, assumptions: list[str]) -> int:

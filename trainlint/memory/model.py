@@ -151,6 +151,9 @@ class Run:
     ref_model_offload: bool = False  # the reference model lives on the host between its forwards
     image_tokens: int = 0  # vision-tower tokens per micro-batch row (images x patches); 0: not modelled
     ssm_path: str = "fused"  # Mamba layers: "fused" (mamba_ssm + causal_conv1d CUDA kernels) or "torch" (slow path)
+    kv_expanded: bool = False  # k and v repeated to every query head before attention (LitGPT)
+    logits_out_bytes: int = 0  # bytes per logit the model hands the loss (Fabric's true precisions: fp32); 0: compute
+    keeps_logits: bool = False  # the training loop keeps the last step's logits referenced (LitGPT fit())
 
     @property
     def dp(self) -> int:
@@ -269,7 +272,7 @@ def model_states(run: Run) -> States:
         s.trainable = trainable
         s.grads = trainable * ab
         s.grads_note = f"{'bf16' if ab == 2 else 'fp32'} adapter gradients only (the base is frozen)"
-        state_dtype = ab
+        state_dtype: float = ab
         if prec.param_dtype == "fp32" and prec.autocast and not run.peft.base_bits:
             # Frozen fp32 weights are not cached by autocast (ATen cached_cast caches only leaves that require
             # grad): each linear casts per call and saves the cast for its input gradient.
@@ -286,6 +289,17 @@ def model_states(run: Run) -> States:
             s.grads = total * (wb + 4) / model_split
             s.grads_note = f"{prec.param_dtype} gradients + DeepSpeed's fp32 gradient copy"
             state_dtype = 4
+        elif prec.linears and prec.linears != prec.param_dtype:
+            # The layers' linears in one dtype, the rest (embeddings, head, norms, MoE gates) in param_dtype
+            # (axolotl: loaded in bf16, the rest upcast to fp32; catalog/semantics.py). Gradients and the
+            # optimizer's states follow each parameter's dtype; no master copy.
+            lb = BYTES[prec.linears]
+            linear = arch.linear_params(None)
+            held = linear * lb + (total - linear) * wb
+            s.weights = s.grads = held / model_split
+            s.weights_note = f"{prec.linears} layer linears + {prec.param_dtype} embeddings, head and norms"
+            s.grads_note = "gradients in each parameter's dtype"
+            state_dtype = held / max(1, total)
         else:
             s.weights = total * wb / model_split
             s.weights_note = f"{prec.param_dtype} weights"
@@ -296,8 +310,10 @@ def model_states(run: Run) -> States:
                 s.master = total * 4 / model_split
         if prec.param_dtype == "fp32" and prec.autocast:
             # torch.autocast caches a 16-bit copy of every fp32 weight that requires grad, and
-            # the linears save it for backward: 2 B/param from forward until backward frees it.
-            s.amp_weight_cache = arch.linear_params(None) / model_split * 2 + _head_cast(run)
+            # the linears save it for backward: 2 B/param from forward until backward frees it. Linears held in
+            # 16 bits already need no copy; the fp32 head still does.
+            linears_cast = 0.0 if prec.linears and prec.linears != "fp32" else arch.linear_params(None) / model_split * 2
+            s.amp_weight_cache = linears_cast + _head_cast(run)
     if run.fsdp is not None and prec.autocast:
         # FSDP mixed precision gathers the parameters already in the 16-bit param_dtype (accelerate sets it from
         # mixed_precision): autocast has nothing to cast or cache; the gathered units are the buffers below.
@@ -320,7 +336,7 @@ def model_states(run: Run) -> States:
             base_states = 0 if opt.name.startswith("sgd") else 1
             factor = base_states + (1 if run.momentum > 0 else 0)
         s.optimizer = trainable * factor * state_dtype / model_split
-        s.optimizer_note = f"{opt.label}: {factor:g} state(s) x {state_dtype} B/param"
+        s.optimizer_note = f"{opt.label}: {factor:g} state(s) x {state_dtype:.3g} B/param"
         if run.lowrank is not None and run.peft is None:
             s.optimizer, s.optimizer_note = _lowrank_states(run, run.lowrank, opt, factor, state_dtype)
     if opt.paged:
@@ -353,7 +369,7 @@ def _head_cast(run: Run) -> float:
 
 
 def _lowrank_states(run: Run, lowrank: tuple[str, int, Any], opt: OptimizerSpec, factor: float,
-                    state_dtype: int) -> tuple[float, str]:
+                    state_dtype: float) -> tuple[float, str]:
     """GaLore / APOLLO (transformers Trainer `galore_*` / `apollo_*`, `optim_target_modules`, `optim_args` rank,
     default 128): each targeted m x n weight keeps its Adam moments in the projected r x max(m, n) shape plus an
     r x min(m, n) projector; every other parameter keeps full states."""
@@ -466,6 +482,7 @@ class Activations:
     kv_cache: float = 0.0  # the DynamicCache a forward with use_cache builds
     layer_grads: float = 0.0  # activation gradients in flight inside one layer's backward (checkpointing)
     note: str = ""
+    kept_logits: float = 0.0  # logits a training loop keeps referenced across steps (LitGPT fit(): every phase)
 
 
 def _layer_saved(run: Run, stack, tokens: int) -> float:
@@ -530,7 +547,8 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     b = run.micro_batch
     s = max(1, run.seq_len // max(1, run.cp))
     q_bytes = T * heads * d * c
-    kv_bytes = T * kv * d * c
+    # LitGPT expands k and v to every query head before SDPA (litgpt/model.py CausalSelfAttention.forward).
+    kv_bytes = T * (heads if run.kv_expanded else kv) * d * c
     if fam.qk_norm == "head":
         # q/k RMSNorm per head: the fp32 normalized q and k (plus the fp32 upcast from 16-bit).
         total += (T * heads * d + T * kv * d) * (4 if c == 4 else 6)
@@ -749,6 +767,8 @@ def activations(run: Run) -> Activations:
             a.outside += T * h * (1 + r)
     elif arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
+        if run.keeps_logits:
+            a.kept_logits = T * arch.vocab_size / run.tp * (run.logits_out_bytes or c)
         # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
         # saves anyway: no extra memory with SDPA. Eager attention saves repeated copies instead, so the
         # cache keeps the originals alive through the forward.
@@ -844,6 +864,8 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
+    if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks"):
+        return _litgpt_logits(run, kernel, T, V, c)
     copy = T * V * 4 if c != 4 else 0
     forward = T * V * c + copy + T * V * 4
     backward = T * V * 4 * 3
@@ -852,6 +874,31 @@ def _logits(run: Run) -> tuple[float, float]:
         # from the head to the start of backward.
         forward += T * V * c
         backward += T * V * c
+    return forward, backward
+
+
+def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[float, float]:
+    """LitGPT's loss (catalog/data/framework_semantics.json "litgpt" loss), beyond the logits `activations` keeps
+    referenced in every phase (`kept_logits`, o = `logits_out_bytes` per logit: Fabric's bf16-true / 16-true hand
+    the logits back in fp32, HalfPrecision.convert_output).
+
+    Forward: the head's output in the compute dtype (c) is converted while the previous step's logits are still
+    referenced: T·V·(c + o) above the kept logits (T·V·o when c = o: no conversion, the new logits beside the old). The full-fine-tune script
+    slices `logits[..., :-1, :]` and reshapes it, a copy when the micro-batch has more than one row; each 128-row
+    cross-entropy chunk saves its log-softmax (o). Backward start: the log-softmax (T·V·o) plus, with the head in
+    128-token chunks (lora/adapter scripts), one chunk's gradient at a time; with full logits split in 128-row chunks
+    (full script), every chunk's gradient and their concatenation (2·T·V·o) before the head's backward."""
+    o = run.logits_out_bytes or c
+    chunk = 128
+    convert = T * V * (c + o) if c != o else T * V * o
+    if kernel == "litgpt_head_chunks":
+        rows = min(T, chunk * run.micro_batch)
+        forward = max(convert, T * V * o)  # conversion, or the log-softmax beside the new logits
+        backward = T * V * o + 2 * rows * V * o
+        return forward, backward
+    copy = T * V * o if run.micro_batch > 1 else 0.0
+    forward = max(convert, T * V * o + copy)
+    backward = 2 * T * V * o
     return forward, backward
 
 
@@ -866,7 +913,7 @@ STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "
                "offload_optimizer", "offload_params", "kbit_fp32_upcast")
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
-                    "ssm_path")
+                    "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits")
 
 
 class PartsMemo:
@@ -937,7 +984,7 @@ def _step(run: Run, memo: PartsMemo | None):
         act = _scaled(act, 2)
         assumptions.append("chosen and rejected completions are concatenated: 2 x micro-batch rows")
 
-    resident = st.weights + st.master + ref_model  # always there
+    resident = st.weights + st.master + ref_model + act.kept_logits  # always there
     opt_states = st.optimizer
     acts = act.stack_total + act.outside
     ckpt = run.grad_ckpt == "full"
@@ -1014,7 +1061,9 @@ def _step(run: Run, memo: PartsMemo | None):
         kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
         note = {None: "HF cross-entropy upcasts the logits to fp32", "liger": "Liger fused linear cross-entropy",
                 "trl": "TRL's fused LM head (no full logits)", "trl_chunked": "TRL chunked_nll (256-token chunks)",
-                "cce": "Cut Cross-Entropy (no full logits)"}.get(kernel, "fused cross-entropy")
+                "cce": "Cut Cross-Entropy (no full logits)",
+                "litgpt_head_chunks": "LitGPT: the head in 128-token chunks, chunked cross-entropy",
+                "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
         terms.append(["logits", "logits and loss", logits, note])
@@ -1033,6 +1082,9 @@ def _step(run: Run, memo: PartsMemo | None):
     else:
         terms.append(["temporaries", "optimizer temporaries", st.step_temp,
                       "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""])
+    if act.kept_logits:
+        terms.append(["logits", "logits kept from the step before", act.kept_logits,
+                      "the training loop keeps the last step's logits referenced until the next forward returns"])
     if st.buffers:
         terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
     terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
@@ -1042,4 +1094,5 @@ def _step(run: Run, memo: PartsMemo | None):
 def _scaled(act: Activations, factor: float) -> Activations:
     return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
                        act.recompute * factor, act.outside * factor, act.logits_forward * factor,
-                       act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note)
+                       act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note,
+                       act.kept_logits * factor)

@@ -1,0 +1,252 @@
+"""Each framework's own semantics as docs/frameworks/ writes them down and trainlint/catalog/data/framework_semantics.json
+holds them: every row the estimator or a reader uses, with its arithmetic (axolotl's load dtype and fp32 upcasts,
+LitGPT's loss path, Fabric's fp32 logits, K/V expansion, LoRA switches per architecture, checkpoint_dir)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from trainlint.catalog import semantics
+from trainlint.catalog.files import read_data
+from trainlint.catalog.models import find_model
+from trainlint.document.reading import parse_document
+from trainlint.flavors import axolotl, litgpt
+from trainlint.memory.estimate import build_run, estimate_plan
+from trainlint.memory.model import Run, activations, model_states, optimizer_spec
+from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Precision
+
+ROOT = Path(__file__).resolve().parents[1]
+LLAMA31_8B = find_model("meta-llama/Llama-3.1-8B")
+LLAMA32_1B = find_model("meta-llama/Llama-3.2-1B")
+PYTHIA_1B = find_model("EleutherAI/pythia-1b")
+PHI2 = find_model("microsoft/phi-2")
+
+
+def component(breakdown, key: str) -> int:
+    return sum(c.bytes for c in breakdown.components if c.key == key)
+
+
+def axolotl_plan(text: str, name: str = "a.yaml"):
+    return axolotl.read(parse_document(text, name)).plan
+
+
+AXOLOTL_FULL = ("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nsequence_len: 4096\nbf16: true\n"
+                "gradient_checkpointing: true\noptimizer: adamw_torch_fused\n")
+
+
+# ---- axolotl ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ({"bf16": True}, ("bf16", "bf16")),
+    ({"bfloat16": True}, ("bf16", "bfloat16")),
+    ({"load_in_8bit": True}, ("fp16", "load_in_8bit")),
+    ({"load_in_8bit": True, "bf16": True}, ("bf16", "bf16")),
+    ({"fp16": True}, ("fp16", "fp16")),
+    ({}, ("fp32", "")),
+])
+def test_axolotl_load_dtype_follows_resolve_dtype(flags, expected):
+    """utils/config/__init__.py resolve_dtype: bf16 or bfloat16 -> bfloat16; elif load_in_8bit, fp16 or float16 ->
+    float16; else float32."""
+    assert semantics.axolotl_load_dtype(flags) == expected
+
+
+def test_axolotl_full_fine_tune_with_flash_attention_is_pure_bf16():
+    """Llama-3.1-8B (8,030,261,248 params), bf16: true, flash_attention: true, adamw_torch_fused, one GPU: axolotl
+    loads in bf16, casts the embeddings and norms back to bf16 for flash-attn, the HF Trainer keeps no master copy:
+    2 B weights + 2 B gradients + 2 x 2 B AdamW states = 8 B/param (trainlint modelled 4 + 4 + 8 + a 2 B autocast
+    cache before: 18 B/param)."""
+    plan = axolotl_plan(AXOLOTL_FULL + "flash_attention: true\n")
+    assert plan.precision.value == PURE_BF16
+    est = estimate_plan(plan, LLAMA31_8B)
+    n = LLAMA31_8B.total_params
+    assert component(est, "weights") == n * 2
+    assert component(est, "optimizer_states") == n * 4
+    assert "bf16 autocast over fp32" not in plan.precision.value.label
+
+
+def test_axolotl_full_fine_tune_with_sdpa_keeps_embeddings_head_and_norms_in_fp32():
+    """No flash attention (transformers' SDPA), no adapter, no FSDP: _configure_embedding_dtypes upcasts embed_tokens,
+    lm_head and the norms to fp32 and nothing casts them back. Llama-3.1-8B: layer linears L = 6,979,321,856 params in
+    bf16, the rest (embeddings 525,336,576 + head 525,336,576 + norms 266,240 = 1,050,939,392) in fp32: weights
+    = 2 L + 4 (N - L); AdamW states twice that; the autocast cache holds only the fp32 head's bf16 copy."""
+    plan = axolotl_plan(AXOLOTL_FULL)
+    prec = plan.precision.value
+    assert (prec.param_dtype, prec.autocast, prec.linears) == ("fp32", "bf16", "bf16")
+    arch = LLAMA31_8B
+    n, linear = arch.total_params, arch.linear_params(None)
+    assert n - linear == 1_050_939_392
+    states = model_states(build_run(plan, arch, []))
+    assert states.weights == 2 * linear + 4 * (n - linear)
+    assert states.grads == states.weights
+    assert states.optimizer == pytest.approx(2 * states.weights)
+    assert states.master == 0
+    assert states.amp_weight_cache == arch.vocab_size * arch.hidden_size * 2
+
+
+def test_axolotl_lora_base_is_bf16_not_fp32():
+    """adapter: lora -> needs_fa2_dtype: the embeddings and norms go back to bf16; the frozen base stays as loaded
+    (bf16: 2 B/param), PEFT's adapters in fp32 (4 B per adapter parameter)."""
+    plan = axolotl_plan(AXOLOTL_FULL + "adapter: lora\nlora_r: 16\nlora_target_linear: true\n")
+    assert plan.precision.value == PURE_BF16
+    states = model_states(build_run(plan, LLAMA31_8B, []))
+    lora = LLAMA31_8B.lora_params(16, "all-linear")
+    assert states.weights == LLAMA31_8B.total_params * 2 + lora * 4
+
+
+def test_axolotl_fsdp_params_are_upcast_to_fp32_by_accelerate():
+    """fsdp: [full_shard, auto_wrap]: axolotl skips its own upcast, loads in bf16; accelerate's prepare_model upcasts
+    the flat parameters to fp32 under mixed precision: fp32 sharded weights under bf16 autocast."""
+    plan = axolotl_plan(AXOLOTL_FULL + "fsdp:\n  - full_shard\n  - auto_wrap\n")
+    assert plan.precision.value == AMP_BF16
+    launched = plan.with_(precision=type(plan.precision)(PURE_BF16, plan.precision.origin))
+    run = build_run(launched, LLAMA31_8B, notes := [])
+    assert run.precision == AMP_BF16 and any("accelerate upcasts" in n for n in notes)
+
+
+def test_axolotl_without_half_precision_trains_fp32():
+    plan = axolotl_plan("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nbf16: false\n")
+    assert plan.precision.value == FP32
+
+
+def test_axolotl_held_conditions():
+    """cast back to the load dtype for an adapter, Cut Cross-Entropy, any attention but eager/SDPA; FSDP skips it."""
+    kw = dict(adapter=False, fsdp=False, attention=None, cut_cross_entropy=False)
+    assert semantics.axolotl_held("bf16", **kw).fp32_rest
+    assert semantics.axolotl_held("bf16", **{**kw, "attention": "eager"}).fp32_rest
+    for change in ({"adapter": True}, {"fsdp": True}, {"cut_cross_entropy": True},
+                   {"attention": "flash_attention_2"}, {"attention": "flex_attention"}):
+        assert not semantics.axolotl_held("bf16", **{**kw, **change}).fp32_rest, change
+    assert not semantics.axolotl_held("fp32", **kw).fp32_rest
+
+
+# ---- LitGPT ----------------------------------------------------------------------------------------------------
+
+
+def litgpt_plan(text: str, name: str = "lora.yaml"):
+    return litgpt.read(parse_document(text, name)).plan
+
+
+def test_litgpt_lora_switch_defaults_are_query_and_value():
+    """litgpt/finetune/lora.py setup(): lora_query=True, lora_value=True, the others False, lora_dropout 0.05."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\n")
+    peft = plan.peft.value
+    assert peft.switches == ("lora_query", "lora_value") and peft.dropout == 0.05
+    run = build_run(plan, LLAMA32_1B, [])
+    assert run.peft.target_modules == ["self_attn.q_proj", "self_attn.v_proj"]
+
+
+@pytest.mark.parametrize("arch, expected", [
+    (PYTHIA_1B, ["attention.query_key_value", "attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h"]),
+    (PHI2, ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.dense", "mlp.fc1", "mlp.fc2"]),
+    (LLAMA32_1B, ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+                  "mlp.up_proj", "mlp.down_proj"]),
+])
+def test_litgpt_lora_switches_map_to_each_architectures_modules(arch, expected):
+    """Every switch on: q/k/v (GPT-NeoX's fused query_key_value), the attention output projection (GPT-NeoX and
+    Phi `dense`, Llama `o_proj`), every MLP linear (Phi's fc1 reads the attention input: its parent decides)."""
+    on = {name: True for name in semantics.litgpt_lora_switches()}
+    assert semantics.litgpt_lora_targets(arch, on) == expected
+    assert arch.lora_params(8, expected) > 0
+
+
+def test_litgpt_pythia_lora_gets_adapters():
+    """Before, the switches became Llama names (q_proj, ...) and Pythia got no adapter parameters at all."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/EleutherAI/pythia-1b\nlora_r: 8\nlora_query: true\n"
+                       "lora_value: true\nprecision: bf16-true\n")
+    states = model_states(build_run(plan, PYTHIA_1B, []))
+    # the fused query_key_value: r x (h + 3h) per layer, 16 layers, h = 2048
+    assert states.trainable == 16 * 8 * (2048 + 3 * 2048)
+
+
+def test_litgpt_adapters_follow_fabrics_true_precision():
+    """bf16-true: HalfPrecision.convert_module casts the whole model, adapters included: 2 B adapter parameters."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-true\n")
+    assert plan.peft.value.adapter_dtype == "bf16"
+
+
+def test_litgpt_default_precision_is_bf16_mixed():
+    """get_default_supported_precision(training=True) -> bf16-mixed on a bf16 GPU."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n")
+    assert plan.precision.value == AMP_BF16
+
+
+def test_litgpt_loss_paths_and_fp32_logits():
+    """LoRA script: the head in 128-token chunks; full script: full logits, cross-entropy in 128-row chunks. With
+    bf16-true Fabric hands the logits back in fp32 (4 B each), and fit() keeps the last step's logits referenced:
+    T x V x 4 in every phase. Llama-3.2-1B, micro-batch 1 x 512: 512 x 128,256 x 4 = 262,668,288 bytes."""
+    lora = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-true\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    full = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n", "full.yaml")
+    assert lora.loss_kernel.value == "litgpt_head_chunks" and full.loss_kernel.value == "litgpt_ce_chunks"
+    T, V = 512, LLAMA32_1B.vocab_size
+    for plan in (lora, full):
+        run = build_run(plan, LLAMA32_1B, [])
+        assert run.logits_out_bytes == 4 and run.keeps_logits
+        act = activations(run)
+        assert act.kept_logits == T * V * 4
+        # forward: the bf16 head output and its fp32 conversion while the last step's logits are still referenced
+        assert act.logits_forward == T * V * (2 + 4)
+    assert activations(build_run(lora, LLAMA32_1B, [])).logits_backward == T * V * 4 + 2 * 128 * V * 4
+    assert activations(build_run(full, LLAMA32_1B, [])).logits_backward == 2 * T * V * 4
+    est = estimate_plan(lora, LLAMA32_1B)
+    assert component(est, "logits") >= T * V * 4
+
+
+def test_litgpt_expands_kv_heads_before_sdpa():
+    """CausalSelfAttention.forward repeats k and v to all 32 query heads of Llama-3.2-1B (8 KV heads): SDPA saves
+    k and v at 32 heads: 2 x T x (32 - 8) x 64 x 2 B more per layer."""
+    base = Run(arch=LLAMA32_1B, micro_batch=1, seq_len=1024, precision=PURE_BF16,
+               optimizer=optimizer_spec("adamw_torch_fused"))
+    from dataclasses import replace
+
+    plain, expanded = activations(base), activations(replace(base, kv_expanded=True))
+    assert expanded.per_layer - plain.per_layer == 2 * 1024 * (32 - 8) * 64 * 2
+
+
+def test_litgpt_checkpoint_dir_keeps_its_folder(tmp_path):
+    """A checkpoint_dir that exists with a config.json (LitGPT's download layout checkpoints/<org>/<name>, relative
+    to the folder litgpt runs in) is the model; otherwise <org>/<name>."""
+    folder = tmp_path / "checkpoints" / "acme" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    config = tmp_path / "config_hub" / "finetune" / "lora.yaml"
+    config.parent.mkdir(parents=True)
+    text = "checkpoint_dir: checkpoints/acme/tiny\nlora_r: 8\n"
+    assert litgpt.read(parse_document(text, str(config))).plan.model.value == str(folder)
+    other = litgpt.read(parse_document("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n",
+                                       str(config))).plan
+    assert other.model.value == "meta-llama/Llama-3.2-1B"
+
+
+# ---- the data file and the pages -------------------------------------------------------------------------------
+
+
+def test_every_semantics_entry_names_its_code_and_versions():
+    data = json.loads(read_data("framework_semantics.json"))
+    for framework, body in data.items():
+        if framework.startswith("_"):
+            continue
+        for name, entry in body.items():
+            assert isinstance(entry, dict) and entry.get("_evidence") and entry.get("_versions"), (framework, name)
+            assert re.search(r"\.py\b", entry["_evidence"]), (framework, name)
+
+
+FRAMEWORKS = ("hf-trainer", "trl", "accelerate", "deepspeed", "peft", "axolotl", "llama-factory", "ms-swift",
+              "torchtune", "litgpt", "lightning", "open-instruct", "open-r1", "alignment-handbook")
+
+
+def test_every_framework_has_a_page_in_the_index():
+    index = (ROOT / "docs" / "frameworks" / "README.md").read_text()
+    for name in FRAMEWORKS:
+        page = ROOT / "docs" / "frameworks" / f"{name}.md"
+        assert page.is_file(), name
+        assert f"({name}.md)" in index, name
+        text = page.read_text()
+        for heading in ("Precision", "Loss", "Launch", "Parser"):
+            assert f"## {heading}" in text, (name, heading)
