@@ -250,3 +250,93 @@ def test_every_framework_has_a_page_in_the_index():
         text = page.read_text()
         for heading in ("Precision", "Loss", "Launch", "Parser"):
             assert f"## {heading}" in text, (name, heading)
+
+
+def test_litgpt_model_keeps_its_own_head():
+    """LitGPT's GPT holds lm_head and wte as two parameters: Llama-3.2-1B (tied in the HF checkpoint, 1,235,814,400
+    params) has 1,235,814,400 + 128,256 x 2,048 = 1,498,482,688 parameters in LitGPT."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-true\n")
+    run = build_run(plan, LLAMA32_1B, notes := [])
+    assert LLAMA32_1B.total_params == 1_235_814_400
+    assert run.arch.total_params == 1_498_482_688 and not run.arch.tie_word_embeddings
+    assert any("own lm_head" in n for n in notes)
+    assert build_run(plan, LLAMA32_1B, []).arch is run.arch  # one object per architecture (estimate caches)
+
+
+def test_litgpt_phi_blocks_have_no_dropout_and_one_gelu():
+    """Phi-2 as LitGPT builds it: no dropout (HF's config trains with resid_pdrop 0.1: two 1-byte [T, h] masks per
+    layer) and one F.gelu(approximate="tanh") saving its input (HF's gelu_new saves four [T, f] tensors): per layer
+    3 x T x f x 2 B + 2 x T x h fewer bytes, T = 1,024, f = 10,240, h = 2,560."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/microsoft/phi-2\nprecision: bf16-true\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 1024\n", "full.yaml")
+    run = build_run(plan, PHI2, [])
+    assert run.fused_activation and dict(run.arch.dropout)["resid"] == 0.0
+    hf = Run(arch=PHI2, micro_batch=1, seq_len=1024, precision=PURE_BF16, optimizer=run.optimizer)
+    from dataclasses import replace
+
+    litgpt_layer = activations(replace(hf, arch=run.arch, fused_activation=True)).per_layer
+    assert activations(hf).per_layer - litgpt_layer == 3 * 1024 * 10240 * 2 + 2 * 1024 * 2560
+
+
+# ---- torchtune -------------------------------------------------------------------------------------------------
+
+
+TORCHTUNE = ("model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\ntokenizer:\n  max_seq_len: 2048\n"
+             "batch_size: 2\ndtype: bf16\noptimizer:\n  _component_: torch.optim.AdamW\n")
+
+
+def test_torchtune_chunked_output_loss():
+    """CEWithChunkedOutputLoss (8 chunks): the model's chunked bf16 logits (T·V·2) until `del outputs`, every chunk's
+    fp32 log-softmax (T·V·4) and one chunk's fp32 upcast in forward; backward: the log-softmax plus one chunk's
+    gradient (fp32 twice and the bf16 cast). T = 2 x 2,048, V = 128,256."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
+    plan = torchtune.read(parse_document(text, "t.yaml")).plan
+    assert plan.loss_kernel.value == "torchtune_chunked" and plan.precision.value == PURE_BF16
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
+    assert act.logits_forward == T * V * 2 + T * V * 4 + rows * V * 4
+    assert act.logits_backward == T * V * 4 + rows * V * (8 + 2)
+    four = torchtune.read(parse_document(text + "  num_output_chunks: 4\n", "t.yaml")).plan
+    assert build_run(four, LLAMA32_1B, []).loss_chunks == 4
+
+
+def test_torchtune_linear_cross_entropy_projects_per_chunk():
+    """LinearCrossEntropyLoss: the head runs inside the loss per chunk: one chunk's bf16 logits at a time."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n"
+    plan = torchtune.read(parse_document(text, "t.yaml")).plan
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
+    assert act.logits_forward == rows * V * 2 + T * V * 4 + rows * V * 4
+
+
+# ---- LLaMA-Factory ---------------------------------------------------------------------------------------------
+
+
+def test_llama_factory_liger_is_fused_only_for_pt_and_sft():
+    """apply_liger_kernel(require_logits=stage not in [pt, sft]): a DPO stage gets Liger without its fused linear
+    cross-entropy, so the full logits are built."""
+    from trainlint.flavors import huggingface
+
+    base = ("model_name_or_path: meta-llama/Llama-3.2-1B\nstage: {}\nfinetuning_type: lora\ntemplate: llama3\n"
+            "enable_liger_kernel: true\ncutoff_len: 1024\n")
+    sft = huggingface.read(parse_document(base.format("sft"), "s.yaml")).plan
+    dpo = huggingface.read(parse_document(base.format("dpo"), "d.yaml")).plan
+    assert sft.fused_loss.value is True
+    assert dpo.fused_loss.value is False and "stage dpo" in dpo.fused_loss.origin.note
+
+
+def test_axolotl_precision_follows_the_run_as_planned():
+    """The fix planner re-estimates with FSDP or an adapter added: axolotl's loader would then leave no fp32
+    embeddings (adapter: cast back to bf16; FSDP: accelerate's fp32 upcast of everything)."""
+    from trainlint.plan import Origin, Peft, Setting
+
+    plan = axolotl_plan(AXOLOTL_FULL)
+    assert plan.precision.value.linears == "bf16"
+    lora = plan.with_(peft=Setting(Peft("lora", 16, "all-linear"), Origin("cli")))
+    assert build_run(lora, LLAMA31_8B, []).precision == PURE_BF16
+    sharded = plan.with_(fsdp=Setting("full_shard", Origin("cli")))
+    assert build_run(sharded, LLAMA31_8B, []).precision == AMP_BF16

@@ -154,6 +154,7 @@ class TrainingPlan:
     # Which fused/chunked loss: liger (fused linear cross-entropy) | cce (Cut Cross-Entropy) | trl (TRL's fused LM
     # head) | torchtune_chunked; None with fused_loss means Liger.
     loss_kernel: Setting[str | None] = default(None, "no fused loss kernel named")
+    loss_chunks: Setting[int | None] = default(None, "the loss kernel's own number of chunks")
     liger_accum_fp32: Setting[bool] = default(False, "Liger accumulates the head gradient in the weight dtype")
     trainer: Setting[str | None] = default(None, "the plain framework trainer")  # trl | llamafactory | open-instruct | ...
     trainer_version: Setting[str | None] = default(None, "the trainer library's version is not known")

@@ -8,7 +8,7 @@ names the framework code that decides it and the releases it was checked at; doc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -129,6 +129,32 @@ def litgpt_lora_targets(arch: Any, enabled: dict[str, bool]) -> list[str]:
                 if hit and lin.path not in paths:
                     paths.append(lin.path)
     return paths
+
+
+_UNTIED: dict[int, tuple[Any, Any]] = {}
+_UNTIED_LIMIT = 64
+
+
+def litgpt_arch(arch: Any) -> Any:
+    """`arch` as LitGPT's own GPT builds it (data "litgpt" model): its own output head where the checkpoint ties it to
+    the embedding (lm_head and wte are two parameters), and no dropout anywhere. The same object for the same
+    architecture, so the estimator's caches keyed by the architecture keep working."""
+    rule = entry("litgpt", "model") or {}
+    found = _UNTIED.get(id(arch))
+    if found is not None and found[0] is arch:
+        return found[1]
+    changes: dict[str, Any] = {}
+    if rule.get("untied_head") and getattr(arch, "tie_word_embeddings", False) and getattr(arch, "kind", "") == "decoder":
+        extra = arch.vocab_size * arch.hidden_size
+        changes.update(tie_word_embeddings=False, head_params=arch.head_params + extra,
+                       checkpoint_params=None if arch.checkpoint_params is None else arch.checkpoint_params + extra)
+    if rule.get("no_dropout"):
+        changes["dropout"] = (("resid", 0.0), ("attn", 0.0), ("embedding", 0.0))
+    built = replace(arch, **changes) if changes else arch
+    if len(_UNTIED) >= _UNTIED_LIMIT:
+        _UNTIED.clear()
+    _UNTIED[id(arch)] = (arch, built)
+    return built
 
 
 def litgpt_loss(lora_script: bool) -> dict[str, Any]:

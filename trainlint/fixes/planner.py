@@ -204,7 +204,8 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("ckpt", 1, "enable gradient checkpointing", {"grad_ckpt": "full"}, RECOMPUTE,
                  "+33% compute (recompute)", edits=_tuple(edits_for("grad_ckpt", "full")), flags="--grad-ckpt full"))
     micro, gas = plan.micro_batch.value, plan.grad_accum.value
-    if isinstance(micro, int) and isinstance(gas, int) and micro > 1 and gas >= 1:
+    # torchtune's optimizer_in_bwd steps in backward and refuses gradient accumulation (TL640): no same-batch split.
+    if isinstance(micro, int) and isinstance(gas, int) and micro > 1 and gas >= 1 and not plan.optimizer_in_bwd.value:
         for new_micro in _smaller_micro_batches(micro):
             factor = micro // new_micro
             new_gas = gas * factor
@@ -247,8 +248,12 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("optim", 1, "use 8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"}, 0.01,
                  "+1% time; optimizer states quantized (changes numerics slightly)", safe=False,
                  edits=_tuple(edits_for("optimizer", "adamw_8bit")), flags="--optimizer adamw_8bit"))
+    # The fused linear cross-entropy replaces the model's own loss over labels: supervised and pretraining runs only
+    # (preference and RL trainers compute from the logits; LLaMA-Factory applies Liger without it outside pt/sft,
+    # model_utils/liger_kernel.py apply_liger_kernel).
     if not plan.fused_loss.value and plan.loss_kernel.value is None and ctx.architecture is not None and \
-            ctx.architecture.vocab_size >= 32000 and (plan.head.value or "lm") == "lm":
+            ctx.architecture.vocab_size >= 32000 and (plan.head.value or "lm") == "lm" and \
+            (plan.task.value or "sft") in ("sft", "pretrain"):
         add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
                  {"fused_loss": True}, 0.0, "same compute", safe=False,
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))

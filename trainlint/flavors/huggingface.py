@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from trainlint.catalog import semantics
 from trainlint.document.tree import Document
 from trainlint.flavors import deepspeed as ds
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
@@ -142,6 +143,13 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     liger = view.first(("use_liger_kernel",), ("enable_liger_kernel",), ("use_liger",), convert=as_bool)
     if liger is not None:
         changes["fused_loss"] = liger
+        stage = view.str("stage")
+        fused_stages = semantics.entry("llama-factory", "liger", "fused_stages") or ()
+        if kind == "llamafactory" and liger.value and stage is not None and stage.value not in fused_stages:
+            # apply_liger_kernel(require_logits=True): Liger without its fused linear cross-entropy; the stage
+            # builds the full logits.
+            changes["fused_loss"] = Setting(False, view.origin(("stage",), f"LLaMA-Factory stage {stage.value}: Liger "
+                                                               "without fused linear cross-entropy (liger_kernel.py)"))
 
     peft = _peft(view, kind)
     if peft is not None:

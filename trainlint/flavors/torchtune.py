@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from trainlint.catalog import semantics
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_targets, top_keys
 from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting, TrainingPlan, default
@@ -74,8 +75,16 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     if optimizer is not None:
         changes["optimizer"] = optimizer
     loss = view.str("loss", "_component_")
-    if loss is not None and any(word in loss.value for word in ("Chunked", "LinearCrossEntropy")):
+    kernels = semantics.entry("torchtune", "loss", "components") or {}
+    kernel = kernels.get(loss.value.rsplit(".", 1)[-1]) if loss is not None else None
+    if loss is not None and kernel is not None:
+        # torchtune's chunked losses: the logits (or the head's projection) in num_output_chunks chunks, each
+        # upcast to fp32 for its cross-entropy (data/framework_semantics.json "torchtune" loss).
         changes["fused_loss"] = Setting(True, loss.origin)
+        changes["loss_kernel"] = Setting(kernel, loss.origin)
+        chunks = view.int("loss", "num_output_chunks")
+        if chunks is not None and chunks.value > 0:
+            changes["loss_chunks"] = chunks
     in_bwd = view.bool("optimizer_in_bwd")
     if in_bwd is not None and in_bwd.value:
         changes["optimizer_in_bwd"] = in_bwd  # the step runs per parameter in backward, freeing its gradient

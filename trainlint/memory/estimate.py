@@ -63,6 +63,13 @@ def resolve_gpu(plan: TrainingPlan):
 
 
 def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
+    if plan.flavor == "litgpt":
+        # LitGPT's GPT (litgpt/model.py): lm_head and the embedding are two parameters, no dropout anywhere.
+        built = semantics.litgpt_arch(arch)
+        if built.tie_word_embeddings != arch.tie_word_embeddings:
+            assumptions.append(f"LitGPT's model keeps its own lm_head ({arch.vocab_size * arch.hidden_size / 1e6:,.0f}M "
+                               "parameters the Hugging Face checkpoint ties to the embedding)")
+        arch = built
     optimizer = optimizer_spec(plan.optimizer.value) if plan.optimizer.value else None
     if optimizer is None:
         assumptions.append(f"optimizer {plan.optimizer.value!r} is not in the optimizer table: sized as AdamW")
@@ -158,12 +165,8 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         # shard with FSDP2 (fully_shard); single-device recipes run on one GPU without gradient buckets.
         fsdp = "full_shard"
         assumptions.append("torchtune on several GPUs: a distributed recipe, FSDP2-sharded (torchtune has no DDP)")
-    if plan.flavor == "axolotl" and fsdp is not None and precision.param_dtype in ("bf16", "fp16") \
-            and not precision.master_weights and semantics.entry("axolotl", "fsdp_params", "value") == "fp32":
-        # axolotl loads in 16 bits and trains with the HF Trainer's mixed precision: under FSDP accelerate upcasts
-        # the parameters to fp32 (Accelerator.prepare_model / fsdp2_prepare_model).
-        precision = Precision("fp32", autocast=precision.param_dtype)
-        assumptions.append("axolotl under FSDP: accelerate upcasts the 16-bit parameters to fp32 (mixed precision)")
+    if plan.flavor == "axolotl" and not precision.master_weights:
+        precision = _axolotl_precision(plan, precision, fsdp, peft, loss_kernel, assumptions)
     kv_expanded, keeps_logits, logits_out = _framework_layout(plan, precision, loss_kernel)
     if peft is not None and peft.switches:
         targets = semantics.litgpt_lora_targets(arch, {name: True for name in peft.switches})
@@ -192,7 +195,29 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
         ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
-        kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out)
+        kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out,
+        fused_activation=plan.flavor == "litgpt" and bool(semantics.entry("litgpt", "model", "fused_activation")),
+        loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)))
+
+
+def _axolotl_precision(plan: TrainingPlan, precision: Precision, fsdp: str | None, peft, loss_kernel: str | None,
+                       assumptions: list[str]) -> Precision:
+    """The weights as axolotl holds them for this run (data/framework_semantics.json "axolotl"), from the dtype it
+    loads in, for the run as planned (the fix planner may add FSDP or an adapter): under FSDP accelerate upcasts the
+    16-bit parameters to fp32; otherwise the embeddings, head and norms stay fp32 only for a full fine-tune with
+    eager/SDPA attention and no Cut Cross-Entropy."""
+    load = precision.linears or (precision.param_dtype if precision.param_dtype in ("bf16", "fp16") else None)
+    if load is None:
+        return precision
+    if fsdp is not None:
+        if semantics.entry("axolotl", "fsdp_params", "value") != "fp32":
+            return precision
+        assumptions.append("axolotl under FSDP: accelerate upcasts the 16-bit parameters to fp32 (mixed precision)")
+        return Precision("fp32", autocast=load)
+    attention = None if plan.attn_impl.is_default else plan.attn_impl.value
+    held = semantics.axolotl_held(load, adapter=peft is not None, fsdp=False, attention=attention,
+                                  cut_cross_entropy=loss_kernel == "cce")
+    return Precision("fp32", autocast=load, linears=load) if held.fp32_rest else Precision(load)
 
 
 def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str | None) -> tuple[bool, bool, int]:

@@ -154,6 +154,8 @@ class Run:
     kv_expanded: bool = False  # k and v repeated to every query head before attention (LitGPT)
     logits_out_bytes: int = 0  # bytes per logit the model hands the loss (Fabric's true precisions: fp32); 0: compute
     keeps_logits: bool = False  # the training loop keeps the last step's logits referenced (LitGPT fit())
+    fused_activation: bool = False  # the MLP's activation is one op saving its input (LitGPT's F.gelu(approximate=))
+    loss_chunks: int = 8  # chunks of torchtune's chunked losses (num_output_chunks)
 
     @property
     def dp(self) -> int:
@@ -489,6 +491,8 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     """Bytes one layer of `stack` saves for backward (no checkpointing)."""
     arch = run.arch
     fam = model_family(arch)
+    if run.fused_activation and fam.act_saved > 1:
+        fam = replace(fam, act_saved=1)  # one activation op: only its input is saved
     prec = run.precision
     amp = prec.param_dtype == "fp32" and prec.autocast is not None
     c = BYTES[prec.compute_dtype]  # activations of linears and attention
@@ -866,6 +870,19 @@ def _logits(run: Run) -> tuple[float, float]:
         return forward, backward
     if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks"):
         return _litgpt_logits(run, kernel, T, V, c)
+    if kernel in ("torchtune_chunked", "torchtune_linear_ce"):
+        # torchtune (data/framework_semantics.json "torchtune" loss): each of n chunks is upcast to fp32 for
+        # F.cross_entropy, whose log-softmax (fp32) every chunk saves: T·V·4 in all. CEWithChunkedOutputLoss also
+        # holds the model's chunked 16-bit logits (T·V·c) until the recipe's `del outputs`; LinearCrossEntropyLoss
+        # projects each chunk of hidden states inside the loss (one chunk's 16-bit logits at a time). Forward: the
+        # saved log-softmax plus one chunk's cast; backward (outputs deleted): the log-softmax plus one chunk's
+        # gradient (fp32 through the log-softmax, then the 16-bit cast).
+        rows = T / max(1, run.loss_chunks)
+        upcast = rows * V * 4 if c != 4 else 0.0
+        held = T * V * c if kernel == "torchtune_chunked" else rows * V * c
+        forward = held + T * V * 4 + upcast
+        backward = T * V * 4 + rows * V * (8 + (c if c != 4 else 0))
+        return forward, backward
     copy = T * V * 4 if c != 4 else 0
     forward = T * V * c + copy + T * V * 4
     backward = T * V * 4 * 3
@@ -913,7 +930,8 @@ STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "
                "offload_optimizer", "offload_params", "kbit_fp32_upcast")
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
-                    "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits")
+                    "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits",
+                    "fused_activation", "loss_chunks")
 
 
 class PartsMemo:
@@ -1063,7 +1081,9 @@ def _step(run: Run, memo: PartsMemo | None):
                 "trl": "TRL's fused LM head (no full logits)", "trl_chunked": "TRL chunked_nll (256-token chunks)",
                 "cce": "Cut Cross-Entropy (no full logits)",
                 "litgpt_head_chunks": "LitGPT: the head in 128-token chunks, chunked cross-entropy",
-                "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks"}.get(kernel, "fused cross-entropy")
+                "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks",
+                "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
+                "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
         terms.append(["logits", "logits and loss", logits, note])
