@@ -368,3 +368,39 @@ def test_litgpt_lora_peaks_match_litgpts_published_numbers(text, published_gb):
     arch = find_model(plan.model.value)
     estimate = estimate_plan(plan, arch)
     assert estimate.peak_allocated / 1e9 == pytest.approx(published_gb, rel=0.05)
+
+
+def test_axolotl_qlora_kbit_upcast_is_skipped_under_zero3_and_fsdp():
+    """_prepare_model_for_quantization: prepare_model_for_kbit_training (norms and embeddings to fp32) for QLoRA,
+    skipped under FSDP and DeepSpeed ZeRO-3."""
+    from trainlint.plan import Origin, Setting
+
+    plan = axolotl_plan(AXOLOTL_FULL + "adapter: qlora\nload_in_4bit: true\nlora_r: 16\n")
+    assert build_run(plan, LLAMA31_8B, []).kbit_fp32_upcast
+    zero3 = plan.with_(zero_stage=Setting(3, Origin("cli")))
+    assert not build_run(zero3, LLAMA31_8B, []).kbit_fp32_upcast
+    sharded = plan.with_(fsdp=Setting("full_shard", Origin("cli")))
+    assert not build_run(sharded, LLAMA31_8B, []).kbit_fp32_upcast
+
+
+def test_torchtune_on_several_gpus_is_fsdp_sharded():
+    """torchtune has no DDP recipe: several GPUs mean the distributed recipes' FSDP2 sharding."""
+    from trainlint.flavors import torchtune
+    from trainlint.plan import Origin, Setting
+
+    plan = torchtune.read(parse_document(TORCHTUNE, "t.yaml")).plan.with_(num_gpus=Setting(4, Origin("cli")))
+    assert build_run(plan, LLAMA32_1B, notes := []).fsdp == "full_shard"
+    assert any("torchtune has no DDP" in n for n in notes)
+
+
+@pytest.mark.parametrize("version, kernel", [("1.16.0", "trl"), ("1.10.0", "trl_chunked"), ("1.5.0", None)])
+def test_trl_loss_path_by_release(version, kernel):
+    """TRL SFT: the fused LM head from 1.15, chunked_nll from 1.7, the full logits before (data "trl" loss)."""
+    from trainlint.flavors import huggingface
+    from trainlint.plan import Origin, Setting
+
+    text = "model_name_or_path: meta-llama/Llama-3.2-1B\nmax_length: 1024\ndataset_name: x\nbf16: true\n"
+    plan = huggingface.read(parse_document(text, "trl.yaml")).plan
+    assert plan.trainer.value == "trl"
+    plan = plan.with_(trainer_version=Setting(version, Origin("cli")))
+    assert build_run(plan, LLAMA32_1B, []).loss_kernel == kernel

@@ -36,6 +36,17 @@ def evidence(framework: str, *path: str) -> str:
     return str(node.get("_evidence", "")) if isinstance(node, dict) else ""
 
 
+def release(text: Any) -> tuple[int, ...]:
+    """(1, 15) from "1.15": a release boundary of the data file, compared with a parsed version tuple; () (below
+    every release) when absent."""
+    parts: list[int] = []
+    for piece in str(text or "").split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts)
+
+
 # ---------------------------------------------------------------------------------------------
 # axolotl
 # ---------------------------------------------------------------------------------------------

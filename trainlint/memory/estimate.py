@@ -89,9 +89,9 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     trainer = plan.trainer.value
     precision = plan.precision.value
     if (trainer == "llamafactory" and peft is not None and not peft.base_bits and precision.param_dtype == "fp32"
-            and precision.autocast):
-        # LLaMA-Factory loads with torch_dtype="auto" (model/loader.py): the frozen base stays in the checkpoint
-        # dtype; only the trainable adapters are upcast to fp32 (adapter.py, cast_trainable_params_to_fp32).
+            and precision.autocast and semantics.entry("llama-factory", "precision", "frozen") == "checkpoint"):
+        # data "llama-factory" precision: loaded with torch_dtype="auto", the frozen base stays in the checkpoint
+        # dtype; only the trainable adapters are upcast to fp32.
         known = {"bf16": "bf16", "fp16": "fp16", "bfloat16": "bf16", "float16": "fp16", "float32": "fp32",
                  "fp32": "fp32"}.get(str(arch.checkpoint_dtype or "").lower())
         base = known or "bf16"
@@ -107,16 +107,19 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     if loss_kernel is None and plan.fused_loss.value:
         loss_kernel = "liger"
     trl = _version_tuple(plan.trainer_version.value) if trainer == "trl" else None
-    if trainer == "trl" and head == "lm" and task in ("sft", "dpo") and not (task == "dpo" and loss_kernel == "liger"):
-        # TRL >= 1.15: SFTTrainer and DPOTrainer project through a fused, tiled LM head (add_fused_lm_head); SFT
-        # turns Liger's fused cross-entropy off for it. TRL 1.7-1.14: SFT's default loss_type chunked_nll
-        # (checkpointed 256-token chunks); DPO builds the full logits. Before 1.7 SFT builds the full logits too.
+    fused_head = semantics.entry("trl", "loss", "fused_head") or {}
+    chunked_nll = semantics.entry("trl", "loss", "chunked_nll") or {}
+    if trainer == "trl" and head == "lm" and task in fused_head.get("tasks", ()) and \
+            not (task == "dpo" and loss_kernel == "liger"):
+        # data "trl" loss: the fused, tiled LM head (SFT turns Liger's fused cross-entropy off for it); before it
+        # SFT's chunked_nll (checkpointed 256-token chunks); before that, and DPO before the fused head, full logits.
         where = (plan.trainer_version.origin.note or f"trl {plan.trainer_version.value}") if trl else \
             "the newest TRL: its version is not known"
-        if trl is None or trl >= (1, 15):
+        if trl is None or trl >= semantics.release(fused_head.get("from")):
             loss_kernel = "trl"
             assumptions.append(f"TRL's fused LM head, no [tokens, vocab] logits ({where})")
-        elif trl >= (1, 7) and task == "sft" and loss_kernel != "liger":
+        elif trl >= semantics.release(chunked_nll.get("from")) and task in chunked_nll.get("tasks", ()) \
+                and loss_kernel != "liger":
             loss_kernel = "trl_chunked"
             assumptions.append(f"TRL's chunked_nll loss: checkpointed 256-token chunks ({where})")
         elif loss_kernel is None:
@@ -126,16 +129,21 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         if peft.kbit_upcast is not None:
             kbit_upcast = peft.kbit_upcast
         elif plan.flavor == "axolotl":
-            # axolotl loaders/model.py calls prepare_model_for_kbit_training, except under FSDP or ZeRO-3.
-            kbit_upcast = plan.fsdp.value is None and (plan.zero_stage.value or 0) < 3
+            # axolotl's loader calls prepare_model_for_kbit_training except where data "axolotl" kbit_upcast skips it.
+            skipped = semantics.entry("axolotl", "kbit_upcast", "skipped_when") or ()
+            kbit_upcast = not (("fsdp" in skipped and plan.fsdp.value is not None)
+                               or ("zero3" in skipped and (plan.zero_stage.value or 0) >= 3))
         elif plan.flavor == "huggingface" and trainer in (None, "transformers"):
             kbit_upcast = True
             assumptions.append("4/8-bit base: the script calls PEFT's prepare_model_for_kbit_training (embeddings "
                                "and norms upcast to fp32), as the transformers examples do")
-        if trainer == "trl" and trl is not None and trl < (0, 22) and peft.kbit_upcast is None:
-            kbit_upcast = True  # TRL <= 0.21 SFTTrainer called prepare_model_for_kbit_training
-        if trainer == "trl" and peft.adapter_dtype is None and (trl is None or trl >= (0, 26)):
-            # TRL >= 0.26 casts the trainable parameters of a quantized base to bf16 (sft_trainer.py).
+        quantized = semantics.entry("trl", "quantized") or {}
+        if trainer == "trl" and trl is not None and trl < semantics.release(quantized.get("kbit_upcast_before")) \
+                and peft.kbit_upcast is None:
+            kbit_upcast = True  # older SFTTrainer called prepare_model_for_kbit_training
+        if trainer == "trl" and peft.adapter_dtype is None and \
+                (trl is None or trl >= semantics.release(quantized.get("bf16_adapters_from"))):
+            # newer SFTTrainer casts the trainable parameters of a quantized base to bf16.
             peft = replace(peft, adapter_dtype="bf16")
     lowrank = None
     optim_name = (plan.optimizer.value or "").lower()
@@ -160,10 +168,11 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
             momentum = None
     in_bwd = bool(plan.optimizer_in_bwd.value) or optim_name.endswith("_layerwise")
     fsdp = plan.fsdp.value
-    if plan.flavor == "torchtune" and fsdp is None and plan.num_gpus.value > 1 and (plan.zero_stage.value or 0) == 0:
-        # torchtune has no DDP path: its distributed recipes (full_finetune_distributed, lora_finetune_distributed)
-        # shard with FSDP2 (fully_shard); single-device recipes run on one GPU without gradient buckets.
-        fsdp = "full_shard"
+    multi = semantics.entry("torchtune", "multi_gpu", "sharding")
+    if plan.flavor == "torchtune" and multi and fsdp is None and plan.num_gpus.value > 1 and \
+            (plan.zero_stage.value or 0) == 0:
+        # data "torchtune" multi_gpu: no DDP path; the distributed recipes shard with FSDP2 (fully_shard).
+        fsdp = multi
         assumptions.append("torchtune on several GPUs: a distributed recipe, FSDP2-sharded (torchtune has no DDP)")
     if plan.flavor == "axolotl" and not precision.master_weights:
         precision = _axolotl_precision(plan, precision, fsdp, peft, loss_kernel, assumptions)
