@@ -404,3 +404,16 @@ def test_trl_loss_path_by_release(version, kernel):
     assert plan.trainer.value == "trl"
     plan = plan.with_(trainer_version=Setting(version, Origin("cli")))
     assert build_run(plan, LLAMA32_1B, []).loss_kernel == kernel
+
+
+def test_litgpt_pretrain_has_no_shift_copy():
+    """pretrain.py: chunked_cross_entropy(logits, targets) on the contiguous logits; full.py slices
+    logits[..., :-1, :] first, which reshape copies for a micro-batch of 2 (T x V x 4 more in forward): forward
+    max(T·V·(2 + 4), T·V·4 + copy) = 6 vs 8 T·V with bf16-true."""
+    body = "precision: bf16-true\ntrain:\n  micro_batch_size: 2\n  max_seq_length: 512\n"
+    pretrain = litgpt_plan("model_name: Llama-3.2-1B\n" + body, "pretrain.yaml")
+    full = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n" + body, "full.yaml")
+    assert pretrain.loss_kernel.value == "litgpt_pretrain_ce" and full.loss_kernel.value == "litgpt_ce_chunks"
+    T, V = 1024, LLAMA32_1B.vocab_size
+    assert activations(build_run(pretrain, LLAMA32_1B, [])).logits_forward == 6 * T * V
+    assert activations(build_run(full, LLAMA32_1B, [])).logits_forward == 8 * T * V

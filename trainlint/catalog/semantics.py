@@ -168,9 +168,9 @@ def litgpt_arch(arch: Any) -> Any:
     return built
 
 
-def litgpt_loss(lora_script: bool) -> dict[str, Any]:
-    """The loss path of LitGPT's fine-tune script: {"kernel", "chunk"} (lora/adapter scripts chunk the head)."""
-    return dict(entry("litgpt", "loss", "lora" if lora_script else "full") or {})
+def litgpt_loss(script: str) -> dict[str, Any]:
+    """The loss path of LitGPT's `script` ("lora", "full" or "pretrain"): {"kernel", "chunk"}."""
+    return dict(entry("litgpt", "loss", script) or {})
 
 
 def litgpt_true_precision(precision: str) -> bool:

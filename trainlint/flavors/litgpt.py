@@ -96,12 +96,13 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         origin = rank.origin if rank is not None else view.origin((next(f for f in switches if view.has(f)),))
         changes["peft"] = Setting(Peft("lora", rank.value if rank else int(defaults.get("lora_r", 8)), None, bits,
                                        dropout=max(0.0, dropout), adapter_dtype=adapter_dtype, switches=on), origin)
-    loss = semantics.litgpt_loss("peft" in changes)
+    script = _script(view, "peft" in changes)
+    loss = semantics.litgpt_loss(script)
     if loss.get("kernel"):
-        changes["loss_kernel"] = inferred(loss["kernel"], "LitGPT's " + ("LoRA script: the head in 128-token chunks"
-                                                                        if "peft" in changes else
-                                                                        "full fine-tune script: full logits")
-                                          + ", chunked cross-entropy (litgpt/finetune)")
+        changes["loss_kernel"] = inferred(loss["kernel"], {
+            "lora": "LitGPT's LoRA script: the head in 128-token chunks",
+            "full": "LitGPT's full fine-tune script: full logits",
+            "pretrain": "LitGPT's pretrain script: full logits"}[script] + ", chunked cross-entropy")
     if world > 1:
         # litgpt/finetune/{full,lora}.py and pretrain.py: FSDPStrategy(activation_checkpointing_policy={Block})
         # whenever more than one device trains.
@@ -112,6 +113,16 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     if optimizer is not None:
         changes["optimizer"] = optimizer
     return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))
+
+
+def _script(view: ConfigView, lora: bool) -> str:
+    """Which LitGPT entry point reads the file (data "litgpt" loss _scripts): LoRA keys -> `finetune_lora`, a
+    `model_name` without `checkpoint_dir` -> `pretrain`, otherwise `finetune_full`."""
+    if lora:
+        return "lora"
+    if view.has("model_name") and not view.has("checkpoint_dir"):
+        return "pretrain"
+    return "full"
 
 
 def _checkpoint_model(written: str, path: str) -> str:

@@ -235,8 +235,8 @@ def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str
     if plan.flavor != "litgpt":
         return False, False, 0
     kv = bool(semantics.entry("litgpt", "attention", "kv_expanded"))
-    kernel = semantics.litgpt_loss(plan.peft.value is not None).get("kernel")
-    keeps = loss_kernel == kernel and bool(semantics.entry("litgpt", "loss", "previous_logits_alive"))
+    kernels = {semantics.litgpt_loss(script).get("kernel") for script in ("lora", "full", "pretrain")}
+    keeps = loss_kernel in kernels and bool(semantics.entry("litgpt", "loss", "previous_logits_alive"))
     true16 = precision.param_dtype in ("bf16", "fp16") and not precision.autocast and not precision.master_weights
     returned = semantics.entry("litgpt", "precision", "logits_returned")
     return kv, keeps, (4 if true16 and returned == "fp32" else 0)

@@ -868,7 +868,7 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
-    if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks"):
+    if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks", "litgpt_pretrain_ce"):
         return _litgpt_logits(run, kernel, T, V, c)
     if kernel in ("torchtune_chunked", "torchtune_linear_ce"):
         # torchtune (data/framework_semantics.json "torchtune" loss): each of n chunks is upcast to fp32 for
@@ -913,7 +913,7 @@ def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[flo
         forward = max(convert, T * V * o)  # conversion, or the log-softmax beside the new logits
         backward = T * V * o + 2 * rows * V * o
         return forward, backward
-    copy = T * V * o if run.micro_batch > 1 else 0.0
+    copy = T * V * o if run.micro_batch > 1 and kernel == "litgpt_ce_chunks" else 0.0  # pretrain: no shift slice
     forward = max(convert, T * V * o + copy)
     backward = 2 * T * V * o
     return forward, backward
@@ -1082,6 +1082,7 @@ def _step(run: Run, memo: PartsMemo | None):
                 "cce": "Cut Cross-Entropy (no full logits)",
                 "litgpt_head_chunks": "LitGPT: the head in 128-token chunks, chunked cross-entropy",
                 "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks",
+                "litgpt_pretrain_ce": "LitGPT pretrain: full logits, cross-entropy in 128-row chunks",
                 "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
                 "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
