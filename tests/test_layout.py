@@ -28,11 +28,14 @@ ALLOWED = {
     "engine": {"document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes", "diagnostics"},
     "estimating": {"engine", "document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes",
                    "diagnostics"},
+    # the planning answers (--gpus, --max, the hover's largest values): re-estimates over the estimate
+    "planning": {"estimating", "engine", "document", "flavors", "plan", "context", "catalog", "memory", "rules",
+                 "fixes", "diagnostics"},
     # shells
     "output": {"engine", "rules", "diagnostics", "__init__"},
-    "lsp": {"engine", "document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes",
+    "lsp": {"engine", "planning", "document", "flavors", "plan", "context", "catalog", "memory", "rules", "fixes",
             "diagnostics", "__init__"},
-    "cli": {"engine", "estimating", "output", "lsp", "document", "flavors", "plan", "context", "catalog", "memory",
+    "cli": {"engine", "estimating", "planning", "output", "lsp", "document", "flavors", "plan", "context", "catalog", "memory",
             "rules", "fixes", "diagnostics", "__init__"},
     "__main__": {"cli"},
     "__init__": set(),
