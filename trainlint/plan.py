@@ -166,6 +166,23 @@ class TrainingPlan:
     ref_model_offload: Setting[bool] = default(False, "the reference model stays on the GPU")
     torch_compile: Setting[bool] = default(False, "eager PyTorch")
     padding_free: Setting[bool] = default(False, "padded batches")
+    # The phases around the training step (docs/memory-model.md §9): evaluation, loading, saving.
+    evaluation: Setting[bool] = default(False, "no evaluation during training (eval_strategy no)")
+    eval_batch: Setting[int | None] = default(None, "per_device_eval_batch_size not set")
+    eval_accumulation: Setting[int | None] = default(None, "eval_accumulation_steps not set")
+    # What evaluation keeps per sample until it ends: none (no compute_metrics: the Trainer passes
+    # prediction_loss_only) | logits | token_ids (preprocess_logits_for_metrics argmax) | generated
+    eval_predictions: Setting[str] = default("none", "no compute_metrics known: evaluation keeps only the loss")
+    eval_samples: Setting[int | None] = default(None, "the evaluation set's size is not known")
+    predict_with_generate: Setting[bool] = default(False, "evaluation does not generate")
+    generation_max_length: Setting[int | None] = default(None, "generation length not set")
+    generation_num_beams: Setting[int | None] = default(None, "one beam")
+    precompute_ref_batch: Setting[int | None] = default(None, "precompute_ref_batch_size not set")
+    low_cpu_mem_usage: Setting[bool | None] = default(None, "transformers' default loading")
+    fsdp_version: Setting[int] = default(1, "FSDP 1 (accelerate's default)")
+    fsdp_state_dict: Setting[str | None] = default(None, "FSDP state-dict type not set")  # FULL_/SHARDED_/LOCAL_STATE_DICT
+    zero3_save_16bit: Setting[bool] = default(False, "stage3_gather_16bit_weights_on_model_save not set: false")
+    save_only_model: Setting[bool] = default(False, "checkpoints hold the optimizer and scheduler too")
     # Image tokens for a vision tower's activations: images per sample and the (square) resolution they reach the
     # tower at (LLaMA-Factory image_max_pixels, axolotl image_size; else the tower config's image_size).
     images_per_sample: Setting[int | None] = default(None, "images per sample not set")

@@ -37,6 +37,9 @@ OVERRIDABLE = {
     "grad-accum": ("grad_accum", int),
     "images-per-sample": ("images_per_sample", int),
     "image-size": ("image_size", int),
+    "eval-batch": ("eval_batch", int),
+    "eval-samples": ("eval_samples", int),
+    "eval-predictions": ("eval_predictions", str),
 }
 LIST_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")

@@ -17,7 +17,9 @@ from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
 KEYS: dict[str, dict[str, tuple]] = {
     "huggingface": {"micro_batch": ("per_device_train_batch_size",), "grad_accum": ("gradient_accumulation_steps",),
                     "grad_ckpt": ("gradient_checkpointing",), "attn_impl": ("attn_implementation",),
-                    "optimizer": ("optim",), "fused_loss": ("use_liger_kernel",)},
+                    "optimizer": ("optim",), "fused_loss": ("use_liger_kernel",),
+                    "eval_batch": ("per_device_eval_batch_size",), "eval_accumulation": ("eval_accumulation_steps",),
+                    "save_only_model": ("save_only_model",)},
     "axolotl": {"micro_batch": ("micro_batch_size",), "grad_accum": ("gradient_accumulation_steps",),
                 "grad_ckpt": ("gradient_checkpointing",), "attn_impl": ("attn_implementation",),
                 "optimizer": ("optimizer",), "activation_offload": ("activation_offloading",)},
@@ -29,6 +31,7 @@ KEYS: dict[str, dict[str, tuple]] = {
     "lightning": {"grad_accum": ("trainer", "accumulate_grad_batches")},
     "litgpt": {"micro_batch": ("train", "micro_batch_size")},
     "accelerate": {"zero_stage": ("deepspeed_config", "zero_stage"),
+                   "fsdp_state_dict": ("fsdp_config", "fsdp_state_dict_type"),
                    "offload_optimizer": ("deepspeed_config", "offload_optimizer_device"),
                    "offload_params": ("deepspeed_config", "offload_param_device")},
 }

@@ -257,7 +257,43 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
                  {"fused_loss": True}, 0.0, "same compute", safe=False,
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
+    _phase_knobs(ctx, edits_for, add)
     return out
+
+
+def _phase_knobs(ctx, edits_for, add: Callable[[Knob], None]) -> None:
+    """The knobs of the phases around the step (memory/phases.py): a smaller evaluation batch, evaluation
+    predictions moved to the host every step, checkpoints without the optimizer, sharded FSDP checkpoints. None of
+    them changes the training step; `add` keeps those the config can write."""
+    plan = ctx.plan
+    found: list[Knob] = []
+    collect = _adder(found, True, False)
+    if plan.evaluation.value:
+        batch = plan.eval_batch.value or 8
+        for smaller in _smaller_micro_batches(batch)[:4] if isinstance(batch, int) and batch > 1 else ():
+            collect(Knob("eval_batch", batch - smaller, f"evaluate {smaller} per device instead of {batch} "
+                         "(per_device_eval_batch_size)", {"eval_batch": smaller}, 0.0,
+                         "same training speed; evaluation takes more, smaller batches",
+                         edits=_tuple(edits_for("eval_batch", smaller))))
+        kept = plan.eval_predictions.value != "none" or plan.predict_with_generate.value
+        if kept and not plan.eval_accumulation.value:
+            collect(Knob("eval_accum", 1, "move evaluation predictions to the host every step (eval_accumulation_steps 1)",
+                         {"eval_accumulation": 1}, 0.0, "same training speed; predictions kept in host RAM",
+                         edits=_tuple(edits_for("eval_accumulation", 1))))
+    sharded_fsdp = plan.fsdp.value not in (None, "no_shard") and plan.num_gpus.value > 1
+    full = (plan.fsdp_state_dict.value or ("FULL_STATE_DICT" if plan.fsdp_version.value == 1 else "")).upper() \
+        == "FULL_STATE_DICT"
+    if sharded_fsdp and full:
+        if not plan.save_only_model.value:
+            collect(Knob("save_only", 1, "save only the model in checkpoints (save_only_model)",
+                         {"save_only_model": True}, 0.0, "same speed; checkpoints cannot resume the optimizer",
+                         safe=False, edits=_tuple(edits_for("save_only_model", True))))
+        collect(Knob("state_dict", 1, "save FSDP checkpoints sharded (fsdp_state_dict_type SHARDED_STATE_DICT)",
+                     {"fsdp_state_dict": "SHARDED_STATE_DICT"}, 0.0,
+                     "same speed; a sharded checkpoint (merge it with `accelerate merge-weights`)", safe=False,
+                     edits=_tuple(edits_for("fsdp_state_dict", "SHARDED_STATE_DICT"))))
+    for knob in found:
+        add(knob)
 
 
 def _adder(out: list[Knob], require_edits: bool, flags_only: bool) -> Callable[[Knob], None]:

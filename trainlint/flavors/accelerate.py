@@ -71,6 +71,9 @@ def read(doc: Document) -> ReadResult:
         if precision is not None and precision.value.autocast:
             changes["precision"] = Setting(MASTER_BF16 if precision.value.autocast == "bf16" else MASTER_FP16,
                                            precision.origin)
+        gather = view.bool("deepspeed_config", "zero3_save_16bit_model")
+        if gather is not None:
+            changes["zero3_save_16bit"] = gather
         file_node = view.node("deepspeed_config", "deepspeed_config_file")
         if file_node is not None:
             found, note = ds.open_link(doc, file_node)
@@ -101,6 +104,14 @@ def read(doc: Document) -> ReadResult:
         ckpt = view.bool("fsdp_config", "fsdp_activation_checkpointing")
         if ckpt is not None:
             changes["grad_ckpt"] = Setting("full" if ckpt.value else "none", ckpt.origin)
+        # How checkpoints are saved (memory/phases.py): accelerate's FullyShardedDataParallelPlugin defaults to
+        # FULL_STATE_DICT under FSDP 1 and SHARDED_STATE_DICT under FSDP 2.
+        version = view.int("fsdp_config", "fsdp_version")
+        if version is not None and version.value in (1, 2):
+            changes["fsdp_version"] = version
+        kind = view.str("fsdp_config", "fsdp_state_dict_type")
+        if kind is not None and str(kind.value).upper() in ("FULL_STATE_DICT", "SHARDED_STATE_DICT", "LOCAL_STATE_DICT"):
+            changes["fsdp_state_dict"] = Setting(str(kind.value).upper(), kind.origin)
     notes = changes.pop("notes", ())
     plan = TrainingPlan(flavor=NAME, path=doc.path, notes=notes).with_(**changes)
     if linked and linked[0].root is not None and linked[0].root.kind == "mapping":

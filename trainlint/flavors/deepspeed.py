@@ -142,6 +142,11 @@ def overlay(plan: TrainingPlan, doc: Document, host: str | None) -> TrainingPlan
     elif zero_node is not None and zero_node.kind == "mapping":
         changes["zero_stage"] = Setting(0, view.origin(("zero_optimization",), "stage not set: 0"))
 
+    gather = view.first(("zero_optimization", "stage3_gather_16bit_weights_on_model_save"),
+                        ("zero_optimization", "stage3_gather_fp16_weights_on_model_save"), convert=as_bool)
+    if gather is not None and isinstance(gather.value, bool):
+        changes["zero3_save_16bit"] = gather  # DeepSpeedEngine._zero3_consolidated_16bit_state_dict on save
+
     for field, section, legacy in (("offload_optimizer", "offload_optimizer", "cpu_offload"),
                                    ("offload_params", "offload_param", "cpu_offload_param")):
         device = view.str("zero_optimization", section, "device")

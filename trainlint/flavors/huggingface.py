@@ -324,11 +324,52 @@ def _extras(view: ConfigView, kind: str, changes: dict) -> None:
     if pixels is not None and pixels.value > 0:
         # LLaMA-Factory resizes each image to at most image_max_pixels pixels: a square of that area at most.
         changes["image_size"] = Setting(math.isqrt(pixels.value), pixels.origin)
+    _phase_keys(view, kind, changes)
     task = changes.get("task")
     if kind == "open-instruct" and task is not None and task.value == "dpo" and "ref_logps_precomputed" not in changes:
         # open_instruct/dpo_tune_cache.py and dpo.py cache the reference log-probs with the policy model before
         # training (dpo_utils.build_reference_logprobs_cache): no reference model is held.
         changes["ref_logps_precomputed"] = inferred(True, "open-instruct caches the reference log-probs before training")
+
+
+def _phase_keys(view: ConfigView, kind: str, changes: dict) -> None:
+    """What the phases around the training step read (memory/phases.py): evaluation (TrainingArguments
+    eval_strategy, per_device_eval_batch_size, eval_accumulation_steps, prediction_loss_only; Seq2SeqTrainingArguments
+    predict_with_generate, generation_max_length, generation_num_beams; LLaMA-Factory compute_accuracy, val_size),
+    TRL's precompute_ref_batch_size, from_pretrained's low_cpu_mem_usage and save_only_model."""
+    strategy = view.first(("eval_strategy",), ("evaluation_strategy",), convert=as_str)
+    if strategy is not None:
+        changes["evaluation"] = Setting(str(strategy.value).lower() not in ("no", "none", ""), strategy.origin)
+    do_eval = view.bool("do_eval")
+    if do_eval is not None and do_eval.value and "evaluation" not in changes:
+        changes["evaluation"] = do_eval  # the scripts (run_clm.py, ...) call trainer.evaluate() with do_eval
+    for key, field in (("per_device_eval_batch_size", "eval_batch"), ("eval_accumulation_steps", "eval_accumulation"),
+                       ("generation_max_length", "generation_max_length"),
+                       ("generation_num_beams", "generation_num_beams"),
+                       ("precompute_ref_batch_size", "precompute_ref_batch")):
+        number = view.int(key)
+        if number is not None and number.value > 0:
+            changes[field] = number
+    for key, field in (("predict_with_generate", "predict_with_generate"), ("save_only_model", "save_only_model"),
+                       ("low_cpu_mem_usage", "low_cpu_mem_usage")):
+        flag = view.bool(key)
+        if flag is not None:
+            changes[field] = flag
+    loss_only = view.bool("prediction_loss_only")
+    generate = view.bool("predict_with_generate")
+    if loss_only is not None and loss_only.value:
+        changes["eval_predictions"] = Setting("none", loss_only.origin)
+    elif kind == "llamafactory":
+        # run_sft (train/sft/workflow.py): predict_with_generate keeps the generated ids (ComputeSimilarity);
+        # compute_accuracy reduces the logits to their argmax ids (metric.py eval_logit_processor).
+        accuracy = view.bool("compute_accuracy")
+        if generate is not None and generate.value:
+            changes["eval_predictions"] = Setting("generated", generate.origin)
+        elif accuracy is not None and accuracy.value:
+            changes["eval_predictions"] = Setting("token_ids", accuracy.origin)
+        size = _float(view.value("val_size"), 0.0)
+        if size >= 1:
+            changes["eval_samples"] = Setting(int(size), view.origin(("val_size",)))
 
 
 def _task(view: ConfigView, kind: str) -> Setting | None:

@@ -27,6 +27,25 @@ class Component:
 
 
 @dataclass(frozen=True)
+class PhasePeak:
+    """One phase of the run (loading, training step, evaluation, saving) at its peak."""
+
+    name: str
+    peak_allocated: int
+    total: int  # what the card must hold in this phase: its reserved bytes + what lies outside the allocator
+    host_bytes: int = 0  # host RAM per node the phase needs for itself (saving: rank 0's node)
+    knobs: tuple[str, ...] = ()  # the config keys that drive the phase's own terms
+    note: str = ""  # what decides its peak
+    components: tuple[Component, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"phase": self.name, "peak_allocated": self.peak_allocated, "total": self.total,
+                "host_bytes": self.host_bytes, "knobs": list(self.knobs), "note": self.note,
+                "components": [{"key": c.key, "label": c.label, "bytes": c.bytes, "assumption": c.assumption}
+                               for c in self.components]}
+
+
+@dataclass(frozen=True)
 class Breakdown:
     model: str
     gpu: Any  # trainlint.catalog.gpus.GPU or None
@@ -39,7 +58,16 @@ class Breakdown:
     overhead: tuple[Component, ...] = ()  # outside the allocator: context, NCCL, paged optimizer state
     host_bytes: int = 0  # CPU RAM per node for offloaded state
     assumptions: tuple[str, ...] = ()
-    phases: dict = field(default_factory=dict, compare=False)  # phase -> allocated bytes at its peak
+    phases: dict = field(default_factory=dict, compare=False)  # step phase -> allocated bytes at its peak
+    # Every phase of the run (loading, training step, evaluation, saving); the components above are the deciding one's.
+    run_phases: tuple[PhasePeak, ...] = field(default=(), compare=False)
+
+    @property
+    def deciding_phase(self) -> str:
+        """The phase of the run whose peak is the run's: "training step" unless loading, evaluation or saving needs more."""
+        if not self.run_phases:
+            return "training step"
+        return max(self.run_phases, key=lambda p: p.peak_allocated).name
 
     @property
     def capacity(self) -> int | None:
@@ -69,6 +97,9 @@ class Breakdown:
         if self.capacity is not None:
             head += f" with {gib(self.capacity)}; {self.utilization:.0%} used"
         head += f"), peak in {self.peak_phase}"
+        if self.deciding_phase != "training step":
+            step = next((p for p in self.run_phases if p.name == "training step"), None)
+            head += f" (the training step needs {gib(step.total)})" if step is not None else ""
         parts = [f"{c.label} {gib(c.bytes)}" for c in self.components if c.bytes >= GIB // 20]
         tail = f": {', '.join(parts)}" if parts else ""
         host = f"; host RAM for offload {gib(self.host_bytes)} per node" if self.host_bytes else ""
@@ -85,6 +116,8 @@ class Breakdown:
             "components": [{"key": c.key, "label": c.label, "bytes": c.bytes, "assumption": c.assumption}
                            for c in (*self.components, *self.overhead)],
             "peak_phase": self.peak_phase,
+            "deciding_phase": self.deciding_phase,
+            "phases": [p.to_json() for p in self.run_phases],
             "host_bytes_per_node": self.host_bytes,
             "fits": self.fits,
             "assumptions": list(self.assumptions),

@@ -15,8 +15,9 @@ from typing import Any
 from trainlint.catalog import models, semantics
 from trainlint.catalog.architecture import UnsupportedArchitecture
 from trainlint.catalog.gpus import find_gpu
-from trainlint.memory.breakdown import Breakdown, Component, gib
-from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, estimate_run, optimizer_spec, peak_of
+from trainlint.memory.breakdown import Breakdown, Component, PhasePeak, gib
+from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, optimizer_spec
+from trainlint.memory.phases import TRAINING, estimate_phases, run_peak_of
 from trainlint.plan import Origin, Precision, Setting, TrainingPlan
 
 GIB = 2**30
@@ -206,7 +207,8 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
         kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out,
         fused_activation=plan.flavor == "litgpt" and bool(semantics.entry("litgpt", "model", "fused_activation")),
-        loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)))
+        loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)),
+        **_phase_fields(plan, fsdp, max(1, seq), assumptions))
 
 
 def _axolotl_precision(plan: TrainingPlan, precision: Precision, fsdp: str | None, peft, loss_kernel: str | None,
@@ -240,6 +242,53 @@ def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str
     true16 = precision.param_dtype in ("bf16", "fp16") and not precision.autocast and not precision.master_weights
     returned = semantics.entry("litgpt", "precision", "logits_returned")
     return kv, keeps, (4 if true16 and returned == "fp32" else 0)
+
+
+def _phase_fields(plan: TrainingPlan, fsdp: str | None, seq: int, assumptions: list[str]) -> dict[str, Any]:
+    """The Run fields of the phases around the step (memory/phases.py): evaluation's batch and what it keeps,
+    generation, TRL's reference log-prob precompute, and how checkpoints are saved."""
+    out: dict[str, Any] = {"low_cpu_mem_usage": plan.low_cpu_mem_usage.value,
+                           "save_optimizer": not plan.save_only_model.value}
+    world = max(1, plan.num_gpus.value)
+    dp = plan.data_parallel
+    eval_batch = max(1, plan.eval_batch.value or 8)  # TrainingArguments per_device_eval_batch_size: 8
+    if plan.evaluation.value:
+        out["eval_batch"] = eval_batch
+        kept = plan.eval_predictions.value or "none"
+        if plan.predict_with_generate.value and kept == "none":
+            kept = "generated"
+        out["eval_predictions"] = kept
+        if kept != "none":
+            # gather_for_metrics hands every rank all ranks' predictions.
+            accumulation = plan.eval_accumulation.value
+            if accumulation:
+                out["eval_kept_rows"] = accumulation * eval_batch * dp
+            elif plan.eval_samples.value:
+                out["eval_kept_rows"] = plan.eval_samples.value
+            else:
+                out["eval_kept_rows"] = eval_batch * dp
+                assumptions.append(f"evaluation keeps its {kept} on the GPU until it ends (eval_accumulation_steps "
+                                   "unset): counted for one batch; the evaluation set's size is not known (declare "
+                                   "`# trainlint: eval-samples=N`)")
+        elif plan.eval_predictions.is_default:
+            assumptions.append("evaluation keeps only the loss: the Trainer gathers predictions only with a "
+                               "compute_metrics (declare `# trainlint: eval-predictions=logits` if the script passes one)")
+        if plan.predict_with_generate.value:
+            out["gen_length"] = plan.generation_max_length.value or seq
+            out["gen_beams"] = max(1, plan.generation_num_beams.value or 1)
+    if plan.ref_logps_precomputed.value and plan.task.value in ("dpo", "kto") and plan.trainer.value == "trl":
+        # DPOTrainer._precompute_ref_logps: precompute_ref_batch_size, else the train batch (the eval set: the eval
+        # batch).
+        batch = plan.precompute_ref_batch.value or max(plan.micro_batch.value, eval_batch if plan.evaluation.value else 0)
+        out["precompute_batch"] = max(1, batch)
+    sharded_fsdp = fsdp is not None and fsdp != "no_shard" and world > 1
+    if sharded_fsdp:
+        kind = (plan.fsdp_state_dict.value or ("FULL_STATE_DICT" if plan.fsdp_version.value == 1 else
+                                               "SHARDED_STATE_DICT")).upper()
+        out["save_mode"] = "fsdp_full" if kind == "FULL_STATE_DICT" else "fsdp_sharded"
+    elif (plan.zero_stage.value or 0) >= 3 and world > 1:
+        out["save_mode"] = "zero3_16bit" if plan.zero3_save_16bit.value else "zero3_shards"
+    return out
 
 
 def _image_tokens(plan: TrainingPlan, arch, assumptions: list[str]) -> int:
@@ -315,23 +364,32 @@ def with_versions(plan: TrainingPlan, versions) -> TrainingPlan:
 def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
     assumptions: list[str] = []
     run = build_run(plan, arch, assumptions)
-    result = estimate_run(run)
+    whole = estimate_phases(run)
+    result = whole.step
     assumptions.extend(result.assumptions)
+    assumptions.extend(whole.assumptions)
     assumptions.extend(_sizing_assumptions(arch, images_stated=any(a.startswith("vision tower") for a in assumptions)))
-    components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in result.terms)
-    reserved = _reserved(result.peak_allocated)
+    deciding = whole.deciding
+    terms = result.terms if deciding.name == TRAINING else deciding.terms
+    components = tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in terms)
+    reserved = _reserved(deciding.allocated)
     overhead = [Component("overhead", label, size, note)
                 for label, size, note in _outside_allocator(run, result.paged_bytes)]
-    total = reserved + sum(c.bytes for c in overhead)
+    outside = sum(c.bytes for c in overhead)
+    total = reserved + outside
+    run_phases = tuple(PhasePeak(p.name, p.allocated, _reserved(p.allocated) + outside, p.host_bytes, p.knobs,
+                                 p.note, tuple(Component(t.key, t.label, int(t.bytes), t.assumption) for t in p.terms))
+                       for p in whole.phases)
     for setting, what in ((plan.micro_batch, "micro-batch"), (plan.num_gpus, "world size"),
                           (plan.precision, "precision"), (plan.optimizer, "optimizer"), (plan.grad_ckpt, "checkpointing")):
         if setting.origin.kind == "default" and setting.origin.note:
             assumptions.append(f"{what}: {setting.origin.note}")
     assumptions.append(f"peak reserved = allocated + {FRAGMENTATION:.0%} caching-allocator fragmentation")
     return Breakdown(model=arch.name, gpu=gpu, gpu_count=plan.num_gpus.value, components=components,
-                     peak_allocated=result.peak_allocated, peak_reserved=reserved, total=total,
-                     peak_phase=result.peak_phase, overhead=tuple(overhead), host_bytes=result.host_bytes,
-                     assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases)
+                     peak_allocated=deciding.allocated, peak_reserved=reserved, total=total,
+                     peak_phase=result.peak_phase if deciding.name == TRAINING else deciding.name,
+                     overhead=tuple(overhead), host_bytes=result.host_bytes,
+                     assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases, run_phases=run_phases)
 
 
 def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None,
@@ -344,7 +402,7 @@ def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None,
 
 
 def _run_total(run: Run, memo: PartsMemo | None) -> tuple[int, int]:
-    allocated, host_bytes, paged_bytes = peak_of(run, memo)
+    allocated, host_bytes, paged_bytes = run_peak_of(run, memo)
     return _reserved(allocated) + sum(size for _, size, _ in _outside_allocator(run, paged_bytes)), host_bytes
 
 

@@ -156,6 +156,16 @@ class Run:
     keeps_logits: bool = False  # the training loop keeps the last step's logits referenced (LitGPT fit())
     fused_activation: bool = False  # the MLP's activation is one op saving its input (LitGPT's F.gelu(approximate=))
     loss_chunks: int = 8  # chunks of torchtune's chunked losses (num_output_chunks)
+    # The phases around the step (memory/phases.py): what evaluation, loading and saving do.
+    eval_batch: int = 0  # rows of one evaluation batch per GPU (0: no evaluation)
+    eval_predictions: str = "none"  # what evaluation keeps per sample: none | logits | token_ids | generated
+    eval_kept_rows: int = 0  # prediction rows on the GPU when evaluation keeps the most (gathered over ranks)
+    gen_length: int = 0  # predict_with_generate: the generated sequence length (0: no generation)
+    gen_beams: int = 1
+    precompute_batch: int = 0  # TRL precompute_ref_log_probs: rows of its no-grad forward (0: none)
+    save_mode: str = "local"  # local | fsdp_full | fsdp_sharded | zero3_16bit | zero3_shards
+    save_optimizer: bool = True  # checkpoints hold the optimizer state (not save_only_model)
+    low_cpu_mem_usage: bool | None = None  # from_pretrained low_cpu_mem_usage (None: transformers' default)
 
     @property
     def dp(self) -> int:
@@ -985,18 +995,7 @@ def _step(run: Run, memo: PartsMemo | None):
     st = memo.states(run) if memo is not None else model_states(run)
     act = memo.activations(run) if memo is not None else activations(run)
     assumptions: list[str] = []
-    ref_model = 0.0
-    if run.task in ("dpo", "kto") and run.peft is None and run.ref_logps_precomputed:
-        # TRL precompute_ref_log_probs / open-instruct's cached reference log-probs: no reference model in training.
-        assumptions.append("reference log-probs precomputed before training: no reference model on the GPU")
-    elif run.task in ("dpo", "kto") and run.peft is None and run.ref_model_offload:
-        assumptions.append("the reference model is offloaded to the host between its forwards")
-    elif run.task in ("dpo", "kto") and run.peft is None:
-        # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3).
-        ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
-        if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):
-            ref_model /= max(1, run.dp)
-        assumptions.append("preference training (DPO/KTO) keeps a frozen reference model on the GPU")
+    ref_model = reference_model(run, assumptions)
     if run.task in ("dpo", "orpo", "kto"):
         # Chosen and rejected sequences run through the model together: twice the rows.
         act = _scaled(act, 2)
@@ -1110,6 +1109,27 @@ def _step(run: Run, memo: PartsMemo | None):
         terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
     terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
     return terms, phase, phases, st, assumptions
+
+
+def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
+    """Bytes of the frozen reference model preference training keeps on the GPU (0 with PEFT, precomputed
+    reference log-probs or an offloaded reference model), saying which in `assumptions`."""
+    said = assumptions if assumptions is not None else []
+    if run.task not in ("dpo", "kto") or run.peft is not None:
+        return 0.0
+    if run.ref_logps_precomputed:
+        # TRL precompute_ref_log_probs / open-instruct's cached reference log-probs: no reference model in training.
+        said.append("reference log-probs precomputed before training: no reference model on the GPU")
+        return 0.0
+    if run.ref_model_offload:
+        said.append("the reference model is offloaded to the host between its forwards")
+        return 0.0
+    # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3).
+    ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
+    if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):
+        ref_model /= max(1, run.dp)
+    said.append("preference training (DPO/KTO) keeps a frozen reference model on the GPU")
+    return ref_model
 
 
 def _scaled(act: Activations, factor: float) -> Activations:

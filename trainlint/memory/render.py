@@ -44,6 +44,26 @@ def _row(label: str, value: float | None = None, bar: str = "") -> str:
     return f"  {label:<{LABEL}}{number}  {bar}".rstrip()
 
 
+def _phase_rows(est) -> list[str]:
+    """Each phase's per-GPU total (and its own host RAM), the deciding one marked."""
+    if not est.run_phases:
+        return []
+    deciding = est.deciding_phase
+    lines = ["", f"  {'phases (per-GPU total)':<{LABEL}}{'GiB':>8}"]
+    for phase in est.run_phases:
+        row = _row(phase.name, phase.total)
+        extra = []
+        if phase.name == deciding:
+            extra.append("<- decides")
+        if phase.note:
+            extra.append(phase.note)
+        if phase.host_bytes:
+            extra.append(f"host RAM {phase.host_bytes / GIB:.1f} GiB" + (" on rank 0's node" if phase.name == "saving"
+                                                                        else " per node"))
+        lines.append(row + ("  " + "; ".join(extra) if extra else ""))
+    return lines
+
+
 def render_table(est, plan, arch, suggestions: list[str] | None = None, advice: str | None = None) -> str:
     capacity = est.capacity
     scale = max(est.total, capacity or 0)
@@ -68,6 +88,7 @@ def render_table(est, plan, arch, suggestions: list[str] | None = None, advice: 
                  + ("; | marks the GPU's capacity" if capacity is not None else ""))
     if est.host_bytes:
         lines.append(f"  host RAM for offloaded state: {est.host_bytes / GIB:.1f} GiB per node")
+    lines.extend(_phase_rows(est))
     if suggestions:
         lines.append("")
         lines.append("changes that fit (cheapest first, each re-estimated):")

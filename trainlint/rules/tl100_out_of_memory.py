@@ -1,4 +1,4 @@
-"""TL100 out-of-memory: the training step needs more memory than the target GPU has.
+"""TL100 out-of-memory: the run (its training step, evaluation, loading or saving) needs more memory than the GPU has.
 
 **What**: trainlint's estimate of the per-GPU peak (weights, gradients, optimizer states,
 activations, logits and loss, buffers, the CUDA context) exceeds the target GPU's memory, for the
@@ -6,7 +6,8 @@ GPU and world size given by `--gpu`/`--num-gpus`, a `# trainlint:` comment, `[to
 the config itself.
 
 **Why**: the job would die with "CUDA out of memory" at its first step (or its first optimizer
-step), after waiting for its allocation.
+step), after waiting for its allocation; or at its first evaluation or checkpoint, when that phase's peak is the
+run's (docs/memory-model.md §9): the message then ends "out of memory in evaluation" (or loading, saving).
 
 **Severity**: an error only when the GPU, the sharding and (for a sharded run) the world size are all
 known: from the settings, the config, or the launch that names the file (`accelerate launch --config_file
@@ -54,5 +55,11 @@ def check(ctx: LintContext):
     if advice:
         detail += f" {advice[0].upper()}{advice[1:]}."
     # An error only when the GPU, the sharding and the world size are known; else a warning saying what it assumed.
-    yield RULE.at(ctx.document, anchor(ctx), f"{need_text(est, gpu)}: out of memory",
+    phase = est.deciding_phase
+    where = "" if phase == "training step" else f" in {phase}"
+    if phase != "training step":
+        step = next((p for p in est.run_phases if p.name == "training step"), None)
+        detail += (f" The peak is in {phase} ({next(p.note for p in est.run_phases if p.name == phase)})"
+                   + (f"; the training step needs {step.total / 2**30:.1f} GiB." if step is not None else "."))
+    yield RULE.at(ctx.document, anchor(ctx), f"{need_text(est, gpu)}: out of memory{where}",
                   [o.fix(est.total, gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats, detail=detail)
