@@ -245,3 +245,55 @@ def test_the_planner_offers_eval_accumulation_when_kept_predictions_decide(field
     assert {"eval_batch", "eval_accum"} <= groups
     edits = next(k for k in knob_list(ctx) if k.group == "eval_accum").edits
     assert edits and "eval_accumulation_steps: 1" in edits[0].new_text
+
+
+def test_axolotl_evaluates_with_val_set_size_at_the_micro_batch(tmp_path):
+    """axolotl core/builders/base.py: eval_strategy "no" unless val_set_size > 0 or test_datasets; utils/config:
+    eval_batch_size defaults to micro_batch_size; core/builders/causal.py: eval_accumulation_steps =
+    gradient_accumulation_steps."""
+    cfg = tmp_path / "ax.yaml"
+    cfg.write_text("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+                   "sequence_len: 4096\nval_set_size: 0.05\n")
+    p, _doc, _linked = estimating.file_plan(str(cfg), Overrides())
+    assert p.evaluation.value and p.eval_batch.value is None and p.eval_accumulation.value is None
+    ev = phase(estimating.estimate(p).estimate, "evaluation")
+    assert "eval batch 2" in ev.note
+    kept = p.with_(eval_predictions=Setting("logits", Origin("directive")), eval_samples=Setting(1000, Origin("directive")))
+    ev = phase(estimating.estimate(kept).estimate, "evaluation")
+    # fp32 logits (no bf16 in the file): 4 steps x batch 2 = 8 rows x 4,096 x 128,256 x 4 B, x 2 while concatenating
+    assert component(ev, "evaluation predictions kept") == 8 * S * V * 4 * 2
+    cfg.write_text("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 2\nsequence_len: 4096\n")
+    p, _doc, _linked = estimating.file_plan(str(cfg), Overrides())
+    assert not p.evaluation.value
+
+
+def test_the_launchs_accelerate_config_decides_how_fsdp_saves(tmp_path):
+    """An HF config launched with an accelerate FSDP config takes its fsdp_version / fsdp_state_dict_type (accelerate
+    FullyShardedDataParallelPlugin: FSDP 2 defaults to SHARDED_STATE_DICT)."""
+    from trainlint import engine
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "fsdp.yaml").write_text("distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\n")
+    (tmp_path / "c.yaml").write_text('# trainlint: launch="accelerate launch --config_file fsdp.yaml t.py c.yaml"\n'
+                                     "model_name_or_path: meta-llama/Llama-3.1-8B\nbf16: true\n")
+    result = engine.check_path(tmp_path / "c.yaml")
+    assert result.plan.fsdp.value == "full_shard" and result.plan.fsdp_version.value == 2
+
+
+def test_the_planner_offers_the_saving_knobs_under_fsdp_full_state_dict(tmp_path):
+    """accelerate config FSDP 1 (FULL_STATE_DICT by default): save_only_model is an HF key, the state-dict type an
+    accelerate one; the accelerate file gets `fsdp_state_dict_type: SHARDED_STATE_DICT`, inserted in fsdp_config."""
+    from trainlint.fixes.planner import knob_list
+    from trainlint.memory.estimate import attach
+    from trainlint.rules.base import LintContext
+
+    acc = tmp_path / "fsdp.yaml"
+    acc.write_text("distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n")
+    p, doc, linked = estimating.file_plan(str(acc), Overrides())
+    p = p.with_(model=Setting("meta-llama/Llama-3.1-8B", Origin("directive")),
+                gpu=Setting("H100-80GB", Origin("directive")))
+    ctx = LintContext(document=doc, flavor=p.flavor, plan=p, linked=linked)
+    attach(ctx)
+    knob = next(k for k in knob_list(ctx) if k.group == "state_dict")
+    assert not knob.safe and knob.changes == {"fsdp_state_dict": "SHARDED_STATE_DICT"}
+    assert knob.edits and "fsdp_state_dict_type: SHARDED_STATE_DICT" in knob.edits[0].new_text

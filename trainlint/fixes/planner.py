@@ -269,7 +269,7 @@ def _phase_knobs(ctx, edits_for, add: Callable[[Knob], None]) -> None:
     found: list[Knob] = []
     collect = _adder(found, True, False)
     if plan.evaluation.value:
-        batch = plan.eval_batch.value or 8
+        batch = plan.eval_batch.value or (plan.micro_batch.value if ctx.flavor == "axolotl" else 8)
         for smaller in _smaller_micro_batches(batch)[:4] if isinstance(batch, int) and batch > 1 else ():
             collect(Knob("eval_batch", batch - smaller, f"evaluate {smaller} per device instead of {batch} "
                          "(per_device_eval_batch_size)", {"eval_batch": smaller}, 0.0,

@@ -109,6 +109,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         changes["fsdp"] = Setting("full_shard", view.origin(("fsdp_config",)))
 
     changes["precision"] = _precision(view, precision_flags, changes)
+    _evaluation(view, changes)
     plan = TrainingPlan(flavor=NAME, path=doc.path).with_(**changes)
     linked: list = []
     ds_node = view.node("deepspeed")
@@ -163,3 +164,25 @@ def _precision(view: ConfigView, flags: dict[str, tuple[bool, Origin, str]], cha
         return Setting(Precision("fp32", autocast=load, linears=load),
                        Origin(origin.kind, origin.path, origin.key_path, origin.span, origin.note + "; " + held.why))
     return Setting(PURE_BF16 if load == "bf16" else PURE_FP16, origin)
+
+
+def _evaluation(view: ConfigView, changes: dict) -> None:
+    """Axolotl evaluates when `val_set_size` > 0 or `test_datasets` are given (core/builders/base.py: eval_strategy
+    "no" otherwise), at `eval_batch_size`, else micro_batch_size (utils/config normalize_config), passes no
+    compute_metrics and sets eval_accumulation_steps to gradient_accumulation_steps (core/builders/causal.py)."""
+    size = view.node("val_set_size")
+    tests = view.node("test_datasets")
+    value = size.value if size is not None and size.kind == "scalar" else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        changes["evaluation"] = Setting(True, view.origin(("val_set_size",)))
+        if value >= 1:
+            changes["eval_samples"] = Setting(int(value), view.origin(("val_set_size",)))
+    elif tests is not None and tests.kind == "sequence":
+        changes["evaluation"] = Setting(True, view.origin(("test_datasets",)))
+    else:
+        return
+    batch = view.int("eval_batch_size")
+    if batch is not None and batch.value > 0:
+        changes["eval_batch"] = batch
+    # Unset eval_batch_size and eval_accumulation_steps follow micro_batch_size and gradient_accumulation_steps,
+    # whatever they become (memory/estimate.py _phase_fields).

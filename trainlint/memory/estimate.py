@@ -251,7 +251,9 @@ def _phase_fields(plan: TrainingPlan, fsdp: str | None, seq: int, assumptions: l
                            "save_optimizer": not plan.save_only_model.value}
     world = max(1, plan.num_gpus.value)
     dp = plan.data_parallel
-    eval_batch = max(1, plan.eval_batch.value or 8)  # TrainingArguments per_device_eval_batch_size: 8
+    # Unset: TrainingArguments' per_device_eval_batch_size default 8; axolotl's normalize_config sets its
+    # eval_batch_size to micro_batch_size.
+    eval_batch = max(1, plan.eval_batch.value or (plan.micro_batch.value if plan.flavor == "axolotl" else 8))
     if plan.evaluation.value:
         out["eval_batch"] = eval_batch
         kept = plan.eval_predictions.value or "none"
@@ -260,7 +262,7 @@ def _phase_fields(plan: TrainingPlan, fsdp: str | None, seq: int, assumptions: l
         out["eval_predictions"] = kept
         if kept != "none":
             # gather_for_metrics hands every rank all ranks' predictions.
-            accumulation = plan.eval_accumulation.value
+            accumulation = plan.eval_accumulation.value or (plan.grad_accum.value if plan.flavor == "axolotl" else None)
             if accumulation:
                 out["eval_kept_rows"] = accumulation * eval_batch * dp
             elif plan.eval_samples.value:

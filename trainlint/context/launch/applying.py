@@ -47,9 +47,17 @@ def apply(plan, launch: Launch):
         held = _held_by_deepspeed(plan.precision)
         if held is not None:
             changes["precision"] = held
+        if launch.get("zero3_save_16bit_model") and weak(plan.zero3_save_16bit):
+            changes["zero3_save_16bit"] = Setting(launch.get("zero3_save_16bit_model") == "true",
+                                                  launch.sharding.origin)
     elif sharding == "fsdp" and unsharded:
         mode = FSDP_MODES.get(str(launch.get("fsdp_strategy") or "FULL_SHARD").lower(), "full_shard")
         changes["fsdp"] = Setting(mode, launch.sharding.origin)
+        # accelerate's FSDP plugin decides how checkpoints are saved (memory/phases.py, saving).
+        if launch.get("fsdp_version") and weak(plan.fsdp_version):
+            changes["fsdp_version"] = Setting(int(launch.get("fsdp_version")), launch.sharding.origin)
+        if launch.get("fsdp_state_dict_type") and weak(plan.fsdp_state_dict):
+            changes["fsdp_state_dict"] = Setting(launch.get("fsdp_state_dict_type"), launch.sharding.origin)
     changes.update(_argument_changes(plan, launch, weak))
     return plan.with_(**changes) if changes else plan
 

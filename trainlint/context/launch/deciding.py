@@ -59,6 +59,8 @@ def _sharding_from_accelerate(data: dict) -> tuple[str | None, dict]:
                                                                                  "offload_param")):
                 if isinstance(ds.get(key), str) and ds[key].lower() in ("cpu", "nvme"):
                     extra[name] = ds[key].lower()
+            if isinstance(ds.get("zero3_save_16bit_model"), bool):
+                extra["zero3_save_16bit_model"] = str(ds["zero3_save_16bit_model"]).lower()
             if isinstance(ds.get("deepspeed_config_file"), str):
                 extra["deepspeed_config"] = ds["deepspeed_config_file"]
         if stage is None and isinstance(ds, dict) and ds.get("zero_stage") == 0:
@@ -70,6 +72,11 @@ def _sharding_from_accelerate(data: dict) -> tuple[str | None, dict]:
         if isinstance(fsdp, dict) and fsdp.get("fsdp_reshard_after_forward") is False:
             strategy = "SHARD_GRAD_OP"
         extra["fsdp_strategy"] = str(strategy or "FULL_SHARD")
+        if isinstance(fsdp, dict):  # how checkpoints are saved (memory/phases.py)
+            if _int(fsdp.get("fsdp_version")) in (1, 2):
+                extra["fsdp_version"] = str(_int(fsdp.get("fsdp_version")))
+            if isinstance(fsdp.get("fsdp_state_dict_type"), str):
+                extra["fsdp_state_dict_type"] = fsdp["fsdp_state_dict_type"].upper()
         return "fsdp", extra
     if kind in ("MULTI_GPU", "NO", "MULTI_CPU", "MULTI_NPU", "MULTI_XPU", "MULTI_MLU"):
         return "none", extra
