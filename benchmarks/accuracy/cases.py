@@ -53,6 +53,19 @@ LLAMA32_1B = {
     "use_cache": True, "vocab_size": 128256,
 }  # meta-llama/Llama-3.2-1B
 
+LLAMA31_8B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "use_cache": True, "vocab_size": 128256,
+}  # meta-llama/Llama-3.1-8B
+
 TINYLLAMA = {
     "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 1,
     "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
@@ -130,6 +143,16 @@ PHI2 = {
     "tie_word_embeddings": False, "torch_dtype": "float16", "use_cache": True, "vocab_size": 51200,
 }  # microsoft/phi-2
 
+PHI15 = {
+    "architectures": ["PhiForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 50256,
+    "embd_pdrop": 0.0, "eos_token_id": 50256, "hidden_act": "gelu_new", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 8192, "layer_norm_eps": 1e-05,
+    "max_position_embeddings": 2048, "model_type": "phi", "num_attention_heads": 32,
+    "num_hidden_layers": 24, "num_key_value_heads": None, "partial_rotary_factor": 0.5,
+    "qk_layernorm": False, "resid_pdrop": 0.0, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "float16", "use_cache": True, "vocab_size": 51200,
+}  # microsoft/phi-1_5
+
 MAMBA_130M = {
     "architectures": ["MambaForCausalLM"], "bos_token_id": 0, "conv_kernel": 4, "eos_token_id": 0,
     "expand": 2, "hidden_act": "silu", "hidden_size": 768, "intermediate_size": 1536, "layer_norm_epsilon": 1e-05,
@@ -166,11 +189,13 @@ MODELS = {
     "smollm2-360m": ("HuggingFaceTB/SmolLM2-360M", SMOLLM2_360M),
     "tinyllama-1.1b": ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", TINYLLAMA),
     "llama32-1b": ("meta-llama/Llama-3.2-1B", LLAMA32_1B),
+    "llama31-8b": ("meta-llama/Llama-3.1-8B", LLAMA31_8B),
     "qwen25-0.5b": ("Qwen/Qwen2.5-0.5B", QWEN25_05B),
     "olmoe-1b7b": ("allenai/OLMoE-1B-7B-0924", OLMOE_1B_7B),
     "qwen15-moe-a2.7b": ("Qwen/Qwen1.5-MoE-A2.7B", QWEN15_MOE),
     "bert-base": ("google-bert/bert-base-uncased", BERT_BASE),
     "phi2": ("microsoft/phi-2", PHI2),
+    "phi15": ("microsoft/phi-1_5", PHI15),
     "falcon-7b": ("tiiuae/falcon-7b", FALCON_7B),
     "mamba-130m": ("state-spaces/mamba-130m-hf", MAMBA_130M),
     "gemma2-2b": ("google/gemma-2-2b", GEMMA2_2B),
@@ -296,6 +321,15 @@ CASES = [
     # Parallel attention/MLP blocks with one shared LayerNorm (Phi-2, Falcon-7B)
     case("phi2", "amp_bf16", "adamw_fused", "sdpa", 2, 1024, layers=8),
     case("phi2", "bf16", "adamw_fused", "sdpa", 4, 2048, layers=8),
+    # phi-1.5: no residual dropout (resid_pdrop 0.0), gelu_new (NewGELUActivation's tanh formula), parallel block
+    case("phi15", "amp_bf16", "adamw_fused", "sdpa", 4, 2048, layers=8),
+    case("phi15", "bf16", "adamw", "sdpa", 4, 2048, layers=8, lora=LORA_ALL),
+    # Adafactor on the Llama-3.1-8B shapes (the [128256, 4096] embedding and head are the largest parameters)
+    case("llama31-8b", "bf16", "adafactor", "sdpa", 1, 1024, layers=2),
+    case("llama31-8b", "fp32", "adafactor", "sdpa", 1, 512, layers=2),
+    # eager attention on TinyLlama (grouped-query: repeat_kv expands K/V to every head)
+    case("tinyllama-1.1b", "amp_bf16", "adamw", "eager", 2, 1024),
+    case("tinyllama-1.1b", "bf16", "adamw_fused", "eager", 4, 2048, layers=8),
     case("falcon-7b", "bf16", "adamw_fused", "sdpa", 2, 2048, layers=4),
     # Mamba: traced on CPU without mamba_ssm / causal_conv1d, so transformers runs its PyTorch path (the reference
     # fallbacks of mamba_inner_fn / selective_scan_fn): the estimate's ssm_path "torch". No SDPA path: eager.

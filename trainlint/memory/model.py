@@ -337,8 +337,8 @@ def model_states(run: Run) -> States:
         s.optimizer = trainable * opt.state_bytes / model_split
         s.optimizer_note = f"{opt.label}: {opt.state_bytes:g} B/param"
     elif opt.factored:
-        # Adafactor: row and column statistics per matrix, negligible next to the weights.
-        s.optimizer = (arch.hidden_size * 2 * arch.num_layers * 8 + arch.vocab_size + arch.hidden_size) * 4
+        # Adafactor: fp32 row and column statistics per matrix, full-size fp32 statistics per vector.
+        s.optimizer = _adafactor_states(arch, run) / model_split
         s.optimizer_note = f"{opt.label}: row/column statistics only"
     else:
         factor = opt.state_factor
@@ -357,8 +357,7 @@ def model_states(run: Run) -> States:
     if not (run.deepspeed and prec.master_weights):
         s.step_temp = trainable * opt.step_temp_factor * state_dtype / model_split
         if opt.factored:
-            # Adafactor works one parameter at a time in fp32: a few copies of the largest one.
-            s.step_temp = arch.largest_module_params * 4 * 3
+            s.step_temp = _adafactor_temporaries(arch, run, prec) / model_split
     if run.lowrank is not None and run.peft is None:
         s.step_temp = 0.0  # the update runs on the projected (low-rank) gradient
     if run.optimizer_in_bwd:
@@ -370,6 +369,58 @@ def model_states(run: Run) -> States:
         s.step_temp = 0.0
     _shard(run, s, trainable)
     return s
+
+
+GATE_UP = ("gate_proj", "up_proj", "w1", "w3")  # the expert projections transformers fuses into gate_up_proj
+
+
+def _adafactor_states(arch: Architecture, run: Run) -> float:
+    """transformers Adafactor (optimization.py, Adafactor.step): each matrix keeps exp_avg_sq_row [rows] and
+    exp_avg_sq_col [cols], each vector a full exp_avg_sq, all in fp32 (`.to(grad)` of the fp32 gradient); under
+    PEFT only the adapters' (rank-r matrices)."""
+    if run.peft is not None:
+        rank = run.peft.rank
+        return sum(stack.num_layers * 2 * (rank + lin.in_features + rank + lin.out_features)
+                   for stack in arch.stacks for lin in stack.linears) * 4
+    factored = matrices = 0
+    for stack in arch.stacks:
+        copies = max(stack.num_experts, 1)
+        for lin in stack.linears:
+            n = stack.num_layers * (copies if lin.per_expert else 1)
+            factored += n * (lin.in_features + lin.out_features)
+            matrices += n * lin.in_features * lin.out_features
+    tables = [arch.vocab_size * arch.hidden_size] * ((1 if arch.embedding_params else 0) + (1 if arch.head_params else 0))
+    factored += len(tables) * (arch.vocab_size + arch.hidden_size)
+    vectors = max(0, arch.total_params - matrices - sum(tables))
+    return (factored + vectors) * 4
+
+
+def _adafactor_temporaries(arch: Architecture, run: Run, prec: Precision) -> float:
+    """Adafactor.step's fp32 temporaries, one parameter at a time: a 16-bit parameter's gradient and data are
+    upcast (`grad.float()`, `p.float()`), then `update = grad**2 + eps` and `_approx_sq_grad` (or `-update` in
+    `p_data_fp32.add_(-update)`) hold two more parameter-sized tensors, 4 in all (2 for fp32 parameters), while the
+    previous parameter's `update` is still referenced until it is reassigned. The largest parameter is the
+    embedding (first in the Trainer's weight-decay group: nothing before it), an untied head (last: after the
+    last layer's last linear) or a fused expert tensor. Under PEFT, an adapter matrix."""
+    copies = 2 if prec.param_dtype == "fp32" else 4
+    if run.peft is not None:
+        largest = max((run.peft.rank * max(lin.in_features, lin.out_features) for stack in arch.stacks
+                       for lin in stack.linears), default=0)
+        return largest * copies * 4
+    largest = arch.largest_outer_module_params
+    for stack in arch.stacks:
+        fused = [lin for lin in stack.linears if lin.per_expert] if stack.fused_experts else []
+        largest = max([largest] + [lin.params for lin in stack.linears if lin not in fused])
+        if fused:
+            # transformers' fused experts: gate and up in one gate_up_proj [E, 2f, h], down in down_proj [E, h, f].
+            gate_up = sum(lin.in_features * lin.out_features for lin in fused if lin.name in GATE_UP)
+            largest = max([largest, gate_up * stack.num_experts]
+                          + [lin.in_features * lin.out_features * stack.num_experts for lin in fused])
+    before = 0
+    head = arch.head_params if not arch.tie_word_embeddings else 0
+    if head and head >= largest and arch.stacks and arch.stacks[-1].linears:
+        before = arch.stacks[-1].linears[-1].params
+    return (largest * copies + before) * 4
 
 
 def _head_cast(run: Run) -> float:

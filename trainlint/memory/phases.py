@@ -99,7 +99,9 @@ def _loading(run: Run, st: States, ref_model: float, memo: PartsMemo | None, sai
                               f"precompute_ref_log_probs: a no-grad forward of {rows} rows (chosen + rejected)"))
             note = f"the reference log-probs precomputed at {run.precompute_batch} pairs per batch"
     host = 0.0
-    if not (run.peft is not None and run.peft.base_bits):
+    if not (run.peft is not None and run.peft.base_bits) and run.zero_stage < 3:
+        # (ZeRO-3's zero.Init partitions the model as it is built and loads the checkpoint shard by shard: not
+        # counted.)
         # Without a device map every process builds its model on the host first; without low_cpu_mem_usage it is
         # randomly initialised, then the checkpoint's state dict is copied in (twice the model at its peak).
         copies = 2 if run.low_cpu_mem_usage is False else 1
@@ -142,7 +144,10 @@ def _evaluation(run: Run, st: States, ref_model: float, memo: PartsMemo | None, 
     else:
         terms.append(Term("logits", "evaluation forward (no grad)", forward,
                           "one layer's intermediates, then the logits and the loss of the eval batch"))
-    per_row = {"logits": run.seq_len * arch.vocab_size * BYTES[run.precision.compute_dtype] / run.tp,
+    # A classification head's logits are [rows, labels] (sequence) or [rows, s, labels] (token): 2 labels, fp32.
+    logits_row = (run.seq_len * arch.vocab_size * BYTES[run.precision.compute_dtype] / run.tp if run.head == "lm"
+                  else run.seq_len * 2 * 4 if run.head == "token_cls" else 2 * 4)
+    per_row = {"logits": logits_row,
                "token_ids": run.seq_len * 8, "generated": max(run.gen_length, run.seq_len) * 8}.get(
         run.eval_predictions, 0.0)
     if per_row and run.eval_kept_rows:
