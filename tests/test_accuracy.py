@@ -23,12 +23,24 @@ def test_traced_cases_meet_the_accuracy_target():
     cases = json.loads((HERE / "cases.json").read_text())
     cases = cases if isinstance(cases, list) else cases["cases"]
     peaks, _ = compare.load_peaks(HERE / "traced.json", "peak_allocated_bytes")
-    rows = compare.compare(cases, peaks)
+    rows = compare.compare(cases, compare.step_peaks(HERE / "traced.json", peaks))
     assert len(rows) >= 60
     summary = compare.stats(rows)
     assert summary["median"] <= 0.01, summary
     assert summary["p90"] <= 0.03, summary
     assert summary["max"] <= 0.15, [r for r in rows if abs(r["error"]) > 0.15]
+
+
+def test_traced_evaluation_steps_meet_the_accuracy_target():
+    """The estimate's evaluation phase (memory/phases.py) against the traced evaluation step of the cases that run
+    one (Trainer.prediction_step without compute_metrics, at the default eval batch 8 or another)."""
+    compare = load_compare()
+    cases = json.loads((HERE / "cases.json").read_text())
+    cases = cases if isinstance(cases, list) else cases["cases"]
+    rows = compare.compare_evaluation(cases, HERE / "traced.json")
+    assert len(rows) >= 4
+    summary = compare.stats(rows)
+    assert summary["median"] <= 0.01 and summary["max"] <= 0.03, rows
 
 
 def test_accuracy_doc_is_current():

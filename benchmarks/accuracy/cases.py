@@ -207,7 +207,7 @@ _OPT_TAG = {"adamw": "adamw", "adamw_fused": "adamwfused", "adamw_foreach": "ada
 
 
 def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes="", head=None,
-         loss_kernel=None, ssm_path=None):
+         loss_kernel=None, ssm_path=None, eval_batch=None):
     name, cfg = MODELS[model]
     cfg = copy.deepcopy(cfg)
     tag = model
@@ -236,6 +236,8 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
     if loss_kernel:
         parts.append(loss_kernel)
     parts += [f"b{b}", f"s{s}"]
+    if eval_batch:
+        parts.append(f"eval{eval_batch}")
     return {
         "id": "-".join(parts),
         "model_name": name,
@@ -250,6 +252,7 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
         "notes": notes,
         **({"loss_kernel": loss_kernel} if loss_kernel else {}),
         **({"ssm_path": ssm_path} if ssm_path else {}),
+        **({"eval_batch": eval_batch} if eval_batch else {}),
     }
 
 
@@ -327,6 +330,12 @@ CASES = [
     # Adafactor on the Llama-3.1-8B shapes (the [128256, 4096] embedding and head are the largest parameters)
     case("llama31-8b", "bf16", "adafactor", "sdpa", 1, 1024, layers=2),
     case("llama31-8b", "fp32", "adafactor", "sdpa", 1, 512, layers=2),
+    # an evaluation step after the two training steps (Trainer.prediction_step without compute_metrics) at the
+    # default per_device_eval_batch_size 8 or another: compared with the estimate's evaluation phase
+    case("tinyllama-1.1b", "amp_bf16", "adamw_fused", "sdpa", 1, 1024, gc=True, eval_batch=8),
+    case("llama32-1b", "bf16", "adamw_fused", "sdpa", 1, 1024, gc=True, eval_batch=8),
+    case("qwen25-0.5b", "amp_bf16", "adamw", "sdpa", 2, 1024, lora=LORA_ALL, eval_batch=8),
+    case("smollm2-135m", "fp32", "adamw_fused", "eager", 2, 1024, eval_batch=4),
     # eager attention on TinyLlama (grouped-query: repeat_kv expands K/V to every head)
     case("tinyllama-1.1b", "amp_bf16", "adamw", "eager", 2, 1024),
     case("tinyllama-1.1b", "bf16", "adamw_fused", "eager", 4, 2048, layers=8),

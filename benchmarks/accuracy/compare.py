@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from trainlint.catalog.hf_config import from_hf_config  # noqa: E402
 from trainlint.memory.model import Run, estimate_run, optimizer_spec  # noqa: E402
+from trainlint.memory.phases import estimate_phases  # noqa: E402
 from trainlint.plan import AMP_BF16, AMP_FP16, FP32, PURE_BF16, Peft  # noqa: E402
 
 PRECISION = {"fp32": FP32, "amp_bf16": AMP_BF16, "amp_fp16": AMP_FP16, "bf16": PURE_BF16}
@@ -60,6 +61,37 @@ def compare(cases: list[dict], measured: dict[str, int]) -> list[dict]:
         est = estimate_run(run_for(case))
         rows.append({"id": case["id"], "measured": truth, "estimate": est.peak_allocated,
                      "error": (est.peak_allocated - truth) / truth, "phase": est.peak_phase})
+    return rows
+
+
+def step_peaks(traced_path: Path, peaks: dict) -> dict:
+    """The traced training-step peaks: for a case with an evaluation step (`eval_batch`), the largest phase peak
+    but the evaluation's."""
+    if not traced_path.exists():
+        return peaks
+    out = dict(peaks)
+    for case in json.loads(traced_path.read_text()).get("cases", []):
+        phases = case.get("phase_peaks") or {}
+        if "evaluation" in phases:
+            out[case["id"]] = max(v for k, v in phases.items() if k != "evaluation")
+    return out
+
+
+def compare_evaluation(cases: list[dict], traced_path: Path) -> list[dict]:
+    """The estimate's evaluation phase (memory/phases.py) against the traced evaluation step's peak."""
+    if not traced_path.exists():
+        return []
+    traced = {c["id"]: c for c in json.loads(traced_path.read_text()).get("cases", [])}
+    rows = []
+    for case in cases:
+        truth = ((traced.get(case["id"]) or {}).get("phase_peaks") or {}).get("evaluation")
+        if not case.get("eval_batch") or not truth:
+            continue
+        run = run_for(case)
+        run = Run(**{**{f: getattr(run, f) for f in Run.__dataclass_fields__}, "eval_batch": case["eval_batch"]})
+        phase = next(p for p in estimate_phases(run).phases if p.name == "evaluation")
+        rows.append({"id": case["id"], "measured": truth, "estimate": phase.allocated,
+                     "error": (phase.allocated - truth) / truth, "phase": "evaluation"})
     return rows
 
 
@@ -169,6 +201,8 @@ def compare_reserved(cases: list[dict], traced_path: Path) -> list[dict]:
         sim = entry.get("allocator_sim") or {}
         truth = sim.get("peak_reserved_bytes")
         case = by_id.get(entry["id"])
+        if case is not None and case.get("eval_batch"):
+            continue  # the simulated reserved peak spans the evaluation step too; the rows compare the training step
         if not isinstance(truth, int) or truth <= 0 or case is None:
             continue
         est = estimate_run(run_for(case))
@@ -186,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(cases, dict):
         cases = cases.get("cases", [])
     traced, traced_meta = load_peaks(HERE / "traced.json", "peak_allocated_bytes")
+    traced = step_peaks(HERE / "traced.json", traced)
     gpu, gpu_meta = load_peaks(HERE / "measured_gpu.json", "max_memory_allocated")
     sections = []
     summary = {}
@@ -201,6 +236,18 @@ def main(argv: list[str] | None = None) -> int:
         sections += [f"## {title}", "", f"Source: {versions}." if versions else "", "",
                      f"**{s['cases']} cases: median |error| {s['median']:.1%}, 90th percentile {s['p90']:.1%}, "
                      f"maximum {s['max']:.1%}.**", "", *table(rows), ""]
+    eval_rows = compare_evaluation(cases, HERE / "traced.json")
+    if eval_rows:
+        s = stats(eval_rows)
+        summary["Evaluation phase"] = s
+        sections += ["## The evaluation phase (traced)", "",
+                     "Cases with an evaluation step after their two training steps, as `Trainer.prediction_step` runs "
+                     "it without a `compute_metrics` (model.eval(), a no-grad forward under the training autocast, the "
+                     "loss kept), at the case's eval batch: the traced peak of that step against the estimate's "
+                     "evaluation phase (docs/memory-model.md §9). The training-step rows above compare these cases' "
+                     "peak outside the evaluation step.", "",
+                     f"**{s['cases']} cases: median |error| {s['median']:.1%}, 90th percentile {s['p90']:.1%}, "
+                     f"maximum {s['max']:.1%}.**", "", *table(eval_rows), ""]
     reserved_rows = compare_reserved(cases, HERE / "traced.json")
     if reserved_rows:
         s = stats(reserved_rows)

@@ -215,8 +215,12 @@ class _Scaler:
         pass
 
 
-def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, steps: int = 2, autocast_device: str = "cuda", real_scaler: bool = True):
-    """Run ``steps`` Trainer-style steps; ``tracker.set_phase`` is called at phase boundaries."""
+def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, steps: int = 2, autocast_device: str = "cuda", real_scaler: bool = True,
+                   eval_inputs=None):
+    """Run ``steps`` Trainer-style steps; ``tracker.set_phase`` is called at phase boundaries. With ``eval_inputs``
+    (the case's ``eval_batch``: ids, labels) one evaluation step follows, as Trainer.prediction_step runs it without
+    a compute_metrics: model.eval(), a no-grad forward under the training autocast, the loss kept (phase
+    "evaluation")."""
     from accelerate.utils import convert_outputs_to_fp32
 
     tr = tracker or _NullPhase()
@@ -230,7 +234,7 @@ def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, step
     head = model.get_output_embeddings()
     hook = head.register_forward_hook(lambda *a: tr.set_phase("loss")) if head is not None else None
 
-    def forward():
+    def forward(ids=ids, labels=labels):
         kwargs = {"input_ids": ids, "labels": labels}
         if head_kind(case["model_config"]) in ("lm", "seq_cls", "token_cls"):
             kwargs["use_cache"] = False
@@ -270,6 +274,17 @@ def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, step
                 optimizer.step()
             tr.set_phase("zero_grad")
             optimizer.zero_grad(set_to_none=True)
+        if eval_inputs is not None:
+            if hook is not None:  # the "loss" phase marks the training forward only
+                hook.remove()
+                hook = None
+            model.eval()
+            tr.set_phase("evaluation")
+            with torch.no_grad():
+                out = fwd(*eval_inputs)
+                loss = out["loss"].detach().mean()
+                del out
+            del loss
     finally:
         if hook is not None:
             hook.remove()

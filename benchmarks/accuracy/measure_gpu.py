@@ -161,13 +161,15 @@ def measure_case(case: dict, steps: int = 2) -> dict:
         opt = harness.build_optimizer(case, model, on_cuda=True)
         vocab = case["model_config"]["vocab_size"]
         ids, labels = harness.make_batch(case, "cuda", vocab, real=True)
+        eval_inputs = (harness.make_batch({**case, "micro_batch": case["eval_batch"]}, "cuda", vocab, real=True)
+                       if case.get("eval_batch") else None)
         torch.cuda.synchronize()
         setup = torch.cuda.memory_allocated()
         build_peak = torch.cuda.max_memory_allocated()
         ph = CudaPhases()
         with SdpaSpy() as spy:
             harness.training_steps(case, model, opt, ids, labels, tracker=ph, steps=steps,
-                                   autocast_device="cuda", real_scaler=True)
+                                   autocast_device="cuda", real_scaler=True, eval_inputs=eval_inputs)
         torch.cuda.synchronize()
         ph.set_phase("done")
         ph._close()

@@ -98,6 +98,11 @@ def _run_once(case: dict, snapshot_at: int | None):
             tracker.track(b)
         tracker.track(ids)
         tracker.track(labels)
+        eval_inputs = None
+        if case.get("eval_batch"):
+            eval_inputs = harness.make_batch({**case, "micro_batch": case["eval_batch"]}, None, vocab, real=False)
+            for t in eval_inputs:
+                tracker.track(t)
         tracker.set_phase("setup")
         state["setup_bytes"] = tracker.total
 
@@ -112,7 +117,7 @@ def _run_once(case: dict, snapshot_at: int | None):
         try:
             with tracker:
                 harness.training_steps(case, model, opt, ids, labels, tracker=tracker, steps=2,
-                                       autocast_device="cpu", real_scaler=False)
+                                       autocast_device="cpu", real_scaler=False, eval_inputs=eval_inputs)
         except Exception:  # _StopAtPeak, possibly re-wrapped by the autograd engine
             if tracker.snapshot is None:
                 raise
