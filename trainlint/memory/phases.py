@@ -42,16 +42,29 @@ def phase_table() -> dict:
     return json.loads(read_data("phases.json"))["phases"]
 
 
+@lru_cache(maxsize=None)
+def _spec(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Phase `name`'s resident parts and knobs (phases.json), as tuples."""
+    entry = phase_table()[name]
+    return tuple(entry["resident"]), tuple(entry["knobs"])
+
+
 def _resident(name: str, st: States, ref_model: float) -> list[Term]:
     """The model-state terms resident throughout phase `name` (phases.json `resident`)."""
-    parts = {
-        "weights": ("weights", "weights", st.weights, st.weights_note),
-        "reference_model": ("weights", "reference model", ref_model, "frozen reference model (DPO/KTO)"),
-        "master": ("optimizer_states", "fp32 master weights", st.master, "DeepSpeed / mixed-precision master copy"),
-        "optimizer_states": ("optimizer_states", "optimizer states", st.optimizer, st.optimizer_note),
-        "buffers": ("buffers", "communication / gather buffers", st.buffers, st.buffers_note),
-    }
-    return [Term(*parts[p]) for p in phase_table()[name]["resident"] if parts[p][2] > 0 or p == "weights"]
+    out = []
+    for part in _spec(name)[0]:
+        if part == "weights":
+            out.append(Term("weights", "weights", st.weights, st.weights_note))
+        elif part == "reference_model" and ref_model > 0:
+            out.append(Term("weights", "reference model", ref_model, "frozen reference model (DPO/KTO)"))
+        elif part == "master" and st.master > 0:
+            out.append(Term("optimizer_states", "fp32 master weights", st.master,
+                            "DeepSpeed / mixed-precision master copy"))
+        elif part == "optimizer_states" and st.optimizer > 0:
+            out.append(Term("optimizer_states", "optimizer states", st.optimizer, st.optimizer_note))
+        elif part == "buffers" and st.buffers > 0:
+            out.append(Term("buffers", "communication / gather buffers", st.buffers, st.buffers_note))
+    return out
 
 
 def _round(n: float) -> int:
@@ -80,7 +93,8 @@ def _autocast_copies(run: Run, st: States) -> float:
 
 def _loading(run: Run, st: States, ref_model: float, memo: PartsMemo | None, said: list[str]) -> Phase:
     arch = run.arch
-    terms = [t for t in _resident("loading", st, ref_model)]
+    terms = _resident("loading", st, ref_model)
+    resident = len(terms)
     note = "the weights placed on the GPU"
     if run.peft is not None and run.peft.base_bits:
         # create_quantized_param: each checkpoint tensor goes to the GPU in 16-bit and is quantized there.
@@ -92,7 +106,7 @@ def _loading(run: Run, st: States, ref_model: float, memo: PartsMemo | None, sai
         rows = run.precompute_batch * 2  # chosen and rejected, concatenated
         act = _forward_acts(run, rows, memo)
         forward = _no_grad_forward(act) + _autocast_copies(run, st)
-        quant = sum(t.bytes for t in terms[len(_resident("loading", st, ref_model)):])
+        quant = sum(t.bytes for t in terms[resident:])
         if forward > quant:
             terms = [t for t in terms if t.key != "temporaries"]
             terms.append(Term("logits", "reference log-prob forward (no grad)", forward,
@@ -111,7 +125,7 @@ def _loading(run: Run, st: States, ref_model: float, memo: PartsMemo | None, sai
             said.append("low_cpu_mem_usage false: each process holds a randomly initialised model and the checkpoint "
                         "on the host while loading")
     return Phase("loading", _round(sum(t.bytes for t in terms)), int(host), tuple(terms),
-                 tuple(phase_table()["loading"]["knobs"]), note)
+                 _spec("loading")[1], note)
 
 
 def _evaluation(run: Run, st: States, ref_model: float, memo: PartsMemo | None, said: list[str]) -> Phase | None:
@@ -160,7 +174,7 @@ def _evaluation(run: Run, st: States, ref_model: float, memo: PartsMemo | None, 
         if kept > max(forward, generate):
             note = f"the {run.eval_predictions} of {run.eval_kept_rows} evaluation rows kept on the GPU"
     return Phase("evaluation", _round(sum(t.bytes for t in terms)), 0, tuple(terms),
-                 tuple(phase_table()["evaluation"]["knobs"]), note)
+                 _spec("evaluation")[1], note)
 
 
 def _saving(run: Run, st: States, ref_model: float) -> Phase:
@@ -197,16 +211,22 @@ def _saving(run: Run, st: States, ref_model: float) -> Phase:
         host = arch.total_params * 2 / split
         note = "ZeRO-3 consolidates a 16-bit state dict on rank 0's host"
     return Phase("saving", _round(sum(t.bytes for t in terms)), int(host), tuple(terms),
-                 tuple(phase_table()["saving"]["knobs"]), note)
+                 _spec("saving")[1], note)
 
 
-def around_step(run: Run, memo: PartsMemo | None = None) -> tuple[list[Phase], list[str]]:
-    """Loading, evaluation (when the run evaluates) and saving, with what they assumed."""
+def around_step(run: Run, memo: PartsMemo | None = None, peaks_only: bool = False) -> tuple[list[Phase], list[str]]:
+    """Loading, evaluation (when the run evaluates) and saving, with what they assumed. `peaks_only`: only those that
+    can exceed the training step, whose resident state holds theirs: loading with a quantized load or TRL's
+    reference precompute, evaluation, saving that gathers (the fix planner's fast path)."""
     said: list[str] = []
     st = memo.states(run) if memo is not None else model_states(run)
     ref_model = reference_model(run)
-    found = [_loading(run, st, ref_model, memo, said), _evaluation(run, st, ref_model, memo, said),
-             _saving(run, st, ref_model)]
+    found: list[Phase | None] = []
+    if not peaks_only or run.precompute_batch or (run.peft is not None and run.peft.base_bits):
+        found.append(_loading(run, st, ref_model, memo, said))
+    found.append(_evaluation(run, st, ref_model, memo, said))
+    if not peaks_only or run.save_mode in ("fsdp_full", "zero3_16bit"):
+        found.append(_saving(run, st, ref_model))
     return [p for p in found if p is not None], said
 
 
@@ -236,5 +256,5 @@ def run_peak_of(run: Run, memo: PartsMemo | None = None) -> tuple[int, int, int]
     """`peak_of(run)` with the largest phase's allocation in place of the step's: what the fix planner compares."""
     memo = memo if memo is not None else PartsMemo()
     allocated, host, paged = peak_of(run, memo)
-    others, _ = around_step(run, memo)
+    others, _ = around_step(run, memo, peaks_only=True)
     return max([allocated] + [p.allocated for p in others]), host, paged
