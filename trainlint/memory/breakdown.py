@@ -61,6 +61,10 @@ class Breakdown:
     phases: dict = field(default_factory=dict, compare=False)  # step phase -> allocated bytes at its peak
     # Every phase of the run (loading, training step, evaluation, saving); the components above are the deciding one's.
     run_phases: tuple[PhasePeak, ...] = field(default=(), compare=False)
+    # bitsandbytes' paged optimizer state (in `overhead`): CUDA unified memory, which the driver moves to host RAM
+    # when the GPU's memory is exhausted ("transfer memory from the GPU to the CPU when GPU memory is exhausted",
+    # bitsandbytes optim docs), so it slows a run that is over the card but does not stop it
+    paged_bytes: int = 0
 
     @property
     def deciding_phase(self) -> str:
@@ -75,7 +79,13 @@ class Breakdown:
 
     @property
     def fits(self) -> bool | None:
-        return None if self.capacity is None else self.total <= self.capacity
+        """Whether the card holds what must stay on it: all of it but the paged optimizer state, which can spill."""
+        return None if self.capacity is None else self.total - self.paged_bytes <= self.capacity
+
+    @property
+    def spills(self) -> bool:
+        """The run fits only with part of the paged optimizer state moved to host RAM (slower steps)."""
+        return self.capacity is not None and self.total - self.paged_bytes <= self.capacity < self.total
 
     @property
     def utilization(self) -> float | None:

@@ -391,7 +391,8 @@ def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:
                      peak_allocated=deciding.allocated, peak_reserved=reserved, total=total,
                      peak_phase=result.peak_phase if deciding.name == TRAINING else deciding.name,
                      overhead=tuple(overhead), host_bytes=result.host_bytes,
-                     assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases, run_phases=run_phases)
+                     assumptions=tuple(dict.fromkeys(assumptions)), phases=result.phases, run_phases=run_phases,
+                     paged_bytes=result.paged_bytes)
 
 
 def estimate_total(plan: TrainingPlan, arch, memo: PartsMemo | None = None,
