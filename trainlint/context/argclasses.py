@@ -195,12 +195,12 @@ class _Resolver:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == name:
                 return node, path
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                for alias in node.names:
+        for item in ast.walk(tree):
+            if isinstance(item, ast.ImportFrom):
+                for alias in item.names:
                     if (alias.asname or alias.name) != name:
                         continue
-                    target = self.module_file(node.module or "", node.level, path)
+                    target = self.module_file(item.module or "", item.level, path)
                     if target is not None:
                         found = self.find(alias.name, target, depth + 1)
                         if found is not None:

@@ -118,8 +118,8 @@ def check(ctx: LintContext):
             message = _message(ctx.dialect.name)
             if message:
                 parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
-        elif dialect == "trl":
-            outcome = trl_unknown_key(ctx, key=key)
+        elif dialect == "trl" or getattr(ctx.launch, "script_parser", "") == "h4":
+            outcome = trl_unknown_key(ctx, key=key)  # alignment-handbook's H4ArgumentParser included
             short, parser = outcome.short, outcome.full
         else:
             short = "HfArgumentParser stops"

@@ -48,6 +48,14 @@ So is a file no launch, script or pin ties to a parser when most of its top-leve
 TrainingArguments/TRL field: a script's own dataclass reads it (PEFT's
 `method_comparison/MetaMathQA/default_training_params.json`: `model_id`, `batch_size`,
 `optimizer_type`, `use_amp`, ... and a `max_seq_length` of its own TrainConfig).
+A key the repository's own argument classes declare (`trainlint.context.argclasses`: LMFlow's
+`DPOv2AlignerArguments.max_prompt_length`, parsed by its HfArgumentParser) is not reported. Nor is any key when the
+launched script (or, with no launch, every repository script of the file's parser) imports a name that only old
+releases of the parser's package have (alignment-handbook's `H4ArgumentParser`, `ModelArguments`, `DataArguments`,
+... removed by its rewrite, 19f0345, 0.4.0.dev0: `catalog/data/removed_names.json`): that script runs only on the
+old handbook, whose releases pinned the transformers/TRL of their time (`transformers==4.35.0` and `trl==0.7.4` at
+v0.2.0; `trl>=0.9.6,<0.13.0` at 5a7ba95, the last commit with H4ArgumentParser), and on today's handbook the launch
+stops at the import before any key is read.
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops on the releases that
 removed the key; TrlParser per TRL release: 0.12 raises, 0.13 - 0.18 silent, >= 0.19 raises); verified
