@@ -153,3 +153,51 @@ def test_a_repository_that_ships_the_package_has_no_era(tmp_path):
                                 "src/alignment/configs.py": "class H4ArgumentParser:\n    pass\n",
                                 "README.md": "```\naccelerate launch scripts/run_dpo.py c.yaml\n```\n"})
     assert not engine.check_path(repo / "c.yaml").dialect.era
+
+
+def test_a_documented_run_of_a_cloned_old_script_dates_the_recipe(tmp_path):
+    readme = ("```bash\ngit clone https://github.com/huggingface/alignment-handbook.git\ncd alignment-handbook\n"
+              "python -m pip install .\n```\n\n```\naccelerate launch --num_processes 4 scripts/run_dpo.py "
+              "your_config_name.yaml\n```\n")
+    repo = make_repo(tmp_path, {"recipes/c.yaml": OLD_RECIPE, "recipes/README.md": readme})
+    result = engine.check_path(repo / "recipes/c.yaml")
+    ((package, below, reason),) = result.dialect.era
+    assert (package, below) == ("alignment-handbook", "0.4.0.dev0") and reason.startswith("recipes/README.md:8 runs")
+    assert not codes(result, "TL524")
+
+
+def test_todays_cloned_script_dates_nothing(tmp_path):
+    readme = ("git clone https://github.com/huggingface/alignment-handbook.git\ncd alignment-handbook\n"
+              "accelerate launch scripts/dpo.py --config your_config_name.yaml\n")
+    repo = make_repo(tmp_path, {"recipes/c.yaml": OLD_RECIPE, "recipes/README.md": readme})
+    result = engine.check_path(repo / "recipes/c.yaml")
+    assert not result.dialect.era and codes(result, "TL524")
+
+
+def test_an_unpinned_install_of_the_old_framework_is_one_warning(tmp_path):
+    readme = ("```\npip install git+https://github.com/huggingface/alignment-handbook.git\n```\n\n"
+              "```\naccelerate launch run_dpo.py a.yaml\naccelerate launch run_dpo.py b.yaml\n```\n")
+    repo = make_repo(tmp_path, {"a.yaml": OLD_RECIPE, "b.yaml": OLD_RECIPE, "run_dpo.py": H4_SCRIPT,
+                                "README.md": readme})
+    results = [engine.check_path(repo / name) for name in ("a.yaml", "b.yaml")]
+    found = {(d.path, d.span.start.line, d.severity.value) for r in results for d in codes(r, "TL532")}
+    assert found == {(str(repo / "README.md"), 1, "warning")}  # the install line, the same finding from both
+    (d,) = codes(results[0], "TL532")
+    assert "without a ref" in d.message and "0.4.0.dev0" in d.message and len(d.message) <= 120
+    assert "cannot import name 'DataArguments' from 'alignment'" in d.detail
+
+
+def test_a_pinned_install_is_not_reported(tmp_path):
+    readme = ("pip install git+https://github.com/huggingface/alignment-handbook.git@v0.3.0\n"
+              "accelerate launch run_dpo.py a.yaml\n")
+    repo = make_repo(tmp_path, {"a.yaml": OLD_RECIPE, "run_dpo.py": H4_SCRIPT, "README.md": readme})
+    result = engine.check_path(repo / "a.yaml")
+    assert result.dialect.era and not codes(result, "TL532") and not codes(result, "TL524")
+
+
+def test_a_clone_checked_out_at_a_ref_is_not_reported(tmp_path):
+    readme = ("git clone https://github.com/huggingface/alignment-handbook.git\ncd alignment-handbook\n"
+              "git checkout 6da26f5\naccelerate launch scripts/run_dpo.py your_config.yaml\n")
+    repo = make_repo(tmp_path, {"recipes/c.yaml": OLD_RECIPE, "recipes/README.md": readme})
+    result = engine.check_path(repo / "recipes/c.yaml")
+    assert result.dialect.era and not codes(result, "TL532")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.catalog import dialects as catalog
+from trainlint.catalog import releases
 from trainlint.context import argclasses, imports
 from trainlint.context.launch import SKIP_DIRS, bases_for, bases_of
 from trainlint.context.versions import Versions, _from_spec, canonical
@@ -46,6 +47,9 @@ class Dialect:
     # The parser package's releases the launched script can import (a name it imports that later releases removed:
     # alignment-handbook's H4ArgumentParser, gone in 0.4.0.dev0): (package, first release without it, reason).
     era: tuple = ()
+    # Where the repository installs that package without a ref, when it does: (path, line, start column, end column,
+    # start offset, the command) with 0-based positions. An install without a ref gets the newest release.
+    era_install: tuple = ()
 
     @property
     def known(self) -> bool:
@@ -74,7 +78,9 @@ class Dialect:
         return key in self.fields
 
     def describe(self) -> str:
-        return f"{self.label} ({self.origin.describe()})"
+        era = "".join(f"; only {package} < {below} runs it: {reason}" for package, below, reason in self.era)
+        own = f"; the repository's classes: {self.own_note}" if self.own_note else ""
+        return f"{self.label} ({self.origin.describe()}{own}{era})"
 
 
 # --- deciding it ------------------------------------------------------------------------------------------------
@@ -169,6 +175,8 @@ MAX_SCRIPTS = 300
 
 def clear_cache() -> None:
     _CLI_SCRIPTS.clear()
+    _INSTALLS.clear()
+    _CLONED.clear()
     argclasses.clear_cache()
     _REPO_SCRIPTS.clear()
     _REPO_ALL.clear()
@@ -292,7 +300,7 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         return dialect
     try:
         dialect = with_own_classes(dialect, flavor, launch, repo_root)
-        return with_era(dialect, launch, repo_root)
+        return with_era(dialect, launch, repo_root) if flavor == "huggingface" else dialect
     except (OSError, RuntimeError, ValueError, RecursionError):
         return dialect
 
@@ -484,7 +492,11 @@ def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
     # with no launch, every repository script of the file's parser: the era holds when each of them has it
     scripts = (script,) if script else repository_scripts(repo_root, dialect.name) if dialect.known else ()
     if not scripts:
-        return dialect
+        if launch is not None and getattr(launch, "found", False):
+            return dialect
+        cloned = _cloned_era(repo_root)  # no launch, no script: the documented run of a cloned framework script
+        return replace(dialect, era=cloned, era_install=unpinned_install(repo_root, cloned[0][0])) if cloned \
+            else dialect
     top = Path(repo_root)
     own = [m for m, p in imports.FRAMEWORK_PACKAGES.items() if p in ERA_PACKAGES
            and any((base / m / "__init__.py").is_file() for base in (top, top / "src", Path(scripts[0]).parent))]
@@ -492,7 +504,124 @@ def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
         return dialect  # the repository ships the package itself (alignment-handbook's own checkout)
     cuts = imports.weakest([imports.cuts_for(s, repo_root) for s in scripts[:MAX_SCRIPTS]])
     era = tuple((c.name, c.below, c.reason) for c in cuts if c.name in ERA_PACKAGES and c.below)
+    if era:
+        return replace(dialect, era=era, era_install=unpinned_install(repo_root, era[0][0]))
     return replace(dialect, era=era) if era else dialect
+
+
+MAX_DOC_FILES = 200  # Markdown and shell files looked at for a cloned framework's script
+_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(?:https?://|git@)([\w.-]+[/:][\w.-]+/[\w.-]+?)(?:\.git)?(?=[\s/]|$)", re.M)
+_CLONED: dict[str, tuple] = {}
+
+
+def _cloned_era(repo_root: str) -> tuple:
+    """((package, first release without it, reason),) when the repository's documents clone a framework's repository
+    and then run a script that its later releases removed (`removed_scripts.json`: alignment-handbook's
+    scripts/run_dpo.py); () otherwise. A bounded walk of the .md and .sh files, once per repository."""
+    if repo_root in _CLONED:
+        return _CLONED[repo_root]
+    try:
+        table = releases.removed_scripts()
+    except Exception:  # noqa: BLE001 - no data: no era
+        table = {}
+    found: tuple = ()
+    seen = 0
+    base = Path(repo_root)
+    needles = {info.get("repository", "").split("/", 1)[-1].encode(): (name, info) for name, info in table.items()
+               if isinstance(info.get("scripts"), dict) and info.get("repository")}
+    for folder, dirs, names in os.walk(base) if needles else ():
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3)
+        for file in sorted(n for n in names if n.endswith((".md", ".sh"))):
+            seen += 1
+            if seen > MAX_DOC_FILES or found:
+                break
+            path = Path(folder) / file
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None or b"clone" not in data or not any(n in data for n in needles):
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for clone in _CLONE.finditer(text):
+                url = clone.group(1).replace(":", "/").lower()
+                hit = next(((name, info) for needle, (name, info) in needles.items()
+                            if url.endswith(needle.decode().lower())), None)
+                if hit is None:
+                    continue
+                name, info = hit
+                after = text[clone.end():]
+                for script, (release, source) in info["scripts"].items():
+                    at = re.search(rf"(?<![\w/.-]){re.escape(script)}\b", after)
+                    if at is None:
+                        continue
+                    rel = path.relative_to(base).as_posix()
+                    line = text.count("\n", 0, clone.end() + at.start()) + 1
+                    found = ((name, release, f"{rel}:{line} runs {script} of a clone of {info['repository']} "
+                                             f"(line {text.count(chr(10), 0, clone.start()) + 1}); {script} is gone "
+                                             f"since {name} {release} ({source})"),)
+                    break
+                if found:
+                    break
+        if seen > MAX_DOC_FILES or found:
+            break
+    if len(_CLONED) > 64:
+        _CLONED.clear()
+    _CLONED[repo_root] = found
+    return found
+
+
+_REF_AFTER = re.compile(r"^\s*(?:cd\s+\S+\s*(?:&&|;)\s*)?git\s+(?:checkout|switch|reset\s+--hard)\s+\S+", re.M)
+_INSTALLS: dict[tuple[str, str], tuple] = {}
+
+
+def unpinned_install(repo_root: str, package: str) -> tuple:
+    """Where the repository's .md / .sh files install `package` from its repository without a ref (`pip install
+    git+https://github.com/huggingface/alignment-handbook.git`, or a `git clone` of it that no `git checkout` /
+    `--branch` follows): (path, line, start, end, offset, command), 0-based; () when every install found names a
+    ref, or none is found. The newest commit is what such an install gets."""
+    key = (repo_root, package)
+    if key in _INSTALLS:
+        return _INSTALLS[key]
+    try:
+        repository = str((releases.removed_scripts().get(package) or {}).get("repository") or "")
+    except Exception:  # noqa: BLE001
+        repository = ""
+    found: tuple = ()
+    name = repository.split("/", 1)[-1] if repository else ""
+    pattern = re.compile(rf"(?:pip3?\s+install\b[^\n]*?git\+(?:https?://|ssh://git@){re.escape(repository)}"
+                         rf"(?:\.git)?(@[\w./-]+)?|git\s+clone\b[^\n]*?{re.escape(repository)}(?:\.git)?)",
+                         re.I) if repository else None
+    seen = 0
+    base = Path(repo_root)
+    for folder, dirs, names in os.walk(base) if pattern is not None else ():
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3)
+        for file in sorted(n for n in names if n.endswith((".md", ".sh"))):
+            seen += 1
+            if seen > MAX_DOC_FILES or found:
+                break
+            path = Path(folder) / file
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None or name.encode() not in data:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for match in pattern.finditer(text):
+                command = match.group(0)
+                if command.lower().startswith("git") and (re.search(r"\s(?:-b|--branch)\s", command)
+                                                          or _REF_AFTER.search(text, match.end(),
+                                                                               match.end() + 400)):
+                    continue  # the clone is checked out at a ref
+                if match.group(1):
+                    continue  # pip install git+...@ref
+                line = text.count("\n", 0, match.start())
+                column = match.start() - (text.rfind("\n", 0, match.start()) + 1)
+                found = (str(path), line, column, column + len(command), match.start(), command.strip())
+                break
+        if seen > MAX_DOC_FILES or found:
+            break
+    if len(_INSTALLS) > 64:
+        _INSTALLS.clear()
+    _INSTALLS[key] = found
+    return found
 
 
 def implied_versions(dialect: Dialect, versions):
