@@ -604,7 +604,7 @@ def unpinned_install(repo_root: str, package: str) -> tuple:
             if data is None or name.encode() not in data:
                 continue
             text = data.decode("utf-8", errors="replace")
-            for match in pattern.finditer(text):
+            for match in pattern.finditer(text) if pattern is not None else ():
                 command = match.group(0)
                 if command.lower().startswith("git") and (re.search(r"\s(?:-b|--branch)\s", command)
                                                           or _REF_AFTER.search(text, match.end(),

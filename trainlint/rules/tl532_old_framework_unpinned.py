@@ -3,8 +3,8 @@
 **What**: the launched script (or, with no launch, every repository script of the file's parser) imports a name
 that a later release of the framework removed, or the repository's documents run a script of a cloned framework
 checkout that a later release removed, and the repository installs that framework from its git repository without
-a ref (`pip install git+https://github.com/huggingface/alignment-handbook.git`, a `git clone` that no `git
-checkout` follows). Known: alignment-handbook, whose rewrite (19f0345, 2025-07-24, `alignment/__init__.py`
+a ref (an install of `git+https://github.com/huggingface/alignment-handbook.git` with no `@ref`, a `git clone`
+that no `git checkout` follows). Known: alignment-handbook, whose rewrite (19f0345, 2025-07-24, `alignment/__init__.py`
 0.4.0.dev0) removed `H4ArgumentParser`, `ModelArguments`, `DataArguments`, `get_datasets`, ... and
 `scripts/run_sft.py` / `run_dpo.py` / `run_orpo.py` / `run_cpt.py` (`catalog/data/removed_names.json`,
 `catalog/data/removed_scripts.json`).
@@ -21,8 +21,8 @@ wheel made before the rewrite still runs, and trainlint cannot see what is insta
 the message is Python's own for a missing name. First message: "ImportError: cannot import name '{name}' from
 'alignment'".
 
-**Example**: `pip install git+https://github.com/huggingface/alignment-handbook.git` →
-`pip install git+https://github.com/huggingface/alignment-handbook.git@v0.3.0`.
+**Example**: `git+https://github.com/huggingface/alignment-handbook.git` (the URL a README's install names) →
+`git+https://github.com/huggingface/alignment-handbook.git@v0.3.0`.
 
 **Fix**: none automatic: pin the install to the last release the scripts were written for (`@v0.3.0`, 6da26f5,
 the last tag with H4ArgumentParser and scripts/run_*.py), or port the scripts to today's handbook.
