@@ -8,6 +8,8 @@
   `accelerate.utils`, `peft`) with the first release without them. `removed(module, name)` -> (release, source).
 - `data/added_names.json`: names added to trl's top level, with the last release without them and the first with
   them. `added(module, name)` -> (last without, first with).
+- `data/removed_scripts.json`: scripts of a framework's checkout that a later release removed (alignment-handbook's
+  scripts/run_dpo.py, gone in 0.4.0.dev0). `removed_scripts()`.
 - `data/release_commits.json`: release tags' commits and the main-branch commits between releases of trl, accelerate
   and peft. `commit_window(name, ref)` -> (after, before) for a git pin's commit.
 
@@ -92,6 +94,17 @@ def removal_modules() -> frozenset[str]:
 def added(module: str, name: str) -> tuple[str, str] | None:
     """(the last release without `module.name`, the first with it) when the data lists it, else None."""
     return _pair("added_names.json", module, name)
+
+
+@lru_cache(maxsize=1)
+def removed_scripts() -> dict[str, dict]:
+    """{distribution: {"repository": "github.com/owner/name", "scripts": {path: [release, source]}}}: scripts of a
+    framework's checkout that a later release removed (`data/removed_scripts.json`)."""
+    try:
+        data = json.loads(read_data("removed_scripts.json"))
+    except (OSError, ValueError):  # pragma: no cover - a broken install: no era from cloned scripts
+        return {}
+    return {k: v for k, v in data.items() if not k.startswith("_") and isinstance(v, dict)}
 
 
 @lru_cache(maxsize=1)

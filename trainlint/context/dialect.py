@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from trainlint.catalog import dialects as catalog
+from trainlint.catalog import releases
+from trainlint.context import argclasses, imports
 from trainlint.context.launch import SKIP_DIRS, bases_for, bases_of
 from trainlint.context.versions import Versions, _from_spec, canonical
 from trainlint.document.reading import read_regular_file
@@ -35,10 +37,35 @@ class Dialect:
     origin: Origin = Origin("default", note="no script or package pins name the parser")
     fields: frozenset | None = None  # keys the parser accepts, when known
     script: str = ""  # the script whose parser was recognised, when any
+    # Keys the repository's own argument classes declare (context/argclasses.py): top-level keys for HF-style
+    # parsers, `trainer` keys for LightningCLI's trainer_class; None when the parser takes no class of the repository.
+    own: frozenset | None = None
+    own_note: str = ""  # which classes, where ("RWKV-v5/src/trainer.py: RWKVLightningTrainer")
+    # What could not be resolved among the classes the repository's parser takes: its keys are unknown, so a claim
+    # about an unknown key rests on an assumption (at most a warning), said by `own_assumption`.
+    own_unresolved: tuple = ()
+    # The parser package's releases the launched script can import (a name it imports that later releases removed:
+    # alignment-handbook's H4ArgumentParser, gone in 0.4.0.dev0): (package, first release without it, reason).
+    era: tuple = ()
+    # Where the repository installs that package without a ref, when it does: (path, line, start column, end column,
+    # start offset, the command) with 0-based positions. An install without a ref gets the newest release.
+    era_install: tuple = ()
 
     @property
     def known(self) -> bool:
         return self.name != "unknown"
+
+    def declares(self, key: str) -> bool:
+        """Whether the repository's own argument classes declare `key`."""
+        return self.own is not None and key in self.own
+
+    def own_assumption(self) -> tuple[str, ...]:
+        """The assumption an unknown-key claim rests on when some of the repository's argument classes could not be
+        read, else ()."""
+        if not self.own_unresolved:
+            return ()
+        return (f"the repository's parser also takes {', '.join(self.own_unresolved[:4])}, whose fields trainlint "
+                f"could not read ({self.own_note or 'not defined in the repository'}): they may declare the key",)
 
     @property
     def label(self) -> str:
@@ -51,7 +78,9 @@ class Dialect:
         return key in self.fields
 
     def describe(self) -> str:
-        return f"{self.label} ({self.origin.describe()})"
+        era = "".join(f"; only {package} < {below} runs it: {reason}" for package, below, reason in self.era)
+        own = f"; the repository's classes: {self.own_note}" if self.own_note else ""
+        return f"{self.label} ({self.origin.describe()}{own}{era})"
 
 
 # --- deciding it ------------------------------------------------------------------------------------------------
@@ -74,11 +103,14 @@ BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\
              (re.compile(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
              (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
              (re.compile(r"\bTrlParser\b"), "trl"),
+             # alignment-handbook's H4ArgumentParser is an HfArgumentParser (parse_yaml_file, allow_extra_keys=False)
+             (re.compile(r"\bH4ArgumentParser\b"), "hf"),
              (re.compile(r"\bHfArgumentParser\b"), "hf"))
 # For each of them, words one of which every match contains: a script without them is not scanned with the pattern
 # (a scan costs ~30 us per KB, the word search almost nothing). Held to BY_IMPORT by tests/test_startup.py.
 _IMPORT_WORDS = ((b"open_instruct", b"ArgumentParserPlus"), (b"open_r1",), (b"llamafactory", b"llmtuner"),
-                 (b"swift",), (b"axolotl",), (b"TrlParser",), (b"HfArgumentParser",))
+                 (b"swift",), (b"axolotl",), (b"TrlParser",), (b"H4ArgumentParser",),
+                 (b"HfArgumentParser",))
 # A repository that *is* one of these projects (its package name) or pins it.
 BY_PACKAGE = {"llamafactory": "llamafactory", "llmtuner": "llamafactory", "open-r1": "open-r1",
               "open-instruct": "open-instruct", "ms-swift": "ms-swift", "axolotl": "axolotl",
@@ -142,6 +174,10 @@ MAX_SCRIPTS = 300
 
 
 def clear_cache() -> None:
+    _CLI_SCRIPTS.clear()
+    _INSTALLS.clear()
+    _CLONED.clear()
+    argclasses.clear_cache()
     _REPO_SCRIPTS.clear()
     _REPO_ALL.clear()
     _SCRIPT_TEXTS.clear()
@@ -257,6 +293,20 @@ def _by_keys(doc) -> str | None:
 
 def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), pinned: tuple = (),
            declared: str = "", declared_origin: Origin | None = None, repo_root: str = "") -> Dialect:
+    """The parser that reads this file (`_decide`), with the keys the repository's own argument classes add to it
+    (`with_own_classes`) and the parser package's releases the launched script's imports admit (`with_era`)."""
+    dialect = _decide(doc, flavor, launch, versions, project_names, pinned, declared, declared_origin, repo_root)
+    if not repo_root:
+        return dialect
+    try:
+        dialect = with_own_classes(dialect, flavor, launch, repo_root)
+        return with_era(dialect, launch, repo_root) if flavor == "huggingface" else dialect
+    except (OSError, RuntimeError, ValueError, RecursionError):
+        return dialect
+
+
+def _decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), pinned: tuple = (),
+            declared: str = "", declared_origin: Origin | None = None, repo_root: str = "") -> Dialect:
     """The parser that reads this file. Strongest first: a declared `dialect` setting; the launch command
     (its launcher, the module or script it runs, that script's imports); the repository's own package name or
     its pins of a project with a parser of its own; the flavor (axolotl, torchtune, LitGPT, Lightning CLI);
@@ -291,6 +341,12 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
                                                                     f"{pattern.pattern.split(chr(92))[0] or name}"),
                                 path)
         elif script.endswith(".py"):
+            beside = _folder_parser(script, bases)
+            if beside is not None:
+                name, path = beside
+                return made(name, Origin("inferred", path, note=f"{Path(script).name} (run by {where}) is not in the "
+                                                                f"repository; {Path(path).name} beside it uses "
+                                                                f"{LABELS.get(name, name)}"), path)
             fields = _training_arguments_passed(launch)
             if fields:
                 return made("hf", Origin("inferred", launch.origin.path, span=launch.origin.span,
@@ -318,6 +374,254 @@ def decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), p
         if by_keys:
             return made(by_keys, Origin("inferred", note="the file's characteristic keys"))
     return Dialect()
+
+
+MAX_BESIDE = 64  # .py files read in the folder of a launched script that is missing
+
+
+def _folder_parser(script: str, bases: list[Path]) -> tuple[str, str] | None:
+    """(dialect, script) when the launched script is not in the repository but the scripts in the folder it names
+    (examples/ for `python examples/train.py`) parse with one recognisable parser (the strongest found)."""
+    rel = Path(script)
+    if rel.is_absolute() or rel.parent == Path("."):
+        return None
+    best: tuple[int, str, str] | None = None
+    for base in bases:
+        folder = base / rel.parent
+        try:
+            if not folder.is_dir():
+                continue
+            files = sorted(p for p in folder.glob("*.py") if p.is_file())[:MAX_BESIDE]
+        except OSError:
+            continue
+        for path in files:
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None or b"parse" not in data:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for rank, ((pattern, name), words) in enumerate(zip(BY_IMPORT, _IMPORT_WORDS)):
+                if any(word in data for word in words) and pattern.search(text):
+                    if best is None or rank < best[0]:
+                        best = (rank, name, str(path))
+                    break
+        if best is not None:
+            break
+    return (best[1], best[2]) if best else None
+
+
+# --- the repository's own argument classes, and the parser package's era ---------------------------------------
+
+MAX_CLI_SCRIPTS = 300  # .py files looked at for a LightningCLI construction
+_CLI_SCRIPTS: dict[str, tuple[str, ...]] = {}
+
+
+def _lightning_scripts(root: str) -> tuple[str, ...]:
+    """The repository's .py files that construct a LightningCLI (a bounded walk, once per repository)."""
+    if root in _CLI_SCRIPTS:
+        return _CLI_SCRIPTS[root]
+    found: list[str] = []
+    seen = 0
+    base = Path(root)
+    for folder, dirs, names in os.walk(base):
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3
+                         and d not in ("tests", "test", "docs"))
+        for name in sorted(n for n in names if n.endswith(".py")):
+            seen += 1
+            if seen > MAX_CLI_SCRIPTS:
+                break
+            data, _ = read_regular_file(Path(folder) / name, MAX_SCRIPT_BYTES)
+            if data is not None and b"LightningCLI(" in data:
+                found.append(str(Path(folder) / name))
+        if seen > MAX_CLI_SCRIPTS:
+            break
+    if len(_CLI_SCRIPTS) > 64:
+        _CLI_SCRIPTS.clear()
+    _CLI_SCRIPTS[root] = tuple(found)
+    return _CLI_SCRIPTS[root]
+
+
+def with_own_classes(dialect: Dialect, flavor: str, launch, repo_root: str) -> Dialect:
+    """The dialect with the keys the repository's own argument classes declare (`argclasses`): those of the parser
+    the launched script builds when it is in the repository; with no such script, those of every repository script
+    of the parser's family (the union: any of them may read the file); for a dialect whose framework package the
+    repository vendors (`argument_modules`), that package's dataclasses too."""
+    kind = "lightning" if dialect.name == "lightning-cli" else "hf" if flavor == "huggingface" else ""
+    if not kind:
+        return dialect
+    launched = ""
+    if launch is not None and getattr(launch, "found", False) and (launch.script or "").endswith(".py"):
+        launched = script_path(launch.script, bases_of(launch, repo_root or None))
+    if launched:
+        scripts: tuple[str, ...] = (launched,)
+    elif kind == "lightning":
+        scripts = _lightning_scripts(repo_root)
+    elif dialect.known:
+        scripts = tuple(dict.fromkeys(((dialect.script,) if dialect.script and Path(dialect.script).is_file() else ())
+                                      + repository_scripts(repo_root, dialect.name)))
+    else:
+        scripts = ()
+    own = argclasses.OwnClasses()
+    for script in scripts[:MAX_SCRIPTS]:
+        own = own.merged(argclasses.parser_classes(script, repo_root, kind))
+    if kind == "hf" and dialect.known:
+        try:
+            folders = tuple((catalog.dialect(dialect.name) or {}).get("argument_modules") or ())
+        except Exception:  # noqa: BLE001 - no dialect data: no vendored package to look for
+            folders = ()
+        if folders:
+            own = own.merged(argclasses.package_classes(repo_root, folders))
+    if not own.found:
+        return dialect
+    shown = ", ".join(own.classes[:3]) + (f" and {len(own.classes) - 3} more" if len(own.classes) > 3 else "")
+    return replace(dialect, own=own.fields, own_note=shown, own_unresolved=own.unresolved)
+
+
+# Packages whose parser a script imports by name, and the module it imports them from (removed_names.json keys).
+ERA_PACKAGES = ("alignment-handbook",)
+
+
+def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
+    """The dialect with the parser package's releases the launched script admits: a name it imports that a later
+    release of that package removed (`imports.cuts_for`, `removed_names.json`) means only the releases before run it."""
+    script = ""
+    if launch is not None and getattr(launch, "found", False) and (launch.script or "").endswith(".py"):
+        script = script_path(launch.script, bases_of(launch, repo_root or None))
+        if not script:
+            return dialect
+    # with no launch, every repository script of the file's parser: the era holds when each of them has it
+    scripts = (script,) if script else repository_scripts(repo_root, dialect.name) if dialect.known else ()
+    if not scripts:
+        if launch is not None and getattr(launch, "found", False):
+            return dialect
+        cloned = _cloned_era(repo_root)  # no launch, no script: the documented run of a cloned framework script
+        return replace(dialect, era=cloned, era_install=unpinned_install(repo_root, cloned[0][0])) if cloned \
+            else dialect
+    top = Path(repo_root)
+    own = [m for m, p in imports.FRAMEWORK_PACKAGES.items() if p in ERA_PACKAGES
+           and any((base / m / "__init__.py").is_file() for base in (top, top / "src", Path(scripts[0]).parent))]
+    if own:
+        return dialect  # the repository ships the package itself (alignment-handbook's own checkout)
+    cuts = imports.weakest([imports.cuts_for(s, repo_root) for s in scripts[:MAX_SCRIPTS]])
+    era = tuple((c.name, c.below, c.reason) for c in cuts if c.name in ERA_PACKAGES and c.below)
+    if era:
+        return replace(dialect, era=era, era_install=unpinned_install(repo_root, era[0][0]))
+    return replace(dialect, era=era) if era else dialect
+
+
+MAX_DOC_FILES = 200  # Markdown and shell files looked at for a cloned framework's script
+_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(?:https?://|git@)([\w.-]+[/:][\w.-]+/[\w.-]+?)(?:\.git)?(?=[\s/]|$)", re.M)
+_CLONED: dict[str, tuple] = {}
+
+
+def _cloned_era(repo_root: str) -> tuple:
+    """((package, first release without it, reason),) when the repository's documents clone a framework's repository
+    and then run a script that its later releases removed (`removed_scripts.json`: alignment-handbook's
+    scripts/run_dpo.py); () otherwise. A bounded walk of the .md and .sh files, once per repository."""
+    if repo_root in _CLONED:
+        return _CLONED[repo_root]
+    try:
+        table = releases.removed_scripts()
+    except Exception:  # noqa: BLE001 - no data: no era
+        table = {}
+    found: tuple = ()
+    seen = 0
+    base = Path(repo_root)
+    needles = {info.get("repository", "").split("/", 1)[-1].encode(): (name, info) for name, info in table.items()
+               if isinstance(info.get("scripts"), dict) and info.get("repository")}
+    for folder, dirs, names in os.walk(base) if needles else ():
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3)
+        for file in sorted(n for n in names if n.endswith((".md", ".sh"))):
+            seen += 1
+            if seen > MAX_DOC_FILES or found:
+                break
+            path = Path(folder) / file
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None or b"clone" not in data or not any(n in data for n in needles):
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for clone in _CLONE.finditer(text):
+                url = clone.group(1).replace(":", "/").lower()
+                hit = next(((name, info) for needle, (name, info) in needles.items()
+                            if url.endswith(needle.decode().lower())), None)
+                if hit is None:
+                    continue
+                name, info = hit
+                after = text[clone.end():]
+                for script, (release, source) in info["scripts"].items():
+                    at = re.search(rf"(?<![\w/.-]){re.escape(script)}\b", after)
+                    if at is None:
+                        continue
+                    rel = path.relative_to(base).as_posix()
+                    line = text.count("\n", 0, clone.end() + at.start()) + 1
+                    found = ((name, release, f"{rel}:{line} runs {script} of a clone of {info['repository']} "
+                                             f"(line {text.count(chr(10), 0, clone.start()) + 1}); {script} is gone "
+                                             f"since {name} {release} ({source})"),)
+                    break
+                if found:
+                    break
+        if seen > MAX_DOC_FILES or found:
+            break
+    if len(_CLONED) > 64:
+        _CLONED.clear()
+    _CLONED[repo_root] = found
+    return found
+
+
+_REF_AFTER = re.compile(r"^\s*(?:cd\s+\S+\s*(?:&&|;)\s*)?git\s+(?:checkout|switch|reset\s+--hard)\s+\S+", re.M)
+_INSTALLS: dict[tuple[str, str], tuple] = {}
+
+
+def unpinned_install(repo_root: str, package: str) -> tuple:
+    """Where the repository's .md / .sh files install `package` from its repository without a ref (`pip install
+    git+https://github.com/huggingface/alignment-handbook.git`, or a `git clone` of it that no `git checkout` /
+    `--branch` follows): (path, line, start, end, offset, command), 0-based; () when every install found names a
+    ref, or none is found. The newest commit is what such an install gets."""
+    key = (repo_root, package)
+    if key in _INSTALLS:
+        return _INSTALLS[key]
+    try:
+        repository = str((releases.removed_scripts().get(package) or {}).get("repository") or "")
+    except Exception:  # noqa: BLE001
+        repository = ""
+    found: tuple = ()
+    name = repository.split("/", 1)[-1] if repository else ""
+    pattern = re.compile(rf"(?:pip3?\s+install\b[^\n]*?git\+(?:https?://|ssh://git@){re.escape(repository)}"
+                         rf"(?:\.git)?(@[\w./-]+)?|git\s+clone\b[^\n]*?{re.escape(repository)}(?:\.git)?)",
+                         re.I) if repository else None
+    seen = 0
+    base = Path(repo_root)
+    for folder, dirs, names in os.walk(base) if pattern is not None else ():
+        depth = len(Path(folder).relative_to(base).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".") and depth < 3)
+        for file in sorted(n for n in names if n.endswith((".md", ".sh"))):
+            seen += 1
+            if seen > MAX_DOC_FILES or found:
+                break
+            path = Path(folder) / file
+            data, _ = read_regular_file(path, MAX_SCRIPT_BYTES)
+            if data is None or name.encode() not in data:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for match in pattern.finditer(text) if pattern is not None else ():
+                command = match.group(0)
+                if command.lower().startswith("git") and (re.search(r"\s(?:-b|--branch)\s", command)
+                                                          or _REF_AFTER.search(text, match.end(),
+                                                                               match.end() + 400)):
+                    continue  # the clone is checked out at a ref
+                if match.group(1):
+                    continue  # pip install git+...@ref
+                line = text.count("\n", 0, match.start())
+                column = match.start() - (text.rfind("\n", 0, match.start()) + 1)
+                found = (str(path), line, column, column + len(command), match.start(), command.strip())
+                break
+        if seen > MAX_DOC_FILES or found:
+            break
+    if len(_INSTALLS) > 64:
+        _INSTALLS.clear()
+    _INSTALLS[key] = found
+    return found
 
 
 def implied_versions(dialect: Dialect, versions):

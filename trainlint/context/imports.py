@@ -25,8 +25,15 @@ from trainlint.context.versions import parse_version
 MAX_DEPTH = 3  # the script, the local package it imports, that package's own modules
 MAX_MODULES = 24
 MAX_BYTES = 512 * 1024
-FRAMEWORK_PACKAGES = {"trl": "trl", "transformers": "transformers", "peft": "peft", "accelerate": "accelerate"}
-LABELS = {"trl": "TRL", "transformers": "transformers", "peft": "PEFT", "accelerate": "Accelerate"}
+# import name -> distribution. `alignment` is alignment-handbook's package (installed from git, not PyPI): what its
+# rewrite removed dates the parser a script uses (`trainlint.context.dialect.with_era`).
+FRAMEWORK_PACKAGES = {"trl": "trl", "transformers": "transformers", "peft": "peft", "accelerate": "accelerate",
+                      "alignment": "alignment-handbook"}
+# Packages a repository may also ship itself (alignment-handbook's own checkout, a fork): their imports are followed
+# into the repository's modules too.
+CHECKED_OUT = ("alignment",)
+LABELS = {"trl": "TRL", "transformers": "transformers", "peft": "PEFT", "accelerate": "Accelerate",
+          "alignment-handbook": "alignment-handbook"}
 
 _PARSED: dict[str, tuple] = {}
 _CUTS: dict[tuple[str, str], tuple[Cut, ...]] = {}  # (script, root) -> its cuts, kept as long as _PARSED
@@ -117,7 +124,7 @@ def _collect(tree) -> tuple:
                 if node.level == 0 and module.split(".")[0] in FRAMEWORK_PACKAGES:
                     for alias in node.names:
                         uses.append((module, alias.name, "imports", node.lineno))
-                else:
+                if node.level or module.split(".")[0] not in FRAMEWORK_PACKAGES or module.split(".")[0] in CHECKED_OUT:
                     local.append((module, node.level, names))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 expressions(node)  # decorators only

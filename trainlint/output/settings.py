@@ -43,6 +43,12 @@ def entries(result) -> list[tuple[str, str, str]]:
     dialect = result.dialect
     if dialect is not None:
         out.append(("parser", dialect.label, dialect.origin.describe()))
+        unread = getattr(dialect, "own_unresolved", ())
+        if getattr(dialect, "own_note", "") or unread:  # the repository's own argument classes the parser takes
+            out.append(("  classes", dialect.own_note or "-", "the repository's own; not read: " + ", ".join(unread)
+                        if unread else "the repository's own"))
+        for package, below, reason in getattr(dialect, "era", ()):
+            out.append(("  era", f"{package} < {below}", reason))
     if result.versions is not None:
         for v in result.versions:
             where = v.origin + (f": {v.source}" if v.source else "")

@@ -87,6 +87,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl529_load_best_model_strategy_mismatch", "TL529", "huggingface"),
     ("tl530_gradient_checkpointing_use_cache", "TL530", "huggingface"),
     ("tl531_reduce_on_plateau_without_eval", "TL531", "huggingface"),
+    ("tl532_old_framework_unpinned", "TL532", "huggingface"),
     ("tl600_hf_deepspeed_mismatch", "TL600", "huggingface axolotl deepspeed"),
     ("tl601_hf_optimizer_replaced_by_offload", "TL601", "huggingface axolotl"),
     ("tl602_hf_optim_ignored_by_deepspeed", "TL602", "huggingface axolotl"),

@@ -20,7 +20,10 @@ hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add data
 so a key with no close known spelling is not reported. The parser comes from the run's context
 (`trainlint.context.dialect`: the launch command, the script it runs, the repository's pins): for
 LLaMA-Factory, open-instruct, ms-swift or open-r1 the keys are judged against that parser's own fields
-(`schemas/dialects.json`); when no launch, script or pin names the parser the finding is only info.
+(`schemas/dialects.json`); when no launch, script or pin names the parser the finding is only info. A key that
+the repository's own argument classes declare (the dataclasses its HfArgumentParser takes, a forked LLaMA-Factory's
+`hparams` package: `trainlint.context.argclasses`) is known; where one of those classes cannot be read, a finding
+says so and is at most a warning.
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser 0.13 -
 0.18: silent, the key is dropped; 0.12: "Some specified config arguments are not used by the TrlParser");
@@ -89,15 +92,18 @@ def check(ctx: LintContext):
         return
     unknown = 0
     # An unknown parser means no unknown-key claim above info: the script's own dataclasses may take the key.
-    assumptions = parser_unknown(ctx)
+    unnamed = parser_unknown(ctx)
+    assumptions = unnamed + ctx.dialect.own_assumption()
+    # keys the repository's own argument classes declare (context/argclasses.py) are the parser's too
     candidates = [e for e in root.entries if isinstance(e.key, str) and e.key not in keys and e.key not in removed
-                  and not (fields is None and e.key in SCRIPT_KEYS) and not e.key.startswith("_")]
+                  and not (fields is None and e.key in SCRIPT_KEYS) and not e.key.startswith("_")
+                  and not ctx.dialect.declares(e.key)]
     closed = fields is not None and _stops_on_unknown(ctx.dialect.name)
     if fields is not None and len(candidates) > 0.3 * max(1, len(root.entries)):
         # Many keys the parser does not know: another parser (or a version trainlint did not sample) reads it
         # (LLaMA-Factory's v1 configs, `megatron sft` files): no claim.
         return
-    severity = Severity.INFO if assumptions else None
+    severity = Severity.INFO if unnamed else None
     for entry in candidates:
         key = entry.key
         unknown += 1
@@ -112,8 +118,8 @@ def check(ctx: LintContext):
             message = _message(ctx.dialect.name)
             if message:
                 parser += f" (\"{message.replace('{keys}', repr([key]))}\")"
-        elif dialect == "trl":
-            outcome = trl_unknown_key(ctx, key=key)
+        elif dialect == "trl" or getattr(ctx.launch, "script_parser", "") == "h4":
+            outcome = trl_unknown_key(ctx, key=key)  # alignment-handbook's H4ArgumentParser included
             short, parser = outcome.short, outcome.full
         else:
             short = "HfArgumentParser stops"

@@ -9,7 +9,11 @@ are rejected before training starts (`jsonargparse/_core.py`, `ArgumentParser.va
 'trainer' does not accept option 'max_epoch'" (jsonargparse >= 4.44; 4.29 - 4.43: "Group 'trainer' does
 not accept nested key 'max_epoch'"; older: 'No action for key "trainer.max_epoch" to check its value.').
 A script that builds the Trainer with `**config` fails with "Trainer.__init__() got an unexpected
-keyword argument 'max_epoch'". Known arguments: Lightning 2.6.6's `Trainer.__init__`.
+keyword argument 'max_epoch'". Known arguments: Lightning 2.6.6's `Trainer.__init__`, and the `__init__`
+parameters of the repository's own `trainer_class` where its LightningCLI passes one (LightningCLI adds the
+trainer group from `trainer_class`'s signature: `lightning/pytorch/cli.py: LightningCLI._add_arguments` ->
+`add_class_arguments`); read from the launched script, or with no launch from every LightningCLI script of the
+repository. A `trainer_class` whose class cannot be read makes the finding a warning that says so.
 
 **Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
 Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not accept option '{key}'".
@@ -51,15 +55,18 @@ def check(ctx: LintContext):
     if trainer is None or trainer.kind != "mapping" or not keys:
         return
     removed = _removed_keys()
+    # LightningCLI(trainer_class=...) of the repository: its __init__ parameters are trainer keys too
+    # (context/argclasses.py); where its class could not be read, the claim rests on that
+    assumptions = ctx.dialect.own_assumption()
     for entry in trainer.entries:
         key = entry.key
-        if key in keys or key in removed or key.startswith("_"):
+        if key in keys or key in removed or key.startswith("_") or ctx.dialect.declares(key):
             continue
         guess = suggest(key, keys, cutoff=0.75)
         fixes = ([fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
                  if guess and trainer.get(guess) is None else [])
         yield RULE.at(doc, entry.key_span,
                       f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI stops"
-                      + (f"; did you mean `{guess}`?" if guess else ""), fixes,
+                      + (f"; did you mean `{guess}`?" if guess else ""), fixes, assumptions=assumptions,
                       detail=f"LightningCLI stops with \"Group 'trainer' does not accept option '{key}'\"."
                              + ("" if guess else " Remove it or move it to the model/data section."))
