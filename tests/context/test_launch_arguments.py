@@ -469,3 +469,22 @@ def test_tl224_not_for_a_key_the_launch_gives(tmp_path):
     (repo / "run.sh").write_text(run.replace("--gradient_accumulation_steps 2 train.py", "train.py"))
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
     assert len(found) == 1 and "gradient_accumulation_steps 2" in _said(found[0])  # 16 in the file, 2 for the script
+
+
+def test_tl224_equal_values_when_the_parser_combination_is_unknown(tmp_path):
+    """`train.py cfg.yaml --gradient_accumulation_steps 16`: the script's value is the argument's or its file's; when
+    both are this file's 16 nothing can differ (it used to warn); a different one in either still warns."""
+    run = "accelerate launch --config_file multi.yaml train.py sft.yaml --gradient_accumulation_steps {}\n"
+    repo = make_repo(tmp_path, {"multi.yaml": ACC, "train.py": "from trl import TrlParser, SFTConfig\n",
+                                "sft.yaml": "model_name_or_path: x\ngradient_accumulation_steps: 16\n",
+                                "run.sh": run.format(16)})
+    launch = L.find(str(repo / "multi.yaml"), root=str(repo))
+    assert launch.parser_reads == "" and launch.script_config == "sft.yaml"
+    assert not _codes(engine.check_path(repo / "multi.yaml"), "TL224")
+    _fresh()
+    (repo / "run.sh").write_text(run.format(8))
+    assert [d.severity.value for d in _codes(engine.check_path(repo / "multi.yaml"), "TL224")] == ["warning"]
+    _fresh()
+    (repo / "run.sh").write_text(run.format(16))
+    (repo / "sft.yaml").write_text("model_name_or_path: x\ngradient_accumulation_steps: 4\n")
+    assert [d.severity.value for d in _codes(engine.check_path(repo / "multi.yaml"), "TL224")] == ["warning"]

@@ -46,6 +46,10 @@ as smollm's m4 Trainer, is no HF Trainer) nothing is reported; when nothing says
 launch, no script near it: a folder of accelerate configs alone), the finding is information that says what would be
 compared and how to name the launch.
 
+Where the script's parser combines its config file and the command line in a way not known (`train.py cfg.yaml
+--gradient_accumulation_steps 16`: a lone config file followed by options), the value is either the argument's or
+the file's: when both equal this file's (or the file does not set it), nothing can differ and nothing is reported.
+
 A key every launch of the file gives itself (`accelerate launch --gradient_accumulation_steps 8 ...`: its
 `deepspeed_config` options win over the file's, `Launch.overrides`) is not reported: the file's value is never used.
 
@@ -167,6 +171,16 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
     if launch.parser_reads in ("override", "command-line") and arg is not None:
         value = as_float(arg.value) if arg.value is not None else None
         return (value, arg.value, where_launched(arg.origin)) if value is not None else None
+    if launch.parser_reads == "" and arg is not None:
+        # how the script combines its config file with the command line is not known (`train.py cfg.yaml --x 4`):
+        # the value is the argument's or the file's; when both are one number, that is the script's value
+        value = as_float(arg.value) if arg.value is not None else None
+        data, _path = _script_config(launch) if launch.script_config else (None, "")
+        other = data.get(hf_key) if isinstance(data, dict) else None
+        if value is None or (launch.script_config and data is None) or \
+                (other is not None and (isinstance(other, bool) or as_float(other) != value)):
+            return None
+        return value, arg.value, where_launched(arg.origin)
     if arg is not None or launch.parser_reads not in ("override", "file") or not launch.script_config:
         return None
     data, path = _script_config(launch)
