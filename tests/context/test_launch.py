@@ -259,3 +259,48 @@ def test_a_model_loaded_in_bf16_under_a_launched_deepspeed_keeps_fp32_masters(tm
     assert plan.precision.value.param_dtype == "bf16" and plan.precision.value.master_weights
     alone = make_repo(tmp_path / "alone", {"c.yaml": "# trainlint: gpu=A100-80GB\ntorch_dtype: bfloat16\n" + SFT})
     assert not engine.check_path(alone / "c.yaml").plan.precision.value.master_weights
+
+
+AXOLOTL = """base_model: meta-llama/Llama-3.1-8B
+datasets:
+  - path: x/y
+    type: alpaca
+sequence_len: 4096
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+num_epochs: 1
+optimizer: adamw_torch
+learning_rate: 1e-5
+bf16: true
+output_dir: ./out
+"""
+DS_ZERO3 = '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}\n'
+
+
+def test_readme_module_launch_with_its_deepspeed_override(tmp_path):
+    """A README beside the config runs it from its own folder: `torchrun -m axolotl.cli.train prm.yaml --deepspeed
+    ../ds_configs/zero3.json` is ZeRO-3 over 8 GPUs, the DeepSpeed file read from the README's folder."""
+    readme = "# PRM\n\n```bash\ntorchrun --nproc_per_node 8 -m axolotl.cli.train prm.yaml --deepspeed ../ds_configs/zero3.json\n```\n"
+    repo = make_repo(tmp_path, {"examples/prm/prm.yaml": AXOLOTL, "examples/ds_configs/zero3.json": DS_ZERO3,
+                                "examples/prm/README.md": readme})
+    result = engine.check_path(repo / "examples/prm/prm.yaml")
+    assert result.launch.launcher == "torchrun" and result.launch.script == "axolotl.cli.train"
+    assert result.plan.num_gpus.value == 8 and result.plan.zero_stage.value == 3
+    assert result.plan.zero_stage.origin.path.endswith("examples/ds_configs/zero3.json")
+    L.clear_cache()
+    # the same file named from another folder than the README's: the command line still wins over the file's key
+    (repo / "examples/prm/prm.yaml").write_text(AXOLOTL + "deepspeed: ../ds_configs/zero1.json\n")
+    (repo / "examples/ds_configs/zero1.json").write_text('{"zero_optimization": {"stage": 1}}\n')
+    assert engine.check_path(repo / "examples/prm/prm.yaml").plan.zero_stage.value == 3
+    L.clear_cache()
+    (repo / "examples/prm/README.md").write_text(readme.replace(" --deepspeed ../ds_configs/zero3.json", ""))
+    assert engine.check_path(repo / "examples/prm/prm.yaml").plan.zero_stage.value == 1
+
+
+def test_hf_script_deepspeed_argument_links_the_file(tmp_path):
+    """`accelerate launch train.py --config sft.yaml --deepspeed ds/z3.json`: TrlParser's command line over the file."""
+    repo = make_repo(tmp_path, {"sft.yaml": SFT, "ds/z3.json": DS_ZERO3, "train.py": "from trl import TrlParser\n",
+                                "run.sh": "accelerate launch --num_processes 4 train.py --config sft.yaml "
+                                          "--deepspeed ds/z3.json\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.plan.zero_stage.value == 3 and result.plan.num_gpus.value == 4

@@ -123,6 +123,7 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
+                       dirs=tuple(str(b) for b in bases),
                        overrides=_common_overrides([(m[2], m[3]) for m in matches], config, repo))
     return find_in_comments(config_path, comments, [repo, config.parent])
 

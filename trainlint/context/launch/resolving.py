@@ -213,6 +213,8 @@ def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
 
 def bases_of(launch: Launch, repo: Path | str | None = None) -> list[Path]:
     """The folders the launch's relative paths (its script, the config it passes) are read from: the folder it
-    runs in when that is certain (`Launch.cwd`), then `bases_for` its file."""
+    runs in when that is certain (`Launch.cwd`), else the folders it may run in (`Launch.dirs`, the likeliest
+    first), then `bases_for` its file."""
     bases = bases_for(launch.origin.path, repo)
-    return [Path(launch.cwd)] + bases if launch.cwd else bases
+    first = [Path(launch.cwd)] if launch.cwd else [Path(d) for d in launch.dirs]
+    return first + [b for b in bases if b not in first]
