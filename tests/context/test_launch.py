@@ -48,7 +48,14 @@ def test_script_beats_readme_and_variables_in_paths(tmp_path):
         "#SBATCH --nodes=2\nMODEL=m\nsrun torchrun --nproc_per_node 8 --nnodes 2 scripts/run_sft.py "
         "recipes/$MODEL/sft/c.yaml\n")
     launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
-    assert launch.launcher == "torchrun" and launch.num_processes.value == 16 and launch.others == 1
+    # the script comes first, but the README's 8 processes disagree with its 16: said, and neither taken as fact
+    assert launch.launcher == "torchrun" and launch.others == 1 and launch.num_processes.value is None
+    assert "disagree" in launch.assumed and "16 (slurm/train.slurm:3)" in launch.assumed and "8 (README.md:2)" in launch.assumed
+    L.clear_cache()
+    (repo / "slurm/train.slurm").write_text(
+        "#SBATCH --nodes=2\nMODEL=m\nsrun torchrun --nproc_per_node 8 scripts/run_sft.py recipes/$MODEL/sft/c.yaml\n")
+    launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
+    assert launch.launcher == "torchrun" and launch.num_processes.value == 8 and "disagree" not in launch.assumed
 
 
 def test_no_launch_found(tmp_path):

@@ -168,6 +168,8 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", co
         sharding = None
     if p.launcher == "torchrun" or p.launcher == "deepspeed":
         machines = machines or 1
+    if command is not None and command.via:
+        notes.insert(0, f"the script's parameters as {command.via} passes them")
     note = p.launcher + " command" + ("; " + "; ".join(notes) if notes else "")
     o = Origin("launch", origin.path, span=origin.span, note=note)
     arguments, script_config, reads = _arguments(p, origin, command)

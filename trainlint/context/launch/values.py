@@ -114,3 +114,4 @@ class Command:
     env: tuple = ()  # (name, value) assignments seen in the file before it
     lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
     cd: tuple = ()  # the `cd X` (and CI `working-directory: X`) before it in the file, in order, as written
+    via: str = ""  # the invocation of the script that set its parameters (`README.md:12: sbatch train.slurm ...`)
