@@ -311,3 +311,116 @@ def test_hf_script_deepspeed_argument_links_the_file(tmp_path):
                                           "--deepspeed ds/z3.json\n"})
     result = engine.check_path(repo / "sft.yaml")
     assert result.plan.zero_stage.value == 3 and result.plan.num_gpus.value == 4
+
+
+SLURM = """#!/bin/bash
+#SBATCH --gres=gpu:8
+if [[ "$*" == *"--help"* ]]; then
+  echo "Usage: sbatch slurm/train.slurm [options]"
+  exit 0
+fi
+MODEL=""
+TASK=""
+CONFIG_SUFFIX=""
+ACCELERATOR=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --model)
+      MODEL="$2"
+      shift 2
+      ;;
+    --task)
+      TASK="$2"
+      shift 2
+      ;;
+    --config)
+      CONFIG_SUFFIX="$2"
+      shift 2
+      ;;
+    --accelerator)
+      ACCELERATOR="$2"
+      shift 2
+      ;;
+    *)
+      exit 1
+      ;;
+  esac
+done
+CONFIG_FILE=recipes/$MODEL/$TASK/config_$CONFIG_SUFFIX.yaml
+NUM_NODES=$SLURM_NNODES
+GPUS_PER_NODE=8
+WORLD_SIZE=$(($NUM_NODES*$GPUS_PER_NODE))
+export CMD=" \\
+    scripts/run_$TASK.py $CONFIG_FILE
+    "
+export LAUNCHER="ACCELERATE_LOG_LEVEL=info accelerate launch \\
+    --config_file recipes/accelerate_configs/$ACCELERATOR.yaml  \\
+    --num_machines $NUM_NODES \\
+    --num_processes $WORLD_SIZE \\
+    --machine_rank $SLURM_PROCID \\
+    "
+SRUN_ARGS=" \\
+    --wait=60 \\
+    --nodes=$NUM_NODES
+    "
+srun $SRUN_ARGS bash -c "$LAUNCHER $CMD" 2>&1
+"""
+FSDP = "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\nnum_processes: 8\n"
+
+
+def test_slurm_script_built_in_variables_from_its_invocation(tmp_path):
+    """`sbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator fsdp` in recipes/README.md:
+    the script's case loop binds MODEL, TASK, ...; its command is `bash -c "$LAUNCHER $CMD"` under srun, both built
+    in multi-line quoted variables; the world size is $((SLURM_NNODES*8)); the script runs from the root."""
+    repo = make_repo(tmp_path, {
+        "recipes/m/sft/config_v1.yaml": SFT, "recipes/m/sft/config_v2.yaml": SFT,
+        "recipes/accelerate_configs/fsdp.yaml": FSDP, "recipes/accelerate_configs/zero3.yaml": ZERO3,
+        "slurm/train.slurm": SLURM, "scripts/run_sft.py": "from trl import TrlParser\n",
+        "recipes/README.md": "```shell\nsbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 "
+                             "--accelerator fsdp\n```\n"})
+    launch = L.find(str(repo / "recipes/m/sft/config_v1.yaml"), root=str(repo))
+    assert launch.launcher == "accelerate" and launch.origin.path.endswith("slurm/train.slurm")
+    assert launch.sharding.value == "fsdp" and launch.accelerate_config.endswith("accelerate_configs/fsdp.yaml")
+    assert launch.num_processes.value == 16 and launch.num_machines.value == 2 and not launch.assumed
+    assert "recipes/README.md:2: sbatch --nodes=2 slurm/train.slurm" in launch.origin.note
+    assert launch.script == "scripts/run_sft.py" and launch.cwd == str(repo)
+    # v2 is run by no invocation: the script's own text names no file
+    assert not L.find(str(repo / "recipes/m/sft/config_v2.yaml"), root=str(repo)).found
+    L.clear_cache()
+    # a second invocation of the same config with ZeRO-3: the two disagree, neither is taken
+    (repo / "recipes/README.md").write_text(
+        "```shell\nsbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator fsdp\n"
+        "sbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator zero3\n```\n")
+    launch = L.find(str(repo / "recipes/m/sft/config_v1.yaml"), root=str(repo))
+    assert launch.sharding.value is None and launch.num_processes.value == 16 and launch.others == 1
+    assert "disagree" in launch.assumed and "fsdp (slurm/train.slurm:51 as recipes/README.md:2 runs it)" in launch.assumed
+    assert "zero3 (slurm/train.slurm:51 as recipes/README.md:3 runs it)" in launch.assumed
+
+
+def test_positional_script_arguments_from_another_script(tmp_path):
+    """`bash scripts/launch.sh m 4` from run_all.sh: MODEL=$1, N=${2:-8}; a conditional reassignment is unknown."""
+    repo = make_repo(tmp_path, {
+        "recipes/m.yaml": SFT, "recipes/accelerate_configs/zero3.yaml": ZERO3, "train.py": "",
+        "scripts/launch.sh": "MODEL=$1\nN=${2:-8}\nif [ -n \"$3\" ]; then\n  STAGE=zero3\nfi\n"
+                             "accelerate launch --config_file recipes/accelerate_configs/zero3.yaml "
+                             "--num_processes $N train.py recipes/$MODEL.yaml\n",
+        "run_all.sh": "bash scripts/launch.sh m 4 > log.txt\n"})
+    launch = L.find(str(repo / "recipes/m.yaml"), root=str(repo))
+    assert launch.found and launch.num_processes.value == 4 and launch.sharding.value == "zero3"
+    assert "run_all.sh:1: bash scripts/launch.sh m 4" in launch.origin.note
+    L.clear_cache()
+    (repo / "run_all.sh").write_text("bash scripts/launch.sh m\n")
+    assert L.find(str(repo / "recipes/m.yaml"), root=str(repo)).num_processes.value == 8  # ${2:-8}
+
+
+def test_shell_expansion_rules():
+    """Assignments expand when made; arithmetic of known integers; command substitutions and conditional
+    reassignments unknown; unquoted variables split into words; `bash -c` strings read as the command."""
+    commands = L.commands_in("A=2\nB=$((A*4))\nC=$(nproc)\nif x; then\n  A=3\nfi\nD=\"--num_processes $B\"\n"
+                             "accelerate launch $D --num_machines $A t.py c.yaml\n", "run.sh")
+    env = dict(commands[0].env)
+    assert env["B"] == "8" and env["C"] == "\0" and env["A"] == "\0"
+    p = L.parse_command(commands[0].text, env)
+    assert p.values["num_processes"] == "8" and p.script == "t.py" and "\0" in p.values["num_machines"]
+    p = L.parse_command('srun --nodes=2 bash -c "torchrun --nproc_per_node 4 t.py c.yaml"', {})
+    assert p.launcher == "torchrun" and p.values["num_processes"] == "4"
