@@ -424,3 +424,26 @@ def test_shell_expansion_rules():
     assert p.values["num_processes"] == "8" and p.script == "t.py" and "\0" in p.values["num_machines"]
     p = L.parse_command('srun --nodes=2 bash -c "torchrun --nproc_per_node 4 t.py c.yaml"', {})
     assert p.launcher == "torchrun" and p.values["num_processes"] == "4"
+
+
+def test_usage_comment_of_another_config(tmp_path):
+    """A usage line naming another config is that config's launch, not this file's; one naming this file (or its
+    stem, torchtune's `--config llama3/8B_lora`) is."""
+    body = "model:\n  _component_: torchtune.models.llama3.lora_llama3_8b\nbatch_size: 2\n"
+    repo = make_repo(tmp_path, {
+        "a/8B_lora.yaml": "# tune run --nproc_per_node 8 lora_finetune_distributed --config llama3/70B_lora\n" + body,
+        "b/8B_lora.yaml": "# tune run --nproc_per_node 8 lora_finetune_distributed --config llama3/8B_lora\n" + body,
+        "c/8B_lora.yaml": "# accelerate launch --config_file other.yaml train.py\n" + body})
+    assert not engine.check_path(repo / "a/8B_lora.yaml").launch.found
+    launch = engine.check_path(repo / "b/8B_lora.yaml").launch
+    assert launch.launcher == "tune" and launch.num_processes.value == 8
+    assert not engine.check_path(repo / "c/8B_lora.yaml").launch.found
+
+
+def test_torchrun_options_from_the_environment(tmp_path):
+    """torchrun reads an option not given from PET_<OPTION> (torch/distributed/argparse_util.py, `env`); an
+    invocation's `NAME=value` prefix is the invoked script's environment."""
+    repo = make_repo(tmp_path, {"c.yaml": SFT, "t.py": "",
+                                "train.sh": "torchrun --nnodes 1 t.py c.yaml\n",
+                                "run.sh": "PET_NPROC_PER_NODE=4 bash train.sh $1\n"})
+    assert L.find(str(repo / "c.yaml"), root=str(repo)).num_processes.value == 4

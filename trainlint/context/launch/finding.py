@@ -190,6 +190,19 @@ def _common_overrides(parsed: list, config: Path, repo: Path) -> tuple:
     return tuple(sorted(set.intersection(*sets))) if sets else ()
 
 
+def _names_another_config(p: Parsed, config: Path) -> bool:
+    """Whether a usage line's command names config files and none of them is `config` (by file name, or by stem
+    for a torchtune / LitGPT `--config llama3/8B_lora` written without its suffix)."""
+    named = [value for key, value, _w, _s in _flag_tokens([a for a in p.args if a], dashes=False)
+             if key in ("config", "config_file", "deepspeed", "deepspeed_config")]
+    named += [a for a in p.args if not a.startswith("-") and "=" not in a and a.endswith(CONFIG_SUFFIXES)]
+    named += [p.values[k] for k in ("config_file", "deepspeed_config") if p.values.get(k)]
+    names = [Path(v.strip("\"'")).name for v in named if v and "\0" not in v and "$" not in v]
+    if not names:
+        return False
+    return not any(n == config.name or (n == config.stem and not Path(n).suffix) for n in names)
+
+
 def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] = (),
                      bases: list[Path] | None = None) -> Launch:
     """A launch command in the file's own comments (torchtune configs carry their `tune run ...` line)."""
@@ -208,6 +221,8 @@ def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] 
             continue
         if not _starts_a_command(body):
             continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
+        if _names_another_config(parsed, pins.resolved(config_path)):
+            continue  # the usage line of another config (`# see also: tune run ... --config other.yaml`)
         origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
         launch = from_parsed(parsed, origin, bases, body)
         # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8

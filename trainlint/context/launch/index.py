@@ -33,6 +33,7 @@ SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job"
 LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                     r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                     r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
+_SCRIPT_NAME = re.compile(rb"[\w./-]*[\w-]\.(?:sh|bash|slurm|sbatch|job)\b")  # a script a command may run
 _BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 
 
@@ -57,6 +58,7 @@ class LaunchIndex:
     scripts: list  # [path, rank, bytes, the parsed commands or None] per file read, in walk order
     files: int = 0
     truncated: bool = False
+    mentioned: dict | None = None  # _mentions, once built
 
     def _commands_of(self, entry: list) -> list:
         if entry[3] is None:
@@ -68,9 +70,12 @@ class LaunchIndex:
     def _read(self, text: str, path: str, rank: int) -> list:
         """The file's commands; a script that reads its own arguments, once per invocation found elsewhere in the
         repository (invoking.invocations: its parameters bound to that invocation's arguments), else as written."""
-        if rank != 0 or not invoking.reads_arguments(text):
+        mentions = self._mentions().get(os.path.basename(path), ())
+        if rank != 0 or not mentions:
             return commands_in(text, path, rank)
-        found = invoking.invocations(Path(os.path.normpath(path)), text, self.scripts, self.root, shell_lines)
+        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, shell_lines)
+        if not invoking.reads_arguments(text):
+            found = [f for f in found if set(f[1]) - {"SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"}]
         if not found:
             return commands_in(text, path, rank)
         options = invoking.options_of(text)
@@ -82,6 +87,16 @@ class LaunchIndex:
             out.extend(commands_in(text, path, rank, bound=bound, via=f"{where}: {line}"[:300], extra_env=extra,
                                    start_dir=here))
         return out
+
+    def _mentions(self) -> dict:
+        """{script file name: the entries whose text names it} for the scripts the repository's files name (built
+        once: the invocations of a script are looked for only in these)."""
+        if self.mentioned is None:
+            self.mentioned = {}
+            for entry in self.scripts:
+                for name in set(_SCRIPT_NAME.findall(entry[2])):
+                    self.mentioned.setdefault(os.path.basename(name.decode("utf-8", errors="replace")), []).append(entry)
+        return self.mentioned
 
     def commands_naming(self, name: str, variables: bool = True) -> list:
         """The commands of the files that contain `name` (and, with `variables`, of those with a `$` or a brace
@@ -234,8 +249,15 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
             depth = max(0, depth + len(_OPENS.findall(line)) - len(_CLOSES.findall(line)))
         assign = _ASSIGN.match(line) if "=" in line else None
         if assign and not has_launch_words(line[assign.end():]):
-            _assign(env, assign.group(1), assign.group(2), depth, bound)
-            continue
+            pairs, rest = [(assign.group(1), assign.group(2))], line[assign.end():].strip()
+            while rest and (more := _ASSIGN.match(rest)) is not None and "=" in rest.split()[0]:
+                pairs.append((more.group(1), more.group(2)))
+                rest = rest[more.end():].strip()
+            if not rest or rest.startswith((";", "&&", "#")) or line.lstrip().startswith("export "):
+                for name, raw_value in pairs:
+                    _assign(env, name, raw_value, depth, bound)
+                continue
+            # `NAME=value command ...`: the value is the command's environment alone (`N=4 bash train.sh`)
         if makefile:
             cds.clear()  # each recipe line runs in a shell of its own
         change = _CD.match(line) if "cd" in line or "pushd" in line or "popd" in line else None

@@ -130,8 +130,8 @@ def slurm_env(words: list[str]) -> dict:
 
 
 def invocation_in(line: str, env: dict, script: Path, dirs: list[Path]) -> tuple[list[str], dict, str] | None:
-    """(the arguments, the SLURM variables its options set, the folder it runs from when one of `dirs` alone names
-    the script) when the shell line runs `script` (`sbatch [options]
+    """(the arguments, the environment it gives the script (`NAME=value` before it, the SLURM variables sbatch's
+    options set), the folder it runs from when one of `dirs` alone names the script) when the shell line runs `script` (`sbatch [options]
     script args`, `bash script args`, `./script args`), its path read from one of `dirs`; None otherwise."""
     if script.name not in line or line.lstrip().startswith(("echo", "printf")):
         return None
@@ -148,13 +148,17 @@ def invocation_in(line: str, env: dict, script: Path, dirs: list[Path]) -> tuple
             continue
         before = tokens[:k]
         slurm: dict = {}
+        while before and _ASSIGN.match(before[0]) and "=" in before[0] and not before[0].startswith("-"):
+            name, _, value = before[0].partition("=")  # `NPROC_PER_NODE=8 bash train.sh`: the script's environment
+            slurm[name] = _expand(value, env)
+            before = before[1:]
         if "sbatch" in before:
             at = before.index("sbatch")
             options = before[at + 1:]
             if options and not all(o.startswith("-") or (i and options[i - 1].startswith("-") and "=" not in options[i - 1])
                                    for i, o in enumerate(options)):
                 continue
-            slurm = slurm_env(options)
+            slurm.update(slurm_env(options))
         elif before and os.path.basename(before[-1]) not in _RUNNERS:
             continue
         elif not before and not tok.startswith(("./", "/")):
@@ -179,7 +183,7 @@ def invocations(script: Path, script_text: str, entries: list, root: str, lines_
     out: list[tuple] = []
     for entry in entries:
         path = entry[0]
-        if needle not in entry[2] or os.path.normpath(path) == str(script):
+        if needle not in entry[2] or os.path.normpath(path) == os.path.normpath(str(script)):
             continue
         text = entry[2].decode("utf-8", errors="replace")
         for start, line, pieces, env, cds in lines_of(text, path):
