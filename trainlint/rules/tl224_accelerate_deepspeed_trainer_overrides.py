@@ -23,7 +23,7 @@ Where a launch command runs the file (`accelerate launch --config_file this.yaml
 the script's own argument decides, else the config file the launch passes the script (`... run_sft.py
 recipes/sft.yaml`, `--config recipes/sft.yaml`), else, for a parser with TrainingArguments' defaults (plain
 HfArgumentParser, TrlParser, LLaMA-Factory; not ms-swift, which derives its accumulation from the world size), the
-default: the same value is not reported (the two cannot differ), a different one is an error when the script's
+default (unless the script sets it in its own code: context.codeargs): the same value is not reported (the two cannot differ), a different one is an error when the script's
 parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...) and a warning
 otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line or the file.
 
@@ -71,7 +71,7 @@ from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
 from trainlint.rules._schema_checks import launch_sets
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.dscommon import where_launched
+from trainlint.rules.dscommon import _set_in_code, where_launched
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
             "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",),
@@ -192,6 +192,9 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
                                           "passes the script") if value is not None else None
     if ctx.dialect.name not in TRAINING_ARGUMENT_DEFAULTS:
         return None
+    code = _set_in_code(launch, hf_key, "gas" if hf_key == "gradient_accumulation_steps" else "clip")
+    if code is not None:  # the script builds its TrainingArguments itself: its value, or unknown
+        return (float(code.value), str(code.value), code.note) if code.known else None
     return (float(hf_default), hf_default, f"the TrainingArguments default: {_shown(path)}, the config "
                                            f"{where_launched(launch.origin)} passes the script, does not set it")
 
