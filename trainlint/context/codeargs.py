@@ -81,6 +81,16 @@ def code_value(script: str, key: str) -> CodeValue | None:
     return None
 
 
+def declares(script: str, key: str) -> bool | None:
+    """Whether a class of the script declares field `key` itself (a dataclass of its own arguments, its own
+    TrainingArguments subclass: BELLE's sft_train.py redeclares `evaluation_strategy`) or an argparse option of
+    that name; None when the script cannot be read."""
+    facts = _facts(script)
+    if facts is None:
+        return None
+    return key in facts.fields or key in facts.options
+
+
 def _facts(script: str) -> _Facts | None:
     try:
         stat = Path(script).stat()
