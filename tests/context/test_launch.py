@@ -447,3 +447,13 @@ def test_torchrun_options_from_the_environment(tmp_path):
                                 "train.sh": "torchrun --nnodes 1 t.py c.yaml\n",
                                 "run.sh": "PET_NPROC_PER_NODE=4 bash train.sh $1\n"})
     assert L.find(str(repo / "c.yaml"), root=str(repo)).num_processes.value == 4
+
+
+def test_a_variable_file_name_names_no_file(tmp_path):
+    """`configs/$1.yaml` (or `$CFG.json`) with nothing binding the variable could name any file: none is taken;
+    `configs/sft_$1.yaml` keeps enough of the name to match."""
+    repo = make_repo(tmp_path, {"configs/a.yaml": SFT, "configs/sft_b.yaml": SFT, "t.py": "",
+                                "run.sh": "torchrun --nproc_per_node 4 t.py configs/$1.yaml\n"
+                                          "torchrun --nproc_per_node 2 t.py configs/sft_$1.yaml\n"})
+    assert not L.find(str(repo / "configs/a.yaml"), root=str(repo)).found
+    assert L.find(str(repo / "configs/sft_b.yaml"), root=str(repo)).num_processes.value == 2

@@ -150,7 +150,9 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
             return False
     pattern = token.replace("\0", "*")
     literal = Path(pattern).name.replace("*", "")
-    if len(literal) < 5 or not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
+    stem = literal.rsplit(".", 1)[0] if "." in literal else literal
+    if len(literal) < 5 or ("*" in Path(pattern).name and len(stem) < 2) or \
+            not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
         return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False
