@@ -183,11 +183,11 @@ def test_two_sub_projects_each_with_the_config_only_the_named_one_is_launched(tm
     other = engine.check_path(repo / "training/src/configs/deepspeed_config.json")
     assert not other.launch.found
     mine = engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json")
-    # a README below the root runs in its folder or at the root: only plausible, so an assumption, said so
-    assert mine.launch.found and mine.launch.role == "hf-deepspeed" and "WizardCoder/" in mine.launch.assumed
-    found = [d for d in mine.diagnostics if d.code == "TL202"]
-    assert found and found[0].severity.value == "warning"
-    assert any("does not say which folder it runs in" in a for a in found[0].assumptions)
+    # a README's code block runs from the README's own folder (no `cd` says otherwise): its paths name the file
+    # from there, so the launch is certain
+    assert mine.launch.found and mine.launch.role == "hf-deepspeed" and not mine.launch.assumed
+    assert mine.launch.cwd.endswith("WizardCoder")
+    assert [d.severity.value for d in mine.diagnostics if d.code == "TL202"] == ["error"]
 
 
 def test_a_cd_before_the_command_makes_its_folder_certain(tmp_path):
@@ -294,6 +294,7 @@ def test_readme_module_launch_with_its_deepspeed_override(tmp_path):
     assert result.launch.launcher == "torchrun" and result.launch.script == "axolotl.cli.train"
     assert result.plan.num_gpus.value == 8 and result.plan.zero_stage.value == 3
     assert result.plan.zero_stage.origin.path.endswith("examples/ds_configs/zero3.json")
+    assert not result.launch.assumed and result.launch.cwd == str(repo / "examples/prm")  # the README's own folder
     L.clear_cache()
     # the same file named from another folder than the README's: the command line still wins over the file's key
     (repo / "examples/prm/prm.yaml").write_text(AXOLOTL + "deepspeed: ../ds_configs/zero1.json\n")

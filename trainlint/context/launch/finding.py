@@ -102,6 +102,11 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
         if parsed is None:
             continue
         if _names_file(parsed, config, bases, repo):
+            if command.rank == 3 and not certain and bases and not command.cd and \
+                    _names_file(parsed, config, bases[:1], repo):
+                # a README's code block runs from the README's own folder (no `cd` says otherwise), and its path
+                # names the file from there
+                bases, certain = bases[:1], True
             distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
             # by kind (a script before a README), then a command certain of where it runs first
             matches.append(((command.rank, not certain, distance, command.path, command.line), command, parsed,
