@@ -544,3 +544,17 @@ def test_launch_arguments_of_a_deepspeed_file_launch(tmp_path):
     _fresh()
     (repo / "run_glue.py").unlink()  # the script is not in the repository: its own classes may declare anything
     assert not _tl524(engine.check_path(repo / "ds.json"))
+
+
+def test_misspelt_launch_argument_at_the_script_line(tmp_path):
+    """`--gradient_acumulation_steps 4` passed to a TrlParser script stops its command line: reported at run.sh:2;
+    `--num_train_epoch` is argparse's abbreviation of `--num_train_epochs`; a field the script declares is fine."""
+    script = ("from dataclasses import dataclass\nfrom trl import TrlParser, SFTConfig\n@dataclass\n"
+              "class ScriptArguments:\n    dataset_nam: str = 'x'\n")
+    repo = make_repo(tmp_path, {"sft.yaml": "model_name_or_path: gpt2\n", "train.py": script,
+                                "run.sh": "#!/bin/bash\naccelerate launch train.py --config sft.yaml "
+                                          "--gradient_acumulation_steps 4 --num_train_epoch 3 --dataset_nam y\n"})
+    found = [d for d in engine.check_path(repo / "sft.yaml").diagnostics if d.code == "TL523"]
+    assert len(found) == 1 and found[0].path.endswith("run.sh") and found[0].span.start.line == 1
+    assert "`--gradient_acumulation_steps`" in found[0].message and "`--gradient_accumulation_steps`" in found[0].message
+    assert "Some specified arguments are not used by the HfArgumentParser" in found[0].detail

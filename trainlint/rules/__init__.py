@@ -78,7 +78,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl520_invalid_value_type", "TL520", "huggingface lightning accelerate"),
     ("tl521_invalid_enum_value", "TL521", "huggingface lightning accelerate"),
     ("tl522_value_out_of_range", "TL522", "huggingface lightning accelerate"),
-    ("tl523_hf_unknown_key", "TL523", "huggingface"),
+    ("tl523_hf_unknown_key", "TL523", "huggingface deepspeed"),
     ("tl524_hf_removed_argument", "TL524", "huggingface deepspeed"),
     ("tl525_accelerate_unknown_key", "TL525", "accelerate"),
     ("tl526_lightning_unknown_trainer_arg", "TL526", "lightning"),
