@@ -458,3 +458,16 @@ def test_a_variable_file_name_names_no_file(tmp_path):
                                           "torchrun --nproc_per_node 2 t.py configs/sft_$1.yaml\n"})
     assert not L.find(str(repo / "configs/a.yaml"), root=str(repo)).found
     assert L.find(str(repo / "configs/sft_b.yaml"), root=str(repo)).num_processes.value == 2
+
+
+def test_sbatch_nodes_from_the_script_or_its_invocation(tmp_path):
+    """SLURM_NNODES from the script's own `#SBATCH --nodes=2`, or from `sbatch --nodes=4 train.slurm` elsewhere."""
+    slurm = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n" \
+            "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_ON_NODE t.py c.yaml\n"
+    repo = make_repo(tmp_path, {"c.yaml": SFT, "t.py": "", "train.slurm": slurm})
+    launch = L.find(str(repo / "c.yaml"), root=str(repo))
+    assert launch.num_processes.value == 16 and launch.num_machines.value == 2
+    L.clear_cache()
+    (repo / "README.md").write_text("```\nsbatch --nodes=4 train.slurm\n```\n")
+    launch = L.find(str(repo / "c.yaml"), root=str(repo))
+    assert launch.num_processes.value == 32 and "README.md:2: sbatch --nodes=4 train.slurm" in launch.origin.note

@@ -70,16 +70,17 @@ class LaunchIndex:
     def _read(self, text: str, path: str, rank: int) -> list:
         """The file's commands; a script that reads its own arguments, once per invocation found elsewhere in the
         repository (invoking.invocations: its parameters bound to that invocation's arguments), else as written."""
+        if rank != 0:
+            return commands_in(text, path, rank)
+        defaults = invoking.slurm_defaults(text) if "#SBATCH" in text else {}  # the script's own #SBATCH lines
         mentions = self._mentions().get(os.path.basename(path), ())
-        if rank != 0 or not mentions:
-            return commands_in(text, path, rank)
-        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, shell_lines)
+        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, shell_lines) \
+            if mentions else []
         if not invoking.reads_arguments(text):
-            found = [f for f in found if set(f[1]) - {"SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_GPUS_ON_NODE"}]
+            found = [f for f in found if f[1]]  # only an invocation that sets its environment changes anything
         if not found:
-            return commands_in(text, path, rank)
+            return commands_in(text, path, rank, extra_env=tuple(defaults.items()))
         options = invoking.options_of(text)
-        defaults = invoking.slurm_defaults(text)
         out = []
         for args, slurm, where, line, here in found:
             bound = invoking.bindings(options, args)
