@@ -471,3 +471,17 @@ def test_sbatch_nodes_from_the_script_or_its_invocation(tmp_path):
     (repo / "README.md").write_text("```\nsbatch --nodes=4 train.slurm\n```\n")
     launch = L.find(str(repo / "c.yaml"), root=str(repo))
     assert launch.num_processes.value == 32 and "README.md:2: sbatch --nodes=4 train.slurm" in launch.origin.note
+
+
+def test_deepspeed_argument_through_an_unknown_variable(tmp_path):
+    """`--deepspeed $DS` with DS unset: the config's own deepspeed key still links its file, and with none the
+    sharding is unknown (not "no sharding")."""
+    repo = make_repo(tmp_path, {"sft.yaml": SFT + "deepspeed: ds/z3.json\n", "ds/z3.json": DS_ZERO3,
+                                "train.py": "from trl import TrlParser\n",
+                                "run.sh": "torchrun --nproc_per_node 4 train.py --config sft.yaml --deepspeed $DS\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.plan.zero_stage.value == 3
+    L.clear_cache()
+    (repo / "sft.yaml").write_text(SFT)
+    result = engine.check_path(repo / "sft.yaml")
+    assert not L.sharding_known(result.plan, result.launch, "huggingface")

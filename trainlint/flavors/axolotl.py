@@ -113,7 +113,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     plan = TrainingPlan(flavor=NAME, path=doc.path).with_(**changes)
     linked: list = []
     ds_node = view.node("deepspeed")
-    if ("deepspeed",) in view.overrides:
+    if view.overrides.get(("deepspeed",), (None,))[0] is not None:  # the launch's --deepspeed X wins
         plan, linked = link_launch_deepspeed(plan, doc, view, host=NAME)
     elif ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)

@@ -175,7 +175,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     plan = plan.with_(**changes)
     linked = []
     ds_node = view.node("deepspeed")
-    if ("deepspeed",) in view.overrides:
+    if view.overrides.get(("deepspeed",), (None,))[0] is not None:  # the launch's --deepspeed X wins
         plan, linked = link_launch_deepspeed(plan, doc, view, host=NAME)
     elif ds_node is not None:
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)

@@ -181,6 +181,9 @@ def sharding_known(plan, launch: Launch, flavor: str) -> bool:
     if flavor in ("deepspeed", "accelerate", "lightning", "litgpt", "axolotl"):
         return True  # the file states its own strategy; its absence is the framework's plain default
     if launch.found:
+        given = launch.argument("deepspeed")
+        if given is not None and given.value is None:
+            return False  # `--deepspeed $DS_CONFIG`: a DeepSpeed config through a shell variable this file leaves unset
         return launch.launcher in CONFIG_DECIDES_SHARDING or launch.sharding.value is not None
     return False
 
