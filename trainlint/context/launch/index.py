@@ -221,10 +221,10 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
             continue
         start = i
         joined = raw.rstrip()
-        while i + 1 < len(lines) and i - start < MAX_JOINED:
+        while i + 1 < len(lines):
             if joined.endswith("\\"):
                 joined = joined[:-1] + " " + lines[i + 1].strip()
-            elif not workflow and not makefile and in_block and _open_quote(joined) and \
+            elif not workflow and not makefile and in_block and i - start < MAX_JOINED and _open_quote(joined) and \
                     not lines[i + 1].lstrip().startswith(("```", "~~~")):
                 joined = joined + " " + lines[i + 1].strip()  # a quoted string spans lines (`export CMD=" ... "`)
             else:
@@ -274,7 +274,7 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
         yield start, line, pieces, tuple(env.items())[-MAX_VARIABLES:], where
 
 
-MAX_JOINED = 64  # physical lines joined into one command at most
+MAX_JOINED = 64  # physical lines a quoted string may span into one command (continuation lines: any number)
 MAX_VARIABLES = 128  # variables kept per command (the last set)
 # A statement that opens / closes a conditional block (`if`, `case`, `for`, `while`, `until`; `fi`, `esac`, `done`).
 _OPENS = re.compile(r"(?:^|[;&|(]\s*|\b(?:then|do|else)\s+)(?:if|case|for|while|until|select)\b")
