@@ -107,7 +107,7 @@ def test_may_name_keeps_every_command_that_names_the_config(tmp_path):
         if parsed is not None and launch._names_file(parsed, config, [tmp_path, tmp_path], tmp_path):
             named += 1
             assert launch.may_name(command, config), command.text
-    assert named >= 9
+    assert named >= 8  # `configs/$UNKNOWN.yaml` names no file (a variable plus the extension could name any)
     assert not launch.may_name(commands[-2], config) and not launch.may_name(commands[-1], config)
 
     for repo in sorted(p for p in (ROOT / "tests" / "realworld").iterdir() if p.is_dir()):

@@ -48,7 +48,14 @@ def test_script_beats_readme_and_variables_in_paths(tmp_path):
         "#SBATCH --nodes=2\nMODEL=m\nsrun torchrun --nproc_per_node 8 --nnodes 2 scripts/run_sft.py "
         "recipes/$MODEL/sft/c.yaml\n")
     launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
-    assert launch.launcher == "torchrun" and launch.num_processes.value == 16 and launch.others == 1
+    # the script comes first, but the README's 8 processes disagree with its 16: said, and neither taken as fact
+    assert launch.launcher == "torchrun" and launch.others == 1 and launch.num_processes.value is None
+    assert "disagree" in launch.assumed and "16 (slurm/train.slurm:3)" in launch.assumed and "8 (README.md:2)" in launch.assumed
+    L.clear_cache()
+    (repo / "slurm/train.slurm").write_text(
+        "#SBATCH --nodes=2\nMODEL=m\nsrun torchrun --nproc_per_node 8 scripts/run_sft.py recipes/$MODEL/sft/c.yaml\n")
+    launch = engine.check_path(repo / "recipes/m/sft/c.yaml").launch
+    assert launch.launcher == "torchrun" and launch.num_processes.value == 8 and "disagree" not in launch.assumed
 
 
 def test_no_launch_found(tmp_path):
@@ -176,11 +183,11 @@ def test_two_sub_projects_each_with_the_config_only_the_named_one_is_launched(tm
     other = engine.check_path(repo / "training/src/configs/deepspeed_config.json")
     assert not other.launch.found
     mine = engine.check_path(repo / "WizardCoder/configs/deepspeed_config.json")
-    # a README below the root runs in its folder or at the root: only plausible, so an assumption, said so
-    assert mine.launch.found and mine.launch.role == "hf-deepspeed" and "WizardCoder/" in mine.launch.assumed
-    found = [d for d in mine.diagnostics if d.code == "TL202"]
-    assert found and found[0].severity.value == "warning"
-    assert any("does not say which folder it runs in" in a for a in found[0].assumptions)
+    # a README's code block runs from the README's own folder (no `cd` says otherwise): its paths name the file
+    # from there, so the launch is certain
+    assert mine.launch.found and mine.launch.role == "hf-deepspeed" and not mine.launch.assumed
+    assert mine.launch.cwd.endswith("WizardCoder")
+    assert [d.severity.value for d in mine.diagnostics if d.code == "TL202"] == ["error"]
 
 
 def test_a_cd_before_the_command_makes_its_folder_certain(tmp_path):
@@ -259,3 +266,222 @@ def test_a_model_loaded_in_bf16_under_a_launched_deepspeed_keeps_fp32_masters(tm
     assert plan.precision.value.param_dtype == "bf16" and plan.precision.value.master_weights
     alone = make_repo(tmp_path / "alone", {"c.yaml": "# trainlint: gpu=A100-80GB\ntorch_dtype: bfloat16\n" + SFT})
     assert not engine.check_path(alone / "c.yaml").plan.precision.value.master_weights
+
+
+AXOLOTL = """base_model: meta-llama/Llama-3.1-8B
+datasets:
+  - path: x/y
+    type: alpaca
+sequence_len: 4096
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+num_epochs: 1
+optimizer: adamw_torch
+learning_rate: 1e-5
+bf16: true
+output_dir: ./out
+"""
+DS_ZERO3 = '{"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto"}\n'
+
+
+def test_readme_module_launch_with_its_deepspeed_override(tmp_path):
+    """A README beside the config runs it from its own folder: `torchrun -m axolotl.cli.train prm.yaml --deepspeed
+    ../ds_configs/zero3.json` is ZeRO-3 over 8 GPUs, the DeepSpeed file read from the README's folder."""
+    readme = "# PRM\n\n```bash\ntorchrun --nproc_per_node 8 -m axolotl.cli.train prm.yaml --deepspeed ../ds_configs/zero3.json\n```\n"
+    repo = make_repo(tmp_path, {"examples/prm/prm.yaml": AXOLOTL, "examples/ds_configs/zero3.json": DS_ZERO3,
+                                "examples/prm/README.md": readme})
+    result = engine.check_path(repo / "examples/prm/prm.yaml")
+    assert result.launch.launcher == "torchrun" and result.launch.script == "axolotl.cli.train"
+    assert result.plan.num_gpus.value == 8 and result.plan.zero_stage.value == 3
+    assert result.plan.zero_stage.origin.path.endswith("examples/ds_configs/zero3.json")
+    assert not result.launch.assumed and result.launch.cwd == str(repo / "examples/prm")  # the README's own folder
+    L.clear_cache()
+    # the same file named from another folder than the README's: the command line still wins over the file's key
+    (repo / "examples/prm/prm.yaml").write_text(AXOLOTL + "deepspeed: ../ds_configs/zero1.json\n")
+    (repo / "examples/ds_configs/zero1.json").write_text('{"zero_optimization": {"stage": 1}}\n')
+    assert engine.check_path(repo / "examples/prm/prm.yaml").plan.zero_stage.value == 3
+    L.clear_cache()
+    (repo / "examples/prm/README.md").write_text(readme.replace(" --deepspeed ../ds_configs/zero3.json", ""))
+    assert engine.check_path(repo / "examples/prm/prm.yaml").plan.zero_stage.value == 1
+
+
+def test_hf_script_deepspeed_argument_links_the_file(tmp_path):
+    """`accelerate launch train.py --config sft.yaml --deepspeed ds/z3.json`: TrlParser's command line over the file."""
+    repo = make_repo(tmp_path, {"sft.yaml": SFT, "ds/z3.json": DS_ZERO3, "train.py": "from trl import TrlParser\n",
+                                "run.sh": "accelerate launch --num_processes 4 train.py --config sft.yaml "
+                                          "--deepspeed ds/z3.json\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.plan.zero_stage.value == 3 and result.plan.num_gpus.value == 4
+
+
+SLURM = """#!/bin/bash
+#SBATCH --gres=gpu:8
+if [[ "$*" == *"--help"* ]]; then
+  echo "Usage: sbatch slurm/train.slurm [options]"
+  exit 0
+fi
+MODEL=""
+TASK=""
+CONFIG_SUFFIX=""
+ACCELERATOR=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --model)
+      MODEL="$2"
+      shift 2
+      ;;
+    --task)
+      TASK="$2"
+      shift 2
+      ;;
+    --config)
+      CONFIG_SUFFIX="$2"
+      shift 2
+      ;;
+    --accelerator)
+      ACCELERATOR="$2"
+      shift 2
+      ;;
+    *)
+      exit 1
+      ;;
+  esac
+done
+CONFIG_FILE=recipes/$MODEL/$TASK/config_$CONFIG_SUFFIX.yaml
+NUM_NODES=$SLURM_NNODES
+GPUS_PER_NODE=8
+WORLD_SIZE=$(($NUM_NODES*$GPUS_PER_NODE))
+export CMD=" \\
+    scripts/run_$TASK.py $CONFIG_FILE
+    "
+export LAUNCHER="ACCELERATE_LOG_LEVEL=info accelerate launch \\
+    --config_file recipes/accelerate_configs/$ACCELERATOR.yaml  \\
+    --num_machines $NUM_NODES \\
+    --num_processes $WORLD_SIZE \\
+    --machine_rank $SLURM_PROCID \\
+    "
+SRUN_ARGS=" \\
+    --wait=60 \\
+    --nodes=$NUM_NODES
+    "
+srun $SRUN_ARGS bash -c "$LAUNCHER $CMD" 2>&1
+"""
+FSDP = "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\nnum_processes: 8\n"
+
+
+def test_slurm_script_built_in_variables_from_its_invocation(tmp_path):
+    """`sbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator fsdp` in recipes/README.md:
+    the script's case loop binds MODEL, TASK, ...; its command is `bash -c "$LAUNCHER $CMD"` under srun, both built
+    in multi-line quoted variables; the world size is $((SLURM_NNODES*8)); the script runs from the root."""
+    repo = make_repo(tmp_path, {
+        "recipes/m/sft/config_v1.yaml": SFT, "recipes/m/sft/config_v2.yaml": SFT,
+        "recipes/accelerate_configs/fsdp.yaml": FSDP, "recipes/accelerate_configs/zero3.yaml": ZERO3,
+        "slurm/train.slurm": SLURM, "scripts/run_sft.py": "from trl import TrlParser\n",
+        "recipes/README.md": "```shell\nsbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 "
+                             "--accelerator fsdp\n```\n"})
+    launch = L.find(str(repo / "recipes/m/sft/config_v1.yaml"), root=str(repo))
+    assert launch.launcher == "accelerate" and launch.origin.path.endswith("slurm/train.slurm")
+    assert launch.sharding.value == "fsdp" and launch.accelerate_config.endswith("accelerate_configs/fsdp.yaml")
+    assert launch.num_processes.value == 16 and launch.num_machines.value == 2 and not launch.assumed
+    assert "recipes/README.md:2: sbatch --nodes=2 slurm/train.slurm" in launch.origin.note
+    assert launch.script == "scripts/run_sft.py" and launch.cwd == str(repo)
+    # v2 is run by no invocation: the script's own text names no file
+    assert not L.find(str(repo / "recipes/m/sft/config_v2.yaml"), root=str(repo)).found
+    L.clear_cache()
+    # a second invocation of the same config with ZeRO-3: the two disagree, neither is taken
+    (repo / "recipes/README.md").write_text(
+        "```shell\nsbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator fsdp\n"
+        "sbatch --nodes=2 slurm/train.slurm --model m --task sft --config v1 --accelerator zero3\n```\n")
+    launch = L.find(str(repo / "recipes/m/sft/config_v1.yaml"), root=str(repo))
+    assert launch.sharding.value is None and launch.num_processes.value == 16 and launch.others == 1
+    assert "disagree" in launch.assumed and "fsdp (slurm/train.slurm:51 as recipes/README.md:2 runs it)" in launch.assumed
+    assert "zero3 (slurm/train.slurm:51 as recipes/README.md:3 runs it)" in launch.assumed
+
+
+def test_positional_script_arguments_from_another_script(tmp_path):
+    """`bash scripts/launch.sh m 4` from run_all.sh: MODEL=$1, N=${2:-8}; a conditional reassignment is unknown."""
+    repo = make_repo(tmp_path, {
+        "recipes/m.yaml": SFT, "recipes/accelerate_configs/zero3.yaml": ZERO3, "train.py": "",
+        "scripts/launch.sh": "MODEL=$1\nN=${2:-8}\nif [ -n \"$3\" ]; then\n  STAGE=zero3\nfi\n"
+                             "accelerate launch --config_file recipes/accelerate_configs/zero3.yaml "
+                             "--num_processes $N train.py recipes/$MODEL.yaml\n",
+        "run_all.sh": "bash scripts/launch.sh m 4 > log.txt\n"})
+    launch = L.find(str(repo / "recipes/m.yaml"), root=str(repo))
+    assert launch.found and launch.num_processes.value == 4 and launch.sharding.value == "zero3"
+    assert "run_all.sh:1: bash scripts/launch.sh m 4" in launch.origin.note
+    L.clear_cache()
+    (repo / "run_all.sh").write_text("bash scripts/launch.sh m\n")
+    assert L.find(str(repo / "recipes/m.yaml"), root=str(repo)).num_processes.value == 8  # ${2:-8}
+
+
+def test_shell_expansion_rules():
+    """Assignments expand when made; arithmetic of known integers; command substitutions and conditional
+    reassignments unknown; unquoted variables split into words; `bash -c` strings read as the command."""
+    commands = L.commands_in("A=2\nB=$((A*4))\nC=$(nproc)\nif x; then\n  A=3\nfi\nD=\"--num_processes $B\"\n"
+                             "accelerate launch $D --num_machines $A t.py c.yaml\n", "run.sh")
+    env = dict(commands[0].env)
+    assert env["B"] == "8" and env["C"] == "\0" and env["A"] == "\0"
+    p = L.parse_command(commands[0].text, env)
+    assert p.values["num_processes"] == "8" and p.script == "t.py" and "\0" in p.values["num_machines"]
+    p = L.parse_command('srun --nodes=2 bash -c "torchrun --nproc_per_node 4 t.py c.yaml"', {})
+    assert p.launcher == "torchrun" and p.values["num_processes"] == "4"
+
+
+def test_usage_comment_of_another_config(tmp_path):
+    """A usage line naming another config is that config's launch, not this file's; one naming this file (or its
+    stem, torchtune's `--config llama3/8B_lora`) is."""
+    body = "model:\n  _component_: torchtune.models.llama3.lora_llama3_8b\nbatch_size: 2\n"
+    repo = make_repo(tmp_path, {
+        "a/8B_lora.yaml": "# tune run --nproc_per_node 8 lora_finetune_distributed --config llama3/70B_lora\n" + body,
+        "b/8B_lora.yaml": "# tune run --nproc_per_node 8 lora_finetune_distributed --config llama3/8B_lora\n" + body,
+        "c/8B_lora.yaml": "# accelerate launch --config_file other.yaml train.py\n" + body})
+    assert not engine.check_path(repo / "a/8B_lora.yaml").launch.found
+    launch = engine.check_path(repo / "b/8B_lora.yaml").launch
+    assert launch.launcher == "tune" and launch.num_processes.value == 8
+    assert not engine.check_path(repo / "c/8B_lora.yaml").launch.found
+
+
+def test_torchrun_options_from_the_environment(tmp_path):
+    """torchrun reads an option not given from PET_<OPTION> (torch/distributed/argparse_util.py, `env`); an
+    invocation's `NAME=value` prefix is the invoked script's environment."""
+    repo = make_repo(tmp_path, {"c.yaml": SFT, "t.py": "",
+                                "train.sh": "torchrun --nnodes 1 t.py c.yaml\n",
+                                "run.sh": "PET_NPROC_PER_NODE=4 bash train.sh $1\n"})
+    assert L.find(str(repo / "c.yaml"), root=str(repo)).num_processes.value == 4
+
+
+def test_a_variable_file_name_names_no_file(tmp_path):
+    """`configs/$1.yaml` (or `$CFG.json`) with nothing binding the variable could name any file: none is taken;
+    `configs/sft_$1.yaml` keeps enough of the name to match."""
+    repo = make_repo(tmp_path, {"configs/a.yaml": SFT, "configs/sft_b.yaml": SFT, "t.py": "",
+                                "run.sh": "torchrun --nproc_per_node 4 t.py configs/$1.yaml\n"
+                                          "torchrun --nproc_per_node 2 t.py configs/sft_$1.yaml\n"})
+    assert not L.find(str(repo / "configs/a.yaml"), root=str(repo)).found
+    assert L.find(str(repo / "configs/sft_b.yaml"), root=str(repo)).num_processes.value == 2
+
+
+def test_sbatch_nodes_from_the_script_or_its_invocation(tmp_path):
+    """SLURM_NNODES from the script's own `#SBATCH --nodes=2`, or from `sbatch --nodes=4 train.slurm` elsewhere."""
+    slurm = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n" \
+            "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_ON_NODE t.py c.yaml\n"
+    repo = make_repo(tmp_path, {"c.yaml": SFT, "t.py": "", "train.slurm": slurm})
+    launch = L.find(str(repo / "c.yaml"), root=str(repo))
+    assert launch.num_processes.value == 16 and launch.num_machines.value == 2
+    L.clear_cache()
+    (repo / "README.md").write_text("```\nsbatch --nodes=4 train.slurm\n```\n")
+    launch = L.find(str(repo / "c.yaml"), root=str(repo))
+    assert launch.num_processes.value == 32 and "README.md:2: sbatch --nodes=4 train.slurm" in launch.origin.note
+
+
+def test_deepspeed_argument_through_an_unknown_variable(tmp_path):
+    """`--deepspeed $DS` with DS unset: the config's own deepspeed key still links its file, and with none the
+    sharding is unknown (not "no sharding")."""
+    repo = make_repo(tmp_path, {"sft.yaml": SFT + "deepspeed: ds/z3.json\n", "ds/z3.json": DS_ZERO3,
+                                "train.py": "from trl import TrlParser\n",
+                                "run.sh": "torchrun --nproc_per_node 4 train.py --config sft.yaml --deepspeed $DS\n"})
+    result = engine.check_path(repo / "sft.yaml")
+    assert result.plan.zero_stage.value == 3
+    L.clear_cache()
+    (repo / "sft.yaml").write_text(SFT)
+    result = engine.check_path(repo / "sft.yaml")
+    assert not L.sharding_known(result.plan, result.launch, "huggingface")

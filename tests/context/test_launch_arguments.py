@@ -7,6 +7,7 @@ import json
 from trainlint import engine
 from trainlint.context import dialect as D
 from trainlint.context import launch as L
+from trainlint.context import pins
 
 from ctxrepo import make_repo
 
@@ -469,3 +470,91 @@ def test_tl224_not_for_a_key_the_launch_gives(tmp_path):
     (repo / "run.sh").write_text(run.replace("--gradient_accumulation_steps 2 train.py", "train.py"))
     found = _codes(engine.check_path(repo / "acc.yaml"), "TL224")
     assert len(found) == 1 and "gradient_accumulation_steps 2" in _said(found[0])  # 16 in the file, 2 for the script
+
+
+def test_tl224_equal_values_when_the_parser_combination_is_unknown(tmp_path):
+    """`train.py cfg.yaml --gradient_accumulation_steps 16`: the script's value is the argument's or its file's; when
+    both are this file's 16 nothing can differ (it used to warn); a different one in either still warns."""
+    run = "accelerate launch --config_file multi.yaml train.py sft.yaml --gradient_accumulation_steps {}\n"
+    repo = make_repo(tmp_path, {"multi.yaml": ACC, "train.py": "from trl import TrlParser, SFTConfig\n",
+                                "sft.yaml": "model_name_or_path: x\ngradient_accumulation_steps: 16\n",
+                                "run.sh": run.format(16)})
+    launch = L.find(str(repo / "multi.yaml"), root=str(repo))
+    assert launch.parser_reads == "" and launch.script_config == "sft.yaml"
+    assert not _codes(engine.check_path(repo / "multi.yaml"), "TL224")
+    _fresh()
+    (repo / "run.sh").write_text(run.format(8))
+    assert [d.severity.value for d in _codes(engine.check_path(repo / "multi.yaml"), "TL224")] == ["warning"]
+    _fresh()
+    (repo / "run.sh").write_text(run.format(16))
+    (repo / "sft.yaml").write_text("model_name_or_path: x\ngradient_accumulation_steps: 4\n")
+    assert [d.severity.value for d in _codes(engine.check_path(repo / "multi.yaml"), "TL224")] == ["warning"]
+
+
+def _tl524(result):
+    return [d for d in result.diagnostics if d.code == "TL524"]
+
+
+def test_launch_arguments_are_linted_like_keys_at_the_script_line(tmp_path):
+    """`--evaluation_strategy` passed by run.sh to a TrlParser script, the repository pinning transformers 4.52.3:
+    HfArgumentParser's command line stops (an error at run.sh:3); 4.45 still has it; `--eval_strategy` on 4.36 does
+    not exist yet."""
+    repo = make_repo(tmp_path, {"sft.yaml": "model_name_or_path: gpt2\nper_device_train_batch_size: 2\n",
+                                "train.py": "from trl import TrlParser, SFTConfig\n",
+                                "requirements.txt": "transformers==4.52.3\ntrl==0.18.0\n",
+                                "run.sh": "#!/bin/bash\naccelerate launch --num_processes 2 train.py --config sft.yaml \\\n"
+                                          "  --evaluation_strategy steps\n"})
+    found = _tl524(engine.check_path(repo / "sft.yaml"))
+    assert len(found) == 1 and found[0].severity.value == "error" and found[0].path.endswith("run.sh")
+    assert found[0].span.start.line == 2 and "`--evaluation_strategy` was removed in transformers 4.51" in found[0].message
+    assert "Some specified arguments are not used by the HfArgumentParser" in found[0].detail
+    _fresh()
+    pins.clear_cache()
+    (repo / "requirements.txt").write_text("transformers==4.45.2\n")
+    assert not _tl524(engine.check_path(repo / "sft.yaml"))
+    _fresh()
+    pins.clear_cache()
+    (repo / "requirements.txt").write_text("transformers==4.36.2\n")
+    (repo / "run.sh").write_text("accelerate launch train.py --config sft.yaml --eval_strategy steps\n")
+    found = _tl524(engine.check_path(repo / "sft.yaml"))
+    assert len(found) == 1 and "pass `--evaluation_strategy`" in found[0].message and found[0].path.endswith("run.sh")
+    _fresh()
+    pins.clear_cache()
+    (repo / "requirements.txt").unlink()  # the release unknown: a warning that says what it assumed
+    (repo / "run.sh").write_text("accelerate launch train.py --config sft.yaml --evaluation_strategy steps\n")
+    found = _tl524(engine.check_path(repo / "sft.yaml"))
+    assert len(found) == 1 and found[0].severity.value == "warning"
+
+
+def test_launch_arguments_of_a_deepspeed_file_launch(tmp_path):
+    """`deepspeed run_glue.py --deepspeed ds.json --evaluation_strategy epoch`: the DeepSpeed file's lint reports the
+    script argument once; a field the script's own dataclass declares is not reported."""
+    repo = make_repo(tmp_path, {"ds.json": DS_AUTO, "requirements.txt": "transformers==4.52.3\n",
+                                "run_glue.py": "from transformers import HfArgumentParser, TrainingArguments\n",
+                                "run.sh": "deepspeed --num_gpus 8 run_glue.py --deepspeed ds.json --evaluation_strategy epoch\n"})
+    found = _tl524(engine.check_path(repo / "ds.json"))
+    assert len(found) == 1 and found[0].path.endswith("run.sh") and found[0].severity.value == "error"
+    _fresh()
+    # BELLE's sft_train.py: its own TrainingArguments subclass redeclares evaluation_strategy
+    (repo / "run_glue.py").write_text("import transformers\nfrom dataclasses import dataclass, field\n"
+                                      "from transformers import HfArgumentParser\n@dataclass\n"
+                                      "class TrainingArguments(transformers.TrainingArguments):\n"
+                                      "    evaluation_strategy: str = field(default='steps')\n")
+    assert not _tl524(engine.check_path(repo / "ds.json"))
+    _fresh()
+    (repo / "run_glue.py").unlink()  # the script is not in the repository: its own classes may declare anything
+    assert not _tl524(engine.check_path(repo / "ds.json"))
+
+
+def test_misspelt_launch_argument_at_the_script_line(tmp_path):
+    """`--gradient_acumulation_steps 4` passed to a TrlParser script stops its command line: reported at run.sh:2;
+    `--num_train_epoch` is argparse's abbreviation of `--num_train_epochs`; a field the script declares is fine."""
+    script = ("from dataclasses import dataclass\nfrom trl import TrlParser, SFTConfig\n@dataclass\n"
+              "class ScriptArguments:\n    dataset_nam: str = 'x'\n")
+    repo = make_repo(tmp_path, {"sft.yaml": "model_name_or_path: gpt2\n", "train.py": script,
+                                "run.sh": "#!/bin/bash\naccelerate launch train.py --config sft.yaml "
+                                          "--gradient_acumulation_steps 4 --num_train_epoch 3 --dataset_nam y\n"})
+    found = [d for d in engine.check_path(repo / "sft.yaml").diagnostics if d.code == "TL523"]
+    assert len(found) == 1 and found[0].path.endswith("run.sh") and found[0].span.start.line == 1
+    assert "`--gradient_acumulation_steps`" in found[0].message and "`--gradient_accumulation_steps`" in found[0].message
+    assert "Some specified arguments are not used by the HfArgumentParser" in found[0].detail

@@ -23,7 +23,17 @@ def test_no_launch_is_a_warning_that_says_what_it_assumed(tmp_path):
     (d,) = tl100(engine.check_path(repo / "c.yaml"))
     assert d.severity.value == "warning"
     assert d.assumptions and d.assumptions[0].startswith("assumed 1 GPU without sharding: no launch command")
-    assert "launch=" in d.assumptions[0] and d.message.endswith("out of memory") and "ZeRO-3" in d.detail
+    assert "launch=" in d.assumptions[0] and "ZeRO-3" in d.detail
+    # which sharding over how many of the target GPUs fits the config as written, not "out of memory" alone
+    assert "unsharded: out of memory; ZeRO-3 over 2 GPUs fits" in d.message and len(d.message) <= 120
+    assert "with ZeRO-3 (or FSDP full_shard) over 2 x A100-80GB the config fits as written" in d.detail
+
+
+def test_declared_gpu_count_with_unknown_sharding(tmp_path):
+    """num-gpus declared, sharding not: the least sharding that fits over those GPUs."""
+    repo = make_repo(tmp_path, {"c.yaml": BIG.replace("gpu=A100-80GB", "gpu=A100-40GB num-gpus=8")})
+    (d,) = tl100(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "warning" and "over 8 GPUs fits" in d.message and "ZeRO-" in d.message
 
 
 def test_torchrun_launch_makes_it_certain(tmp_path):

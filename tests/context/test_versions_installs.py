@@ -147,3 +147,25 @@ def test_unknown_git_pin_is_still_narrowed_by_the_launched_scripts_imports(tmp_p
     assert trl.origin == "pin" and "git reference main" in trl.source and "<0.26.0" in trl.spec
     assert any("setup_chat_format" in why for why in trl.narrowed)
     assert not [d for d in result.diagnostics if d.code == "TL524"]  # torch_dtype: removed only in TRL 0.27
+
+
+def test_framework_checkout_in_a_readme(tmp_path):
+    """`git clone <transformers> && cd transformers && git checkout v4.43.4` pins that release; `-b v0.16.0` at clone
+    time too; a commit release_commits.json places is its range; a clone of no framework pins nothing; a range on
+    pip's command line is a pin of its own."""
+    readme = ("```bash\ngit clone https://github.com/huggingface/transformers.git\ncd transformers\n"
+              "git checkout v4.43.4\npip install -e .\ncd ..\n"
+              "git clone -b v0.16.0 --depth 1 https://github.com/huggingface/trl.git my-trl\n"
+              "git clone https://github.com/someone/tools.git && cd tools && git checkout v9.9.9\n"
+              "pip install 'peft>=0.10,<0.11'\n```\n")
+    repo = make_repo(tmp_path, {"README.md": readme, "c.yaml": SFT})
+    v = resolve(str(repo / "c.yaml"))
+    assert (v.get("transformers").version, v.get("transformers").assumed) == ("4.43.4", False)
+    assert "README.md:4" in v.get("transformers").source and "git tag v4.43.4" in v.get("transformers").source
+    assert (v.get("trl").version, v.get("trl").assumed) == ("0.16.0", False)
+    assert v.get("peft").spec == "<0.11,>=0.10"
+    pins.clear_cache()
+    commit = "```bash\ngit clone https://github.com/huggingface/trl\ngit -C trl checkout 69ad852e\n```\n"
+    repo = make_repo(tmp_path / "b", {"README.md": commit, "c.yaml": SFT})
+    found = pins.pins_for(str(repo / "c.yaml"))[0]["trl"]
+    assert "git commit 69ad852e" in found.note and "between releases" in found.note and found.spec.startswith(">=0.15")

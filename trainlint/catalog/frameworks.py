@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 
 from trainlint._versions import InvalidVersion, SpecifierSet, Version
@@ -48,3 +49,21 @@ def newest_in(name: str, spec: SpecifierSet) -> str | None:
 
 def names() -> tuple[str, ...]:
     return tuple(_releases())
+
+
+@lru_cache(maxsize=1)
+def _repositories() -> dict[str, str]:
+    data = json.loads(read_data("frameworks.json")).get("_repositories") or {}
+    return {k.lower(): v for k, v in data.items() if not k.startswith("_") and isinstance(v, str)}
+
+
+_GITHUB = re.compile(r"(?:github\.com[/:])([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+
+
+def repository(url: str) -> str:
+    """The framework distribution a GitHub repository's checkout installs (`https://github.com/huggingface/
+    transformers.git` -> "transformers"), "" for any other repository."""
+    match = _GITHUB.search(url.strip().strip("'\""))
+    if match is None:
+        return ""
+    return _repositories().get(f"{match.group(1)}/{match.group(2)}".lower(), "")

@@ -1,6 +1,7 @@
 """Pins the repository installs from outside the config's ancestor folders, found from the install commands it
 ships: `pip install -r docker/requirements.txt`, `conda env create -f docker/environment.yml`, `pip install -e
-src/sub` (that folder's pin files), `pip install trl==0.17.0` (a pin of its own), in shell scripts, Dockerfiles,
+src/sub` (that folder's pin files), `pip install trl==0.17.0` (a pin of its own), `git clone <a framework's repository>` + `git checkout REF` (that
+framework at REF, `pins.git_pin`), in shell scripts, Dockerfiles,
 README / docs code blocks and CI workflows; failing those, the single environment or requirements file of a
 conventional subfolder (docker/, env/, envs/, environment/, conda/) when the repository root pins nothing.
 
@@ -18,6 +19,7 @@ import shlex
 from pathlib import Path
 from types import ModuleType
 
+from trainlint.catalog import frameworks
 from trainlint.document.reading import read_regular_file
 
 MAX_FILES = 60
@@ -25,7 +27,7 @@ MAX_BYTES = 400_000
 MAX_LISTED = 200  # entries looked at per folder
 ENV_FOLDERS = ("docker", "env", "envs", "environment", "conda")
 PLACES = ("", "docker", "scripts", "docs", ".github/workflows", ".devcontainer") + ENV_FOLDERS[1:]
-_PREFILTER = (b"install", b"env create", b"env update", b"create -f", b"create --file")
+_PREFILTER = (b"install", b"env create", b"env update", b"create -f", b"create --file", b"git clone")
 _CACHE: dict[str, tuple[dict, tuple[str, ...], tuple[str, ...]]] = {}
 
 
@@ -183,6 +185,7 @@ def _commands(text: str, path: Path, root: Path, pin_files: ModuleType):
     cwd = root  # scripts are run from the repository root (`bash scripts/setup.sh`); the file's folder is tried too
     start, joined = 0, ""
     lines = text.splitlines()
+    checkouts = _Checkouts()
     for number, raw in enumerate(lines, 1):
         if not joined:
             start = number
@@ -203,10 +206,79 @@ def _commands(text: str, path: Path, root: Path, pin_files: ModuleType):
             moved = _local(match.group(1), cwd, root)
             if moved is not None and moved.is_dir():
                 cwd = moved
+        if "git" in stripped or "cd" in stripped:
+            for segment in re.split(r"&&|\|\||;", stripped):
+                checkouts.read(segment, start)
         if "install" not in stripped and "create" not in stripped and "update" not in stripped:
             continue
         for segment in re.split(r"&&|\|\||;", stripped):
             yield from ((start, target, kind) for target, kind in _segment(segment, cwd, path, root, text, pin_files))
+    for line_no, name, url, ref in checkouts.pins():
+        pin = pin_files.git_pin(name, f"git+{url}" + (f"@{ref}" if ref else ""))
+        yield line_no, pin_files.Pin(pin.name, pin.spec, str(path), pin.exact, pin.note), "pin"
+
+
+class _Checkouts:
+    """The framework repositories a file clones (`git clone https://github.com/huggingface/transformers.git [dir]`,
+    `-b REF`) and the reference each is then checked out at (`cd transformers && git checkout v4.43.4`, `git -C dir
+    checkout SHA`, `git reset --hard SHA`): the distribution at that reference, as a git pin (pins.git_pin: a release
+    tag is that release, a commit release_commits.json places a range, anything else a development version)."""
+
+    def __init__(self) -> None:
+        self.clones: dict[str, list] = {}  # folder -> [line, distribution, url, ref]
+        self.inside = ""  # the clone folder the commands run in
+
+    def read(self, segment: str, line_no: int) -> None:
+        words = _words(segment)
+        if not words:
+            return
+        if words[0] in ("cd", "pushd") and len(words) > 1:
+            target = words[1].strip("'\"").rstrip("/")
+            self.inside = target if target in self.clones else ("" if target in ("..", "-", "~") else
+                                                               os.path.basename(target) if os.path.basename(target)
+                                                               in self.clones else "")
+            return
+        if words[0] != "git" or len(words) < 2:
+            return
+        folder = self.inside
+        rest = words[1:]
+        if rest[0] == "-C" and len(rest) > 2:
+            folder, rest = rest[1].strip("'\"").rstrip("/"), rest[2:]
+            folder = folder if folder in self.clones else os.path.basename(folder)
+        if rest[0] == "clone":
+            self._clone(rest[1:], line_no)
+        elif rest[0] in ("checkout", "switch", "reset") and folder in self.clones:
+            refs = [w for w in rest[1:] if not w.startswith("-") and w not in ("--",)]
+            if refs:
+                self.clones[folder][3] = refs[0]
+                self.clones[folder][0] = line_no
+
+    def _clone(self, args: list[str], line_no: int) -> None:
+        ref, positional, i = "", [], 0
+        while i < len(args):
+            word = args[i]
+            if word in ("-b", "--branch") and i + 1 < len(args):
+                ref, i = args[i + 1], i + 2
+                continue
+            if word.startswith("--branch="):
+                ref = word.split("=", 1)[1]
+            elif word in ("--depth", "--origin", "-o", "--reference", "--config", "-c", "--filter", "-j", "--jobs"):
+                i += 1
+            elif not word.startswith("-"):
+                positional.append(word)
+            i += 1
+        if not positional:
+            return
+        url = positional[0]
+        name = frameworks.repository(url)
+        if not name:
+            return
+        folder = positional[1].rstrip("/") if len(positional) > 1 else \
+            re.sub(r"\.git$", "", url.rstrip("/").rsplit("/", 1)[-1])
+        self.clones[folder] = [line_no, name, url if "://" in url else url.replace(":", "/", 1), ref]
+
+    def pins(self) -> list[tuple[int, str, str, str]]:
+        return [(line_no, name, url, ref) for line_no, name, url, ref in self.clones.values()]
 
 
 def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str, pin_files: ModuleType):
@@ -259,10 +331,14 @@ def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str, pin_fi
             if target is not None and target.is_dir():
                 yield target, "folder"
             continue
-        if "==" in word or word.startswith("git+") or " @ " in word:
+        if "==" in word or word.startswith("git+") or " @ " in word or _RANGE.match(word):
             pin = pin_files._requirement(word)
             if pin is not None and (pin.spec or pin.note):
                 yield pin_files.Pin(pin.name, pin.spec, str(path), pin.exact, pin.note), "pin"
+
+
+# `pip install 'transformers>=4.43,<4.45'`: a requirement with a range of its own
+_RANGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?\s*(?:~=|>=|<=|!=|<|>)\s*[0-9]")
 
 
 def _words(text: str) -> list[str]:

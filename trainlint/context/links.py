@@ -151,13 +151,13 @@ def launched_with(path: str | Path) -> list[str]:
         if _regular(target) is None:
             return []
         repo = pins.repo_root(target.parent)
-        commands = launch.index_for(str(repo)).commands_naming(target.name, variables=False)
+        commands = launch.index_for(str(repo)).commands_naming(target.name)
     except (OSError, ValueError, RuntimeError):
         return []
     out: list[str] = []
     for command in commands:
-        if target.name not in command.text:
-            continue
+        if target.name not in command.text and not (command.via and launch.may_name(command, target)):
+            continue  # a command that names the file through a script's parameters an invocation binds
         parsed = launch.parse_command(command.text, dict(command.env))
         if parsed is None:
             continue

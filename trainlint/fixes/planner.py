@@ -614,6 +614,33 @@ def _combine_edits(edits) -> tuple[Edit, ...]:
     return tuple(out)
 
 
+# The shardings a launch may add to a config that states none (accelerate's DeepSpeed / FSDP plugins), least first.
+LAUNCH_SHARDINGS = ((1, "ZeRO-1"), (2, "ZeRO-2 (or FSDP shard_grad_op)"), (3, "ZeRO-3 (or FSDP full_shard)"))
+MAX_LAUNCH_GPUS = 64
+
+
+def launch_sharding_that_fits(ctx) -> tuple[str, int, float] | None:
+    """When the launch (unknown) decides the sharding: the least sharding over the fewest of the target GPUs under
+    which the config fits as written (its micro-batch, checkpointing and optimizer kept): (how, GPUs, GiB per GPU).
+    The GPU count the run declares, when it does, else 2, 4, ... up to MAX_LAUNCH_GPUS. None when none fits."""
+    plan, arch, gpu = ctx.plan, ctx.architecture, ctx.gpu
+    if plan is None or arch is None or gpu is None:
+        return None
+    memo, kept = PartsMemo(), _kept_totals()
+    declared = plan.num_gpus.origin.kind not in ("default", "inferred")
+    counts = [max(1, plan.num_gpus.value or 1)] if declared else \
+        [n for n in (2 ** k for k in range(1, 7)) if n <= MAX_LAUNCH_GPUS]
+    for count in counts:
+        if count < 2:
+            continue
+        for stage, how in LAUNCH_SHARDINGS:
+            total = estimate_total(_apply(plan, {"zero_stage": stage, "fsdp": None, "num_gpus": count}), arch, memo,
+                                   kept)[0]
+            if total <= gpu.memory_bytes:
+                return how, count, total / GIB
+    return None
+
+
 def what_would_fit(ctx, same_training: bool = False) -> str | None:
     """Advice without an edit: what fits on the GPUs the run has (sharding and offload the config cannot
     express), else the smallest GPU count, never fewer than the run has, with ZeRO-3 (then with 8-way tensor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_str, as_targets, top_keys
-from trainlint.flavors.huggingface import link_deepspeed
+from trainlint.flavors.huggingface import link_deepspeed, link_launch_deepspeed
 from trainlint.catalog import semantics
 from trainlint.plan import (AMP_BF16, AMP_FP16, FP32, PURE_BF16, PURE_FP16, Origin, Peft, Precision, ReadResult, Setting,
                             TrainingPlan, default)
@@ -113,7 +113,9 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     plan = TrainingPlan(flavor=NAME, path=doc.path).with_(**changes)
     linked: list = []
     ds_node = view.node("deepspeed")
-    if ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
+    if view.overrides.get(("deepspeed",), (None,))[0] is not None:  # the launch's --deepspeed X wins
+        plan, linked = link_launch_deepspeed(plan, doc, view, host=NAME)
+    elif ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
     return ReadResult(plan, linked)
 

@@ -239,6 +239,11 @@ def open_link(doc: Document, node) -> tuple[Document | None, str | None]:
     if node.kind == "mapping":
         return doc.subdocument(node), None
     target = as_str(node.value) if node.kind == "scalar" else None
+    return open_path(doc, target)
+
+
+def open_path(doc: Document, target: str | None) -> tuple[Document | None, str | None]:
+    """The DeepSpeed config at `target`, a path relative to the config's folder (then the working directory)."""
     if target is None:
         return None, None
     path = resolve_link(doc.path, target)
@@ -253,4 +258,4 @@ def ds_int(doc: Document, *path: str) -> int | None:
     return as_int(node.value) if node is not None and node.kind == "scalar" else None
 
 
-__all__ = ["NAME", "detect", "read", "overlay", "open_link", "ds_int"]
+__all__ = ["NAME", "detect", "read", "overlay", "open_link", "open_path", "ds_int"]

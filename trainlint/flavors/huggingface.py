@@ -175,14 +175,28 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     plan = plan.with_(**changes)
     linked = []
     ds_node = view.node("deepspeed")
-    if ds_node is not None:
+    if view.overrides.get(("deepspeed",), (None,))[0] is not None:  # the launch's --deepspeed X wins
+        plan, linked = link_launch_deepspeed(plan, doc, view, host=NAME)
+    elif ds_node is not None:
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
     return ReadResult(plan, linked)
 
 
-def link_deepspeed(plan: TrainingPlan, doc: Document, node, host: str):
-    """Lay the DeepSpeed config that a `deepspeed:` key names (a path, or an inline mapping) over `plan`."""
-    linked, note = ds.open_link(doc, node)
+def link_launch_deepspeed(plan: TrainingPlan, doc: Document, view: ConfigView, host: str):
+    """Lay the DeepSpeed config that the launch's `--deepspeed X` names over `plan`: the command line wins over the
+    file's own `deepspeed:` key (HfArgumentParser / TrlParser / axolotl's CLI options: the command line last); X was
+    read from the folder the launch runs in (launch.applying.view_overrides)."""
+    raw, _origin = view.overrides[("deepspeed",)]
+    target = as_str(raw) if isinstance(raw, str) else None
+    if target is None or target.lower() in ("none", "null", "false", ""):
+        return plan, []
+    return link_deepspeed(plan, doc, None, host, target=target)
+
+
+def link_deepspeed(plan: TrainingPlan, doc: Document, node, host: str, target: str | None = None):
+    """Lay the DeepSpeed config that a `deepspeed:` key names (a path, or an inline mapping) over `plan` (or the
+    file at `target`, a path the launch passes)."""
+    linked, note = ds.open_link(doc, node) if node is not None else ds.open_path(doc, target)
     if note:
         plan = plan.with_(notes=plan.notes + (note,))
     if linked is None:
@@ -387,4 +401,4 @@ def _task(view: ConfigView, kind: str) -> Setting | None:
     return None
 
 
-__all__ = ["NAME", "detect", "read", "dialect", "link_deepspeed"]
+__all__ = ["NAME", "detect", "read", "dialect", "link_deepspeed", "link_launch_deepspeed"]

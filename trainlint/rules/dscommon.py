@@ -11,7 +11,11 @@ import difflib
 import functools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
+from trainlint.context import codeargs, pins
+from trainlint.context import dialect as dialect_context
+from trainlint.context import launch as launch_context
 from trainlint.context.dialect import HF_TRAINER
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.fixes.edits import replace_value, scalar_text
@@ -383,9 +387,31 @@ def host_value(cfg: DSConfig, what: str) -> HostValue | None:
         if value is None:
             return None  # a shell variable, or text HF would not take: unknown
         return HostValue(value, None, found.label if found is not None else key, origin=arg.origin, known=True)
+    if found is not None and found.node is None and found.origin is None:
+        code = _set_in_code(launch, key, what)  # a default of the library, unless the script sets it in code
+        if code is not None:
+            return code if code.known else None
     if found is not None:
         found.known = True  # the launch passes nothing that overrides it
     return found
+
+
+def _set_in_code(launch, key: str, what: str) -> HostValue | None:
+    """The value the launched script gives training argument `key` in its own code (context.codeargs: a keyword of
+    the TrainingArguments it constructs, from a constant or its own argument's default; its own subclass's field
+    default), as a HostValue (`known` False when the code computes it); None when the script does not set it."""
+    if launch is None or not launch.found or not launch.script:
+        return None
+    try:
+        root = pins.repo_root(Path(launch.origin.path).parent) if launch.origin.path else None
+        path = dialect_context.script_path(launch.script, launch_context.bases_of(launch, root))
+    except (OSError, ValueError, RuntimeError):
+        return None
+    code = codeargs.code_value(path, key) if path else None
+    if code is None:
+        return None
+    value = _arg_value(str(code.value), what) if code.known and code.value is not None else None
+    return HostValue(value, None, key, f"set in the script's code: {code.where}", known=value is not None)
 
 
 # The script argument (TrainingArguments field / axolotl option) for each compared value.
@@ -417,6 +443,9 @@ def _command_line_value(cfg: DSConfig, what: str, launch) -> HostValue | None:
         return None  # a config file of the script's own decides it, a parser with defaults of its own, or unknown
     if what == "warmup" and launch.argument("warmup_ratio") is not None:
         return None
+    code = _set_in_code(launch, key, what)
+    if code is not None:
+        return code if code.known else None  # the script builds its TrainingArguments itself
     where = where_launched(launch.origin).split(", ")[-1] if launch.origin.path else "the launch"
     return HostValue(HF_DEFAULTS[what], None, key,
                      f"the TrainingArguments default: the launch at {where} does not pass --{key}", known=True)

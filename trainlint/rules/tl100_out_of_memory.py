@@ -15,7 +15,9 @@ zero3.yaml ... this.yaml` in a script, Makefile, CI workflow or README; a torcht
 docs/architecture.md). An HF-style YAML that no launch command names may still be run under ZeRO-3 on 8
 GPUs: the finding is then a warning that says it assumed one GPU without sharding, and how to declare
 the launch (`# trainlint: launch="accelerate launch --config_file ..."` or `launch = ...` in
-`[tool.trainlint]`).
+`[tool.trainlint]`), and which sharding over how many of the target GPUs fits the config as written (the least
+of ZeRO-1, ZeRO-2 / FSDP shard_grad_op, ZeRO-3 / FSDP full_shard over the fewest of 2 - 64 GPUs, or over the GPU
+count declared): "needs 98.5 GiB per GPU on 1 x A100-80GB unsharded: out of memory; ZeRO-3 over 2 GPUs fits".
 
 **Example**: full fine-tuning of Llama-3.1-8B with AdamW on one 80 GB card: ~16 bytes per parameter
 of model states alone (128 GB) before activations.
@@ -34,7 +36,8 @@ also says what would fit while training the full model.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.fixes.planner import plan_fixes
+from trainlint.context.launch import sharding_known
+from trainlint.fixes.planner import launch_sharding_that_fits, plan_fixes
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, need_text, run_assumptions, verdict_basis
 
@@ -54,12 +57,23 @@ def check(ctx: LintContext):
         detail += f" Cheapest change that fits: {offers[0].candidate.title}."
     if advice:
         detail += f" {advice[0].upper()}{advice[1:]}."
-    # An error only when the GPU, the sharding and the world size are known; else a warning saying what it assumed.
     phase = est.deciding_phase
     where = "" if phase == "training step" else f" in {phase}"
+    headline = f"{need_text(est, gpu)}: out of memory{where}"
+    if not sharding_known(ctx.plan, ctx.launch, ctx.flavor):
+        # the launch decides the sharding and it is not known: say which sharding over how many GPUs fits
+        fitting = launch_sharding_that_fits(ctx)
+        if fitting is not None:
+            how, count, total = fitting
+            headline = (f"{need_text(est, gpu)} unsharded: out of memory{where}; {how.split(' (')[0]} over {count} "
+                        f"GPUs fits ({total:.1f} GiB)")
+            detail += (f" The launch decides the sharding, and which it chooses is not known: with {how} over {count} x "
+                       f"{gpu.name} the config fits as written ({total:.1f} GiB per GPU); declare the launch to have "
+                       "it checked.")
+    # An error only when the GPU, the sharding and the world size are known; else a warning saying what it assumed.
     if phase != "training step":
         step = next((p for p in est.run_phases if p.name == "training step"), None)
         detail += (f" The peak is in {phase} ({next(p.note for p in est.run_phases if p.name == phase)})"
                    + (f"; the training step needs {step.total / 2**30:.1f} GiB." if step is not None else "."))
-    yield RULE.at(ctx.document, anchor(ctx), f"{need_text(est, gpu)}: out of memory{where}",
+    yield RULE.at(ctx.document, anchor(ctx), headline,
                   [o.fix(est.total, gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats, detail=detail)

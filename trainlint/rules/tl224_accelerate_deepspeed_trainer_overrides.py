@@ -23,7 +23,7 @@ Where a launch command runs the file (`accelerate launch --config_file this.yaml
 the script's own argument decides, else the config file the launch passes the script (`... run_sft.py
 recipes/sft.yaml`, `--config recipes/sft.yaml`), else, for a parser with TrainingArguments' defaults (plain
 HfArgumentParser, TrlParser, LLaMA-Factory; not ms-swift, which derives its accumulation from the world size), the
-default: the same value is not reported (the two cannot differ), a different one is an error when the script's
+default (unless the script sets it in its own code: context.codeargs): the same value is not reported (the two cannot differ), a different one is an error when the script's
 parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...) and a warning
 otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line or the file.
 
@@ -46,6 +46,10 @@ as smollm's m4 Trainer, is no HF Trainer) nothing is reported; when nothing says
 launch, no script near it: a folder of accelerate configs alone), the finding is information that says what would be
 compared and how to name the launch.
 
+Where the script's parser combines its config file and the command line in a way not known (`train.py cfg.yaml
+--gradient_accumulation_steps 16`: a lone config file followed by options), the value is either the argument's or
+the file's: when both equal this file's (or the file does not set it), nothing can differ and nothing is reported.
+
 A key every launch of the file gives itself (`accelerate launch --gradient_accumulation_steps 8 ...`: its
 `deepspeed_config` options win over the file's, `Launch.overrides`) is not reported: the file's value is never used.
 
@@ -67,7 +71,7 @@ from trainlint.fixes.edits import delete_entry, fix
 from trainlint.flavors.base import as_float, is_auto
 from trainlint.rules._schema_checks import launch_sets
 from trainlint.rules.base import LintContext, Rule
-from trainlint.rules.dscommon import where_launched
+from trainlint.rules.dscommon import _set_in_code, where_launched
 
 RULE = Rule("TL224", "accelerate-deepspeed-trainer-overrides", Severity.WARNING,
             "deepspeed_config sets accumulation/clipping that the HF Trainer also sets", flavors=("accelerate",),
@@ -167,6 +171,16 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
     if launch.parser_reads in ("override", "command-line") and arg is not None:
         value = as_float(arg.value) if arg.value is not None else None
         return (value, arg.value, where_launched(arg.origin)) if value is not None else None
+    if launch.parser_reads == "" and arg is not None:
+        # how the script combines its config file with the command line is not known (`train.py cfg.yaml --x 4`):
+        # the value is the argument's or the file's; when both are one number, that is the script's value
+        value = as_float(arg.value) if arg.value is not None else None
+        data, _path = _script_config(launch) if launch.script_config else (None, "")
+        other = data.get(hf_key) if isinstance(data, dict) else None
+        if value is None or (launch.script_config and data is None) or \
+                (other is not None and (isinstance(other, bool) or as_float(other) != value)):
+            return None
+        return value, arg.value, where_launched(arg.origin)
     if arg is not None or launch.parser_reads not in ("override", "file") or not launch.script_config:
         return None
     data, path = _script_config(launch)
@@ -178,6 +192,9 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
                                           "passes the script") if value is not None else None
     if ctx.dialect.name not in TRAINING_ARGUMENT_DEFAULTS:
         return None
+    code = _set_in_code(launch, hf_key, "gas" if hf_key == "gradient_accumulation_steps" else "clip")
+    if code is not None:  # the script builds its TrainingArguments itself: its value, or unknown
+        return (float(code.value), str(code.value), code.note) if code.known else None
     return (float(hf_default), hf_default, f"the TrainingArguments default: {_shown(path)}, the config "
                                            f"{where_launched(launch.origin)} passes the script, does not set it")
 

@@ -31,6 +31,11 @@ verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16 (the parser's unknown
 v0.11.0 - v1.9.0). First message:
 "Some keys are not used by the HfArgumentParser: [...]".
 
+The arguments a launch passes the script are checked too, at the script's line: `--gradient_acumulation_steps 4`
+one typo away from a field, declared by no class of the launched script, stops HfArgumentParser's command line
+("Some specified arguments are not used by the HfArgumentParser: ['--gradient_acumulation_steps', '4']"); a unique
+prefix of a field is argparse's abbreviation of it and is not reported.
+
 **Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
 
 **Fix** (unsafe: a guess): rename to the closest known key.
@@ -39,13 +44,14 @@ v0.11.0 - v1.9.0). First message:
 from __future__ import annotations
 
 from trainlint.catalog import dialects, schemas
+from trainlint.context import codeargs
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, trl_unknown_key
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
-            "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface",),
+            "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface", "deepspeed"),
             framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict",
             raises="Some keys are not used by the HfArgumentParser: [...]")
 
@@ -90,6 +96,9 @@ def check(ctx: LintContext):
         keys = set(fields)
     if not keys:
         return
+    yield from _launch_arguments(ctx, keys, removed, fields)
+    if ctx.flavor != "huggingface":
+        return  # a DeepSpeed file: only the arguments its launch passes the HF script
     unknown = 0
     # An unknown parser means no unknown-key claim above info: the script's own dataclasses may take the key.
     unnamed = parser_unknown(ctx)
@@ -137,6 +146,44 @@ def check(ctx: LintContext):
                       assumptions=assumptions,
                       detail=f"{parser[0].upper()}{parser[1:]}, and a script that tolerates it trains with the default "
                              f"`{guess}` instead.")
+
+
+def _launch_arguments(ctx, keys: set, removed: set, fields):
+    """The arguments the file's launch passes the script's parser, checked as its keys are, at the script's line:
+    one typo away from a known field and declared by none of the script's own classes, HfArgumentParser's command
+    line stops (`parse_args_into_dataclasses`: "Some specified arguments are not used by the HfArgumentParser"),
+    whatever the TRL release (TrlParser reads the command line with it). Not an abbreviation argparse accepts (a
+    unique prefix of a field: `--num_train_epoch` is `--num_train_epochs`); not where the launched script is absent
+    from the repository; the launch of a config file, or of a DeepSpeed file passed as `--deepspeed X` to a script
+    that reads its command line alone."""
+    launch = ctx.launch
+    if not launch.found or not launch.arguments or not ctx.dialect.known or not ctx.dialect.script:
+        return
+    if ctx.dialect.name not in ("hf", "trl", "open-r1"):
+        return  # other parsers read their command line their own way
+    if ctx.flavor == "deepspeed":
+        if launch.role != "hf-deepspeed" or launch.parser_reads != "command-line":
+            return
+    elif launch.role != "config" or launch.parser_reads not in ("override", "command-line"):
+        return
+    script = ctx.dialect.script
+    for key, setting in launch.arguments[:MAX_GUESSED]:
+        if key in keys or key in removed or key in SCRIPT_KEYS or key in ("config", "deepspeed"):
+            continue
+        if sum(1 for k in keys if k.startswith(key)) == 1:
+            continue  # argparse's abbreviation of the one field it begins
+        if codeargs.declares(script, key) is not False:
+            continue  # the script's own dataclass (or argparse option) declares it
+        guess = suggest(key, keys, cutoff=0.85)
+        if guess is None:
+            continue  # the script's imported dataclasses may declare it
+        stop = ("HfArgumentParser stops with \"Some specified arguments are not used by the HfArgumentParser: "
+                f"['--{key}', ...]\"")
+        yield RULE.diagnostic(setting.origin.path, setting.origin.span or ctx.document.file_span,
+                              f"`--{key}` is not a TrainingArguments/TRL field: HfArgumentParser stops; did you mean "
+                              f"`--{guess}`?", (), None,
+                              detail=f"The launch passes `--{key}` to the script ({setting.origin.note}), which no "
+                                     f"class of the script declares: {stop}. Pass `--{guess}`.")
 
 
 def _stops_on_unknown(name: str) -> bool:

@@ -67,6 +67,16 @@ the same way: `eval_strategy` (4.41), `include_for_metrics` (4.46), `parallelism
 `train_sampling_strategy` (5.2); `eval_strategy` on transformers 4.36.2 stops with "Some keys are not used by
 the HfArgumentParser: ['eval_strategy']" (safe fix: its old name `evaluation_strategy`).
 
+The arguments a launch passes the script are checked the same way, at the script's line (a shell script, a README
+block, a Makefile): `accelerate launch train.py --config sft.yaml --evaluation_strategy steps` on transformers >=
+4.51 stops in `HfArgumentParser.parse_args_into_dataclasses` ("Some specified arguments are not used by the
+HfArgumentParser: ['--evaluation_strategy', 'steps']"; TrlParser and LLaMA-Factory's read_args parse the command line
+with it; LLaMA-Factory's `key=value` overrides join the file's keys, `parse_dict`), and `--eval_strategy` on 4.36
+stops the same way. The launch of a config file, or of a DeepSpeed file passed as `--deepspeed X` to a script that
+reads its command line alone, whose script is in the repository; an argument the parser declares, the script's own
+classes declare (BELLE's sft_train.py redeclares `evaluation_strategy` in its TrainingArguments subclass), or that
+argparse takes as an abbreviation of a field is not reported.
+
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
 **Fix**: a rename is safe where the new name exists well before the removal, so the renamed file also
@@ -81,6 +91,7 @@ known, a rename whose new name exists there is safe, and one whose new name does
 from __future__ import annotations
 
 from trainlint.catalog import schemas
+from trainlint.context import codeargs
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import delete_entry, fix, rename_key, replace_value
 from trainlint.flavors.base import as_bool, as_float
@@ -89,7 +100,7 @@ from trainlint.rules._frameworks import (Claim, ParserOutcome, foreign_keys_shar
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL524", "hf-removed-argument", Severity.WARNING,
-            "A TrainingArguments/TRL field removed in a newer transformers or TRL", flavors=("huggingface",),
+            "A TrainingArguments/TRL field removed in a newer transformers or TRL", flavors=("huggingface", "deepspeed"),
             framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict",
             raises="Some keys are not used by the HfArgumentParser: [...]")
 
@@ -171,6 +182,9 @@ def check(ctx: LintContext):
     if dialect == "open-instruct":
         return
     fields = ctx.dialect.fields if ctx.dialect.known else None
+    yield from _launch_arguments(ctx, dialect, fields, removed_table())
+    if ctx.flavor != "huggingface":
+        return  # a DeepSpeed file: only the arguments its launch passes the HF script (`--deepspeed X --key v`)
     if fields is None and dialect in ("transformers", "trl") and foreign_keys_share(root) > 0.5:
         return  # no known parser, and most keys are no TrainingArguments/TRL field: a script's own dataclass reads it
     if ctx.dialect.era:
@@ -206,6 +220,85 @@ def check(ctx: LintContext):
                       list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions + own,
                       detail=detail)
     yield from _too_new(ctx, doc, root, dialect, fields, table)
+
+
+def _launch_arguments(ctx, dialect, fields, table):
+    """The arguments the file's launch passes the script's parser, checked as its keys are: a removed field passed
+    on the command line stops HfArgumentParser the same way (`parse_args_into_dataclasses`: "Some specified arguments
+    are not used by the HfArgumentParser: [...]"; TrlParser and LLaMA-Factory's read_args parse the command line with
+    it; LLaMA-Factory's `key=value` overrides join the file's keys: `parse_dict`), reported at the script's line. The
+    launch of a config file (its parser reads the arguments with the file), or of a DeepSpeed file passed as
+    `--deepspeed X` to a script that reads the command line alone; never twice for one launch."""
+    launch = ctx.launch
+    if not launch.found or not launch.arguments:
+        return
+    if ctx.flavor == "deepspeed":
+        if launch.role != "hf-deepspeed" or launch.parser_reads != "command-line" or not ctx.dialect.known:
+            return
+    elif launch.role != "config" or launch.parser_reads not in ("override", "command-line"):
+        return
+    script = ctx.dialect.script if ctx.dialect.known else ""
+    if not script and dialect != "llamafactory":
+        return  # the launched script is not in the repository: its own dataclasses may declare any argument
+    dotlist = dialect == "llamafactory" and launch.parser_reads == "override"
+    for key, setting in launch.arguments:
+        info = table.get(key)
+        written = key if dotlist else "--" + key
+        if fields is not None and (key in fields or any(f.startswith(key) for f in fields)):
+            continue  # the parser declares it (or argparse takes it as an abbreviation of a field)
+        if script and codeargs.declares(script, key) is not False:
+            continue  # the script's own dataclass (or its TrainingArguments subclass) declares it
+        if not isinstance(info, dict) or (key in TRL_ONLY and dialect != "trl"):
+            yield from _too_new_argument(ctx, key, written, setting, table, dotlist)
+            continue
+        info = _info(key, info, ctx.plan)
+        if info is None:
+            continue
+        package = (info.get("package") or "transformers").lower()
+        removed, assumptions = (version_status(ctx, package, f">={info['removed']}") if info.get("removed")
+                                else (None, ()))
+        if removed is False:
+            continue  # the release in play still has the field
+        headline, detail = message(key, info, "hf", certain=bool(removed))
+        stop = _argument_stop(written, dotlist)
+        new = info.get("replacement")
+        if new and not dotlist and "." not in new:
+            headline, detail = headline.replace(f"`{new}`", f"`--{new}`"), detail.replace(f"`{new}`", f"`--{new}`")
+        yield RULE.diagnostic(setting.origin.path, setting.origin.span or ctx.document.file_span,
+                              headline.replace(f"`{key}`", f"`{written}`", 1),
+                              (), Severity.ERROR if removed else None, assumptions,
+                              detail=f"The launch passes `{written}` to the script ({setting.origin.note}). "
+                                     + detail.replace("HfArgumentParser stops with \"Some keys are not used by the "
+                                                      f"HfArgumentParser: ['{key}']\"", stop))
+
+
+def _too_new_argument(ctx, key, written, setting, table, dotlist):
+    """A replacement argument on a transformers release known to be older than it (`--eval_strategy` on 4.36)."""
+    for old, info in table.items():
+        if not isinstance(info, dict) or info.get("replacement") != key or key not in ADDED or \
+                (info.get("package") or "transformers") != "transformers" or not info.get("replacement_since"):
+            continue
+        since = info["replacement_since"]
+        if version_status(ctx, "transformers", f"<{since}")[0] is not True:
+            return
+        version = ctx.version_of("transformers")
+        release = version.version if version is not None else f"< {since}"
+        old_written = old if dotlist else "--" + old
+        yield RULE.diagnostic(setting.origin.path, setting.origin.span or ctx.document.file_span,
+                              f"`{written}` exists only since transformers {_short(since)}: on {release} "
+                              f"HfArgumentParser stops; pass `{old_written}`", (),
+                              Severity.ERROR,
+                              detail=f"The launch passes `{written}` to the script ({setting.origin.note}); it exists "
+                                     f"since transformers {_short(since)} (it replaced `{old}`), and the run uses "
+                                     f"transformers {release}: {_argument_stop(written, dotlist)}. Pass "
+                                     f"`{old_written}`, its name there.")
+        return
+
+
+def _argument_stop(written: str, dotlist: bool) -> str:
+    if dotlist:
+        return f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{written}']\""
+    return f"HfArgumentParser stops with \"Some specified arguments are not used by the HfArgumentParser: ['{written}', ...]\""
 
 
 # The replacements the table dates exactly (not "4.40 or earlier"): on a known older release they are unknown keys.

@@ -5,8 +5,11 @@ the config leaves them to defaults, and the script arguments the flavor readers 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from trainlint.context import pins
 from trainlint.context.launch.parsing import _int
+from trainlint.context.launch.resolving import _resolve_path, bases_of
 from trainlint.context.launch.values import Launch
 from trainlint.plan import MASTER_BF16, MASTER_FP16, Origin, Setting
 
@@ -120,8 +123,26 @@ def view_overrides(launch: Launch, flavor: str) -> dict | None:
         if key in ("config", "config_file") or not launch.agreed(key):
             continue
         path = tuple(key.split(".")) if flavor in ("litgpt", "torchtune") else (key,)
-        out[path] = (_typed(setting.value), setting.origin)
+        value = _typed(setting.value)
+        if key in PATH_ARGUMENTS and isinstance(value, str):
+            value = _from_launch_folder(value, launch)
+        out[path] = (value, setting.origin)
     return out or None
+
+
+# Script arguments that name a file, read from the folder the launch runs in (HF's and axolotl's `--deepspeed X`):
+# the flavor reader gets the file's path from there, not from the config's folder.
+PATH_ARGUMENTS = ("deepspeed",)
+
+
+def _from_launch_folder(value: str, launch: Launch) -> str:
+    """`value` (a relative path the launch passes) as the path of the file it names from the folder the launch
+    runs in (the likeliest first); as written when none holds it."""
+    if not value.endswith(".json") or value.startswith("/"):
+        return value
+    root = pins.repo_root(Path(launch.origin.path).parent) if launch.origin.path else None
+    found = _resolve_path(value, bases_of(launch, root))
+    return str(found) if found is not None else value
 
 
 def _argument_changes(plan, launch: Launch, weak) -> dict:
@@ -160,6 +181,9 @@ def sharding_known(plan, launch: Launch, flavor: str) -> bool:
     if flavor in ("deepspeed", "accelerate", "lightning", "litgpt", "axolotl"):
         return True  # the file states its own strategy; its absence is the framework's plain default
     if launch.found:
+        given = launch.argument("deepspeed")
+        if given is not None and given.value is None:
+            return False  # `--deepspeed $DS_CONFIG`: a DeepSpeed config through a shell variable this file leaves unset
         return launch.launcher in CONFIG_DECIDES_SHARDING or launch.sharding.value is not None
     return False
 

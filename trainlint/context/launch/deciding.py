@@ -124,7 +124,9 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", co
         if sharding is None and not cfg_value and p.launcher == "accelerate":
             notes.append("no --config_file: accelerate reads the default config of the machine it runs on")
     elif p.launcher == "torchrun":
-        procs_per_node = procs
+        # torch/distributed/argparse_util.py `env`: an option not given takes PET_<OPTION> from the environment
+        procs_per_node = procs if "num_processes" in values else _int(p.env.get("PET_NPROC_PER_NODE"))
+        machines = machines if "num_machines" in values else _int(p.env.get("PET_NNODES"))
         nodes = machines or 1
         procs = procs_per_node * nodes if procs_per_node else None
         sharding = None
@@ -168,6 +170,8 @@ def from_parsed(p: Parsed, origin: Origin, bases: list[Path], text: str = "", co
         sharding = None
     if p.launcher == "torchrun" or p.launcher == "deepspeed":
         machines = machines or 1
+    if command is not None and command.via:
+        notes.insert(0, f"the script's parameters as {command.via} passes them")
     note = p.launcher + " command" + ("; " + "; ".join(notes) if notes else "")
     o = Origin("launch", origin.path, span=origin.span, note=note)
     arguments, script_config, reads = _arguments(p, origin, command)

@@ -17,7 +17,7 @@ from trainlint.context.launch.parsing import (CONFIG_SUFFIXES, Parsed, _flag_tok
                                               _starts_a_command, accelerate_overrides, parse_command)
 from trainlint.context.launch.resolving import _relative_folder, names_config, working_dirs
 from trainlint.context.launch.values import Command, Launch
-from trainlint.plan import Origin
+from trainlint.plan import Origin, Setting
 
 # id(command) -> (the command, its Parsed or None, {repo: its working folders}): an index's commands live until
 # clear_cache, and the language server looks the same file up on every edit.
@@ -102,6 +102,11 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
         if parsed is None:
             continue
         if _names_file(parsed, config, bases, repo):
+            if command.rank == 3 and not certain and bases and not command.cd and \
+                    _names_file(parsed, config, bases[:1], repo):
+                # a README's code block runs from the README's own folder (no `cd` says otherwise), and its path
+                # names the file from there
+                bases, certain = bases[:1], True
             distance = len(os.path.relpath(command.path, config.parent).split(os.sep))
             # by kind (a script before a README), then a command certain of where it runs first
             matches.append(((command.rank, not certain, distance, command.path, command.line), command, parsed,
@@ -119,12 +124,58 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
                        f"which folder it runs in; its relative paths are read from {rel}"
                        + (f" (it may also run from {where})" if where else "")
                        + " (add `cd <folder> &&` before it, or declare the launch: `launch = \"...\"`)")
+        launch, disagree = _disagreements(launch, matches, repo)
+        if disagree:
+            assumed = disagree + (f"; {assumed}" if assumed else "")
         return replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
+                       dirs=tuple(str(b) for b in bases),
                        overrides=_common_overrides([(m[2], m[3]) for m in matches], config, repo))
     return find_in_comments(config_path, comments, [repo, config.parent])
+
+
+MAX_COMPARED = 16  # launches compared per file
+
+
+def _where(command: Command, repo: Path) -> str:
+    try:
+        rel = os.path.relpath(command.path, repo)
+    except ValueError:
+        rel = command.path
+    return f"{rel}:{command.line + 1}" + (f" as {command.via.split(': ', 1)[0]} runs it" if command.via else "")
+
+
+def _disagreements(launch: Launch, matches: list, repo: Path) -> tuple[Launch, str]:
+    """`launch` (the first of `matches`) with what the launches that name the file decide differently (world size,
+    nodes, sharding, the accelerate config) made unknown, and the sentence that says so ("" when they agree): which
+    of them runs is not known, so none is taken as fact."""
+    if len(matches) < 2:
+        return launch, ""
+    decided: dict[str, dict] = {"sharding": {}, "num_processes": {}, "num_machines": {}}
+    for _key, command, parsed, bases, _certain in matches[:MAX_COMPARED]:
+        other = from_parsed(parsed, Origin("launch", command.path, span=_span_of(command.line)), bases, command.text,
+                            command)
+        for name, values in decided.items():
+            value = getattr(other, name).value
+            values.setdefault(value, _where(command, repo))
+    changes: dict = {}
+    said = []
+    for name, values in decided.items():
+        known = {v: w for v, w in values.items() if v is not None}
+        if len(known) < 2:
+            continue  # one value (a launch that leaves it unknown does not disagree)
+        shown = ", ".join(f"{v} ({w})" for v, w in known.items())
+        said.append(f"{name.replace('_', ' ')}: {shown}")
+        changes[name] = Setting(None, Origin("default", note=f"the launches that name this file disagree on "
+                                                             f"{name.replace('_', ' ')}: {shown}"))
+        if name == "sharding":
+            changes.update(accelerate_config="", extra=(), mixed_precision=Setting(None, changes[name].origin))
+    if not said:
+        return launch, ""
+    return replace(launch, **changes), (f"the {len(matches)} launches that name this file disagree ("
+                                        + "; ".join(said) + "): none is taken as the run's")
 
 
 def _runs_accelerate_config(p: Parsed, config: Path, bases: list[Path], repo: Path) -> bool:
@@ -142,6 +193,19 @@ def _common_overrides(parsed: list, config: Path, repo: Path) -> tuple:
             return ()
         sets.append(accelerate_overrides(p))
     return tuple(sorted(set.intersection(*sets))) if sets else ()
+
+
+def _names_another_config(p: Parsed, config: Path) -> bool:
+    """Whether a usage line's command names config files and none of them is `config` (by file name, or by stem
+    for a torchtune / LitGPT `--config llama3/8B_lora` written without its suffix)."""
+    named = [value for key, value, _w, _s in _flag_tokens([a for a in p.args if a], dashes=False)
+             if key in ("config", "config_file", "deepspeed", "deepspeed_config")]
+    named += [a for a in p.args if not a.startswith("-") and "=" not in a and a.endswith(CONFIG_SUFFIXES)]
+    named += [p.values[k] for k in ("config_file", "deepspeed_config") if p.values.get(k)]
+    names = [Path(v.strip("\"'")).name for v in named if v and "\0" not in v and "$" not in v]
+    if not names:
+        return False
+    return not any(n == config.name or (n == config.stem and not Path(n).suffix) for n in names)
 
 
 def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] = (),
@@ -162,6 +226,8 @@ def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] 
             continue
         if not _starts_a_command(body):
             continue  # prose that names a launcher ("set your absolute deepspeed path here"), not a usage line
+        if _names_another_config(parsed, pins.resolved(config_path)):
+            continue  # the usage line of another config (`# see also: tune run ... --config other.yaml`)
         origin = Origin("launch", str(config_path), span=_span_of(line), note=f"usage comment: {parsed.launcher} command")
         launch = from_parsed(parsed, origin, bases, body)
         # an accelerate config whose usage line runs it (`# accelerate launch --config_file <this> --num_processes 8

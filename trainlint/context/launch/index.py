@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint.context.launch import invoking
 from trainlint.context.launch.resolving import _ASSIGN, _cd_target, _expand
 from trainlint.context.launch.values import Command
 from trainlint.document.reading import read_regular_file
@@ -32,6 +33,7 @@ SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job"
 LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                     r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                     r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
+_SCRIPT_NAME = re.compile(rb"[\w./-]*[\w-]\.(?:sh|bash|slurm|sbatch|job)\b")  # a script a command may run
 _BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 
 
@@ -53,16 +55,49 @@ class LaunchIndex:
     lookup first needs them (most files name none of the configs looked up)."""
 
     root: str
-    scripts: list  # [path, rank, bytes or the parsed commands] per file read, in walk order
+    scripts: list  # [path, rank, bytes, the parsed commands or None] per file read, in walk order
     files: int = 0
     truncated: bool = False
+    mentioned: dict | None = None  # _mentions, once built
 
     def _commands_of(self, entry: list) -> list:
-        if isinstance(entry[2], bytes):
+        if entry[3] is None:
             text = entry[2].decode("utf-8", errors="replace")
             # one scan of the file before the line-by-line reading
-            entry[2] = commands_in(text, entry[0], entry[1]) if has_launch_words(text) else []
-        return entry[2]
+            entry[3] = self._read(text, entry[0], entry[1]) if has_launch_words(text) else []
+        return entry[3]
+
+    def _read(self, text: str, path: str, rank: int) -> list:
+        """The file's commands; a script that reads its own arguments, once per invocation found elsewhere in the
+        repository (invoking.invocations: its parameters bound to that invocation's arguments), else as written."""
+        if rank != 0:
+            return commands_in(text, path, rank)
+        defaults = invoking.slurm_defaults(text) if "#SBATCH" in text else {}  # the script's own #SBATCH lines
+        mentions = self._mentions().get(os.path.basename(path), ())
+        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, shell_lines) \
+            if mentions else []
+        if not invoking.reads_arguments(text):
+            found = [f for f in found if f[1]]  # only an invocation that sets its environment changes anything
+        if not found:
+            return commands_in(text, path, rank, extra_env=tuple(defaults.items()))
+        options = invoking.options_of(text)
+        out = []
+        for args, slurm, where, line, here in found:
+            bound = invoking.bindings(options, args)
+            extra = tuple({**defaults, **slurm}.items())
+            out.extend(commands_in(text, path, rank, bound=bound, via=f"{where}: {line}"[:300], extra_env=extra,
+                                   start_dir=here))
+        return out
+
+    def _mentions(self) -> dict:
+        """{script file name: the entries whose text names it} for the scripts the repository's files name (built
+        once: the invocations of a script are looked for only in these)."""
+        if self.mentioned is None:
+            self.mentioned = {}
+            for entry in self.scripts:
+                for name in set(_SCRIPT_NAME.findall(entry[2])):
+                    self.mentioned.setdefault(os.path.basename(name.decode("utf-8", errors="replace")), []).append(entry)
+        return self.mentioned
 
     def commands_naming(self, name: str, variables: bool = True) -> list:
         """The commands of the files that contain `name` (and, with `variables`, of those with a `$` or a brace
@@ -70,7 +105,7 @@ class LaunchIndex:
         of the commands whose text contains it."""
         needle = name.encode("utf-8", errors="surrogateescape")
         return [command for entry in self.scripts
-                if not isinstance(entry[2], bytes) or needle in entry[2]
+                if needle in entry[2]
                 or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
                 for command in self._commands_of(entry)]
 
@@ -138,23 +173,42 @@ def _build_index(root: Path) -> LaunchIndex:
             if data is None:
                 continue
             total += len(data)
-            scripts.append([path, rank, data])
+            scripts.append([path, rank, data, None])
         if truncated:
             break
     return LaunchIndex(str(root), scripts, files, truncated)
 
 
-def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = None) -> list[Command]:
-    """Launch-like command lines in a script, Makefile, workflow or the code blocks of a README."""
+def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = None, bound: dict | None = None,
+                via: str = "", extra_env: tuple = (), start_dir: str = "") -> list[Command]:
+    """Launch-like command lines in a script, Makefile, workflow or the code blocks of a README. `bound`: the
+    variables an invocation of the script sets through its arguments (`invoking.bindings`; `via` says which
+    invocation, `extra_env` what else it sets, such as SLURM_NNODES, `start_dir` the folder it runs the script in)."""
+    first = ("\0at" + start_dir,) if start_dir else ()
+    return [Command(path, start, line, rank, env, pieces, first + where, via)
+            for start, line, pieces, env, where in shell_lines(text, path, markdown, bound, extra_env)
+            if has_launch_words(line)]
+
+
+def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict | None = None,
+                extra_env: tuple = ()):
+    """The shell command lines of a script, Makefile, workflow or the code blocks of a README, as the shell reads
+    them: (first line, the line (continuation lines and multi-line quoted strings joined), its physical lines when
+    more than one, the variables set before it, the `cd`s before it). Assignments are not yielded: their values,
+    expanded when assigned (as the shell does), are in the variables of the lines after them; one made inside a
+    conditional block (`if`, `case`, a loop) that changes a value set before it leaves the variable unknown, unless
+    it is one of the script's parameters that `bound` (an invocation's arguments) decides."""
     markdown = path.endswith((".md", ".rst")) if markdown is None else markdown
-    out: list[Command] = []
-    env: list[tuple[str, str]] = []
+    env: dict[str, str] = dict(extra_env)
+    if bound:
+        env.update({k: v for k, v in bound.items() if k.isdigit() and v is not None})
     cds: list[str] = []  # the `cd X` seen so far (a README's shell session, a script's own cd)
     step_dir = ""  # a CI step's `working-directory: X`
     workflow = path.endswith((".yml", ".yaml"))
     makefile = os.path.basename(path) == "Makefile" or path.endswith(".mk")
     lines = text.splitlines()
     in_block = not markdown
+    depth = 0  # conditional blocks (if / case / loops) open
     i = 0
     while i < len(lines):
         raw = lines[i]
@@ -167,9 +221,15 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             continue
         start = i
         joined = raw.rstrip()
-        while joined.endswith("\\") and i + 1 < len(lines):
+        while i + 1 < len(lines):
+            if joined.endswith("\\"):
+                joined = joined[:-1] + " " + lines[i + 1].strip()
+            elif not workflow and not makefile and in_block and i - start < MAX_JOINED and _open_quote(joined) and \
+                    not lines[i + 1].lstrip().startswith(("```", "~~~")):
+                joined = joined + " " + lines[i + 1].strip()  # a quoted string spans lines (`export CMD=" ... "`)
+            else:
+                break
             i += 1
-            joined = joined[:-1] + " " + lines[i].strip()
         i += 1
         pieces = tuple(lines[start:i]) if i - start > 1 else ()
         line = joined.strip().lstrip("$> ").strip()
@@ -186,10 +246,19 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             line = re.sub(r"^(run|script|command)\s*:\s*[|>]?\s*", "", line)
         if line.startswith("#") and "trainlint" not in line:
             line = line.lstrip("#").strip()  # commented examples (`# tune run ... --config X`) still tell
+        elif not markdown and not workflow and not makefile:
+            depth = max(0, depth + len(_OPENS.findall(line)) - len(_CLOSES.findall(line)))
         assign = _ASSIGN.match(line) if "=" in line else None
         if assign and not has_launch_words(line[assign.end():]):
-            env.append((assign.group(1), assign.group(2).strip("\"'")))
-            continue
+            pairs, rest = [(assign.group(1), assign.group(2))], line[assign.end():].strip()
+            while rest and (more := _ASSIGN.match(rest)) is not None and "=" in rest.split()[0]:
+                pairs.append((more.group(1), more.group(2)))
+                rest = rest[more.end():].strip()
+            if not rest or rest.startswith((";", "&&", "#")) or line.lstrip().startswith("export "):
+                for name, raw_value in pairs:
+                    _assign(env, name, raw_value, depth, bound)
+                continue
+            # `NAME=value command ...`: the value is the command's environment alone (`N=4 bash train.sh`)
         if makefile:
             cds.clear()  # each recipe line runs in a shell of its own
         change = _CD.match(line) if "cd" in line or "pushd" in line or "popd" in line else None
@@ -197,14 +266,57 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             if change.group(1) == "popd":
                 cds.append("\0popd")
             else:
-                cds.append(_expand(_cd_target(change.group(2)), dict(env)))
+                cds.append(_expand(_cd_target(change.group(2)), env))
             line = line[change.end():].strip()
             if not line:
                 continue
-        if has_launch_words(line):
-            where = tuple(cds[-16:]) + ((step_dir,) if step_dir else ())
-            out.append(Command(path, start, line, rank, tuple(env[-64:]), pieces, where))
-    return out
+        where = tuple(cds[-16:]) + ((step_dir,) if step_dir else ())
+        yield start, line, pieces, tuple(env.items())[-MAX_VARIABLES:], where
+
+
+MAX_JOINED = 64  # physical lines a quoted string may span into one command (continuation lines: any number)
+MAX_VARIABLES = 128  # variables kept per command (the last set)
+# A statement that opens / closes a conditional block (`if`, `case`, `for`, `while`, `until`; `fi`, `esac`, `done`).
+_OPENS = re.compile(r"(?:^|[;&|(]\s*|\b(?:then|do|else)\s+)(?:if|case|for|while|until|select)\b")
+_CLOSES = re.compile(r"(?:^|[;&|]\s*|\b(?:then|do|else)\s+)(?:fi|esac|done)\b")
+
+
+def _open_quote(text: str) -> bool:
+    """Whether a double-quoted string is still open at the end of `text` (single quotes and escapes followed)."""
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1] in " \t"):
+            return False  # a comment: its quotes do not count
+        i += 1
+    return quote == '"'
+
+
+def _assign(env: dict, name: str, raw: str, depth: int, bound: dict | None) -> None:
+    """Record `name=raw` as the shell does: the value expanded now (single quotes kept literal). A parameter an
+    invocation binds takes the invocation's value where its assignment reads a positional parameter (or, with the
+    option not given, keeps the value before it); inside a conditional block, a value that changes one set before
+    becomes unknown (which branch runs is not followed)."""
+    value = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == "'" else _expand(raw.strip("\""), env)
+    if bound and name in bound and _POSITIONAL.search(raw):
+        if bound[name] is not None:
+            env[name] = bound[name]
+        return
+    if depth and name in env and env[name] != value:
+        value = "\0"
+    env[name] = value
+
+
+_POSITIONAL = re.compile(r"\$\{?[0-9#@*]")
 
 
 _CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")

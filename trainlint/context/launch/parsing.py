@@ -22,6 +22,40 @@ def _tokens(text: str) -> list[str]:
         return text.split()
 
 
+# An unquoted `$NAME` / `${NAME}` in a command: the shell splits its value into words.
+_BARE_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _split_variables(text: str, env: dict) -> str:
+    """`text` with each unquoted variable whose value holds several words replaced by those words, as the shell's
+    word splitting has them (`srun $SRUN_ARGS bash -c ...`, `accelerate launch $ARGS train.py`); quoted ones stay
+    one word."""
+    if "$" not in text:
+        return text
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'" and i + 1 < len(text):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c == "$":
+            m = _BARE_VARIABLE.match(text, i)
+            value = env.get(m.group(1) or m.group(2)) if m else None
+            if m and value is not None and any(ch.isspace() for ch in value.strip()):
+                out.append(" ".join(shlex.quote(w) for w in _tokens(value)))
+                i = m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 # launcher options: name -> (field, takes a value)
 ACCELERATE_OPTS = {"--config_file": "config_file", "--config-file": "config_file", "--num_processes": "num_processes",
                    "--num-processes": "num_processes", "--num_machines": "num_machines",
@@ -111,10 +145,11 @@ def _with_script(p, tokens: list[str], i: int):
     return p
 
 
-def parse_command(text: str, env: dict | None = None) -> Parsed | None:
-    """Read one launch command line (already joined); None when it launches nothing trainlint knows."""
+def parse_command(text: str, env: dict | None = None, depth: int = 0) -> Parsed | None:
+    """Read one launch command line (already joined); None when it launches nothing trainlint knows. The string
+    of a `bash -c "..."` / `sh -c` is read as the command (`depth`: how many such strings in)."""
     env = dict(env or {})
-    tokens = [_expand(t, env) for t in _tokens(text)]
+    tokens = [_expand(t, env) for t in _tokens(_split_variables(text, env))]
     # leading VAR=value assignments (FORCE_TORCHRUN=1 NNODES=2 llamafactory-cli train x.yaml)
     while tokens and _ASSIGN.match(tokens[0]) and "=" in tokens[0] and not tokens[0].startswith("-"):
         name, _, value = tokens[0].partition("=")
@@ -124,6 +159,8 @@ def parse_command(text: str, env: dict | None = None) -> Parsed | None:
         tok = tokens[pos]
         base = Path(tok).name
         nxt = tokens[pos + 1] if pos + 1 < len(tokens) else ""
+        if base in ("bash", "sh", "zsh") and nxt == "-c" and pos + 2 < len(tokens) and depth < 4:
+            return parse_command(tokens[pos + 2], env, depth + 1)  # `bash -c "$LAUNCHER $CMD"`: the string it runs
         if base == "accelerate" and nxt == "launch":
             p = Parsed("accelerate", env=env)
             return _with_script(p, tokens, _read_opts(tokens, pos + 2, ACCELERATE_OPTS, ACCELERATE_FLAGS, p.values,

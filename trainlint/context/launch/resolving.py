@@ -4,6 +4,7 @@ expansions, the folders a command may run in (`working_dirs`), and the files its
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import os
 import re
@@ -25,21 +26,91 @@ def _cd_target(text: str) -> str:
     return text.strip("\"'")
 
 
-# `${NAME}`, `${NAME:-default}` / `${NAME-default}` and `$NAME`
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# `${NAME}`, `${NAME:-default}` / `${NAME-default}`, `$NAME`, and the positional parameters `$1`, `${1}`,
+# `${1:-default}` (a script's arguments: set only where an invocation of the script binds them); `${1#*=}` (the
+# value of a `--key=value` argument) and other `${...}` operations are unknown.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])"
+                       r"|\$\{[^}]*\}")
+_ARITHMETIC = re.compile(r"\$\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")
+_ARITHMETIC_TEXT = re.compile(r"[0-9+\-*/%() ]+")
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 
 def _expand(token: str, env: dict) -> str:
     """`token` with the shell variables `env` sets replaced by their values (an unset one by its default, else by
-    "\\0", which stands for a part that is not known)."""
+    "\\0", which stands for a part that is not known); an arithmetic expansion `$((A*B))` of known integers
+    evaluated, any other command substitution (`$(...)`, backquotes) unknown."""
     def value(m: re.Match) -> str:
         name, default = m.group(1) or m.group(3), m.group(2)
+        if name is None:
+            return "\0"  # ${NAME#pattern}, ${#NAME}, ${ARRAY[0]}: not followed
         if name in env:
             return env[name]
         return default if default is not None else "\0"
-    if "$" not in token:
+    if "$" not in token and "`" not in token:
         return token
+    if "$((" in token:
+        token = _ARITHMETIC.sub(lambda m: _arithmetic(m.group(1), env), token)
+    if "$(" in token or "`" in token:
+        token = _substitutions(token)
     return _VARIABLE.sub(value, token)
+
+
+def _arithmetic(expr: str, env: dict) -> str:
+    """The value of a shell arithmetic expression over integers whose variables `env` sets (bare names or `$NAME`),
+    "\\0" when any part is unknown."""
+    text = _VARIABLE.sub(lambda m: env.get(m.group(1) or m.group(3) or "", "\0"), expr)
+    text = _NAME.sub(lambda m: env.get(m.group(0), "\0"), text)
+    if "\0" in text or len(text) > 200 or not _ARITHMETIC_TEXT.fullmatch(text) or "**" in text:
+        return "\0"
+    try:
+        result = _integer(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ZeroDivisionError, ValueError, TypeError, RecursionError, MemoryError):
+        return "\0"
+    return str(result) if result is not None and abs(result) < 10 ** 12 else "\0"
+
+
+_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: int(a / b), ast.FloorDiv: lambda a, b: int(a / b),
+              ast.Mod: lambda a, b: a - b * int(a / b)}
+
+
+def _integer(node: ast.AST) -> int | None:
+    """A shell arithmetic expression (integers, + - * / %, parentheses, unary minus) read as Python's `ast` has it;
+    shell division truncates toward zero. None for anything else."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _integer(node.operand)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _integer(node.left), _integer(node.right)
+        return None if left is None or right is None else _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def _substitutions(token: str) -> str:
+    """`token` with each command substitution (`$(...)`, nested parentheses included, and backquotes) unknown."""
+    out, i = [], 0
+    while i < len(token):
+        if token.startswith("$(", i):
+            depth, j = 0, i + 1
+            while j < len(token):
+                depth += {"(": 1, ")": -1}.get(token[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            out.append("\0")
+            i = j + 1
+            continue
+        if token[i] == "`":
+            end = token.find("`", i + 1)
+            out.append("\0")
+            i = len(token) if end < 0 else end + 1
+            continue
+        out.append(token[i])
+        i += 1
+    return "".join(out)
 
 
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
@@ -79,7 +150,9 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
             return False
     pattern = token.replace("\0", "*")
     literal = Path(pattern).name.replace("*", "")
-    if len(literal) < 5 or not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
+    stem = literal.rsplit(".", 1)[0] if "." in literal else literal
+    if len(literal) < 5 or ("*" in Path(pattern).name and len(stem) < 2) or \
+            not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
         return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False
@@ -133,6 +206,10 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
                 dirs, certain = history.pop()
             continue
         history.append((dirs, certain))
+        if target.startswith("\0at"):  # the folder the invocation of this script runs it in (invoking)
+            dirs, certain = [Path(target[len("\0at"):])], True
+            start = list(dirs)
+            continue
         if target.startswith("\0self"):
             rest = target[len("\0self"):].lstrip("/")
             dirs, certain = [Path(os.path.normpath(str(here / rest))) if rest else here], True
@@ -213,6 +290,8 @@ def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
 
 def bases_of(launch: Launch, repo: Path | str | None = None) -> list[Path]:
     """The folders the launch's relative paths (its script, the config it passes) are read from: the folder it
-    runs in when that is certain (`Launch.cwd`), then `bases_for` its file."""
+    runs in when that is certain (`Launch.cwd`), else the folders it may run in (`Launch.dirs`, the likeliest
+    first), then `bases_for` its file."""
     bases = bases_for(launch.origin.path, repo)
-    return [Path(launch.cwd)] + bases if launch.cwd else bases
+    first = [Path(launch.cwd)] if launch.cwd else [Path(d) for d in launch.dirs]
+    return first + [b for b in bases if b not in first]

@@ -57,6 +57,7 @@ class Launch:
     # is an assumption, said here; a finding it makes an error is then at most a warning (engine.calibrate).
     assumed: str = ""
     cwd: str = ""  # the directory the command runs in, when certain (relative paths in it are read from there)
+    dirs: tuple = ()  # the directories it may run in, the likeliest first (launch.resolving.working_dirs)
     # The accelerate config keys (dotted: `num_processes`, `deepspeed_config.zero_stage`) that every accelerate
     # launch naming the file as its --config_file sets on its own command line: the file's value is never used.
     overrides: tuple = ()
@@ -113,3 +114,4 @@ class Command:
     env: tuple = ()  # (name, value) assignments seen in the file before it
     lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
     cd: tuple = ()  # the `cd X` (and CI `working-directory: X`) before it in the file, in order, as written
+    via: str = ""  # the invocation of the script that set its parameters (`README.md:12: sbatch train.slurm ...`)
