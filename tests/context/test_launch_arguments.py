@@ -558,3 +558,23 @@ def test_misspelt_launch_argument_at_the_script_line(tmp_path):
     assert len(found) == 1 and found[0].path.endswith("run.sh") and found[0].span.start.line == 1
     assert "`--gradient_acumulation_steps`" in found[0].message and "`--gradient_accumulation_steps`" in found[0].message
     assert "Some specified arguments are not used by the HfArgumentParser" in found[0].detail
+
+
+def test_tl224_value_is_decided_when_file_and_default_agree_whatever_the_script_reads(tmp_path):
+    # uclaml/SPIN: `accelerate launch --config_file acc.yaml spin/run_spin.py config.yaml --num_train_epochs=5`;
+    # how run_spin.py combines its config file with the command line is not known, but no `--gradient_accumulation_
+    # steps` is passed: the script's value is the file's or TrainingArguments' default, here both 1 = the plugin's 1
+    acc = ACC.replace("gradient_accumulation_steps: 16", "gradient_accumulation_steps: 1")
+    run = "accelerate launch --config_file acc.yaml spin/run_spin.py recipes/config.yaml --num_train_epochs=5\n"
+    script = ("from transformers import HfArgumentParser, TrainingArguments\n"
+              "parser = HfArgumentParser((TrainingArguments,))\nargs = parser.parse()\n")
+    sft = "model_name_or_path: m\nper_device_train_batch_size: 2\n"
+    repo = make_repo(tmp_path, {"acc.yaml": acc, "run.sh": run, "spin/run_spin.py": script,
+                                "recipes/config.yaml": sft + "gradient_accumulation_steps: 1\n"})
+    result = engine.check_path(repo / "acc.yaml")
+    assert result.launch.parser_reads == ""
+    assert not _codes(result, "TL224")  # file 1 = default 1 = plugin 1: the two cannot differ
+    _fresh()
+    (repo / "recipes/config.yaml").write_text(sft + "gradient_accumulation_steps: 4\n")
+    # the file's 4 or the default 1, whichever the script reads: one of them differs from the plugin's 1
+    assert _codes(engine.check_path(repo / "acc.yaml"), "TL224")

@@ -27,6 +27,10 @@ default (unless the script sets it in its own code: context.codeargs): the same 
 parser is an HF Trainer one (plain HfArgumentParser, TrlParser, LLaMA-Factory, ms-swift, ...) and a warning
 otherwise (a plain Accelerate script: the DeepSpeed value silently wins), naming the script line or the file.
 
+Where it is not known whether the script reads the config file the launch passes it, and the launch passes no
+`--gradient_accumulation_steps` / `--max_grad_norm`, the script's value is the file's or the default: decided (and
+not reported) when both are the DeepSpeed value (uclaml/SPIN's tulu-70B recipe).
+
 A file whose launch runs a script of the repository that trains without HF Trainer (its own
 `accelerator.backward` loop, or trlx's Accelerator trainers) and names no Trainer, TrainingArguments or HF-style
 parser, and whose other launches run no script that does, is not reported: nothing compares the values, and the
@@ -181,6 +185,8 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
                 (other is not None and (isinstance(other, bool) or as_float(other) != value)):
             return None
         return value, arg.value, where_launched(arg.origin)
+    if launch.parser_reads == "" and arg is None and launch.script_config:
+        return _file_or_default(ctx, launch, hf_key, hf_default)
     if arg is not None or launch.parser_reads not in ("override", "file") or not launch.script_config:
         return None
     data, path = _script_config(launch)
@@ -197,6 +203,23 @@ def _launched(ctx: LintContext, hf_key: str, hf_default: str):
         return (float(code.value), str(code.value), code.note) if code.known else None
     return (float(hf_default), hf_default, f"the TrainingArguments default: {_shown(path)}, the config "
                                            f"{where_launched(launch.origin)} passes the script, does not set it")
+
+
+def _file_or_default(ctx: LintContext, launch, hf_key: str, hf_default: str):
+    """The launch passes the script a config file and no `--{hf_key}`, and whether the script reads that file is not
+    known: its value is the file's or TrainingArguments' default, so it is decided only when the two are one number
+    (or the file leaves it at the default)."""
+    if ctx.dialect.name not in TRAINING_ARGUMENT_DEFAULTS:
+        return None
+    data, path = _script_config(launch)
+    if data is None or _set_in_code(launch, hf_key, "gas" if hf_key == "gradient_accumulation_steps" else "clip"):
+        return None
+    in_file = data.get(hf_key)
+    if in_file is not None and (isinstance(in_file, bool) or as_float(in_file) != float(hf_default)):
+        return None
+    said = f"{hf_key}: {in_file} in {_shown(path)}" if in_file is not None else f"{_shown(path)} leaves it unset"
+    return float(hf_default), hf_default, (f"the TrainingArguments default whether or not the script reads the config "
+                                           f"{where_launched(launch.origin)} passes it ({said})")
 
 
 def _script_config(launch):
