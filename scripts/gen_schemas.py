@@ -1372,6 +1372,9 @@ def gen_trainlint() -> dict:
         "grad-accum": {**positive_int, "description": "Gradient accumulation steps, when the config does not say."},
         "images-per-sample": {**positive_int, "description": "Images per training sample: a vision tower's activations are modelled over their patch tokens."},
         "image-size": {**positive_int, "description": "Square resolution (pixels per side) images reach the vision tower at, when the config does not say."},
+        "eval-batch": {**positive_int, "description": "Per-GPU evaluation batch size, when the config does not say (docs/memory-model.md, phases)."},
+        "eval-samples": {**positive_int, "description": "Samples in the evaluation set: with predictions kept on the GPU, how many the evaluation loop accumulates."},
+        "eval-predictions": {"type": "string", "enum": ["none", "logits", "token_ids", "generated"], "description": "What evaluation keeps per sample for compute_metrics: none (the loss only), logits, token_ids (preprocess_logits_for_metrics) or generated (predict_with_generate)."},
     }
 
     def with_underscores(props: dict) -> dict:
