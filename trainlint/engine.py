@@ -37,7 +37,7 @@ from trainlint.document.reading import SURROGATE, has_surrogates, parse_document
 from trainlint.document.tree import Document
 from trainlint.memory import estimate as estimator
 from trainlint.plan import Origin, TrainingPlan
-from trainlint.rules import all_rules, reads_deepspeed_configs, tl009_unused_suppression
+from trainlint.rules import REGISTRY, all_rules, reads_deepspeed_configs, tl009_unused_suppression
 from trainlint.rules.base import LintContext
 from trainlint.rules.dscommon import ds_configs
 
@@ -164,8 +164,24 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     result.plan, result.linked = reader.read(around.launch)
     ctx = _lint_context(doc, flavor, result, declared)
     _estimate(ctx, result)
-    diagnostics = _rule_findings(ctx, declared.selection, result)
+    diagnostics = _without_misread_verdicts(_rule_findings(ctx, declared.selection, result), result)
     result.diagnostics = _filtered(diagnostics, ctx, declared, reader, result)
+
+
+# The memory verdicts: built on the plan as read, so not made when the file's own reader refuses it.
+MEMORY_VERDICTS = frozenset({"TL100", "TL101", "TL103", "TL104"})
+
+
+def _without_misread_verdicts(diagnostics: list[Diagnostic], result: FileResult) -> list[Diagnostic]:
+    """Takes the rules' findings; gives them without the memory verdicts when an error says the file's reader
+    refuses it (a rule with `misreads`): the estimate priced a run that does not start (LLaMA-Factory's
+    `finetuning_type: qlora` read as a full fine-tune), so neither the verdict nor the estimate is reported."""
+    refused = any(d.severity is Severity.ERROR and d.code in REGISTRY and getattr(REGISTRY[d.code].RULE, "misreads",
+                                                                                 False) for d in diagnostics)
+    if not refused:
+        return diagnostics
+    result.estimate = None
+    return [d for d in diagnostics if d.code not in MEMORY_VERDICTS]
 
 
 @dataclass(frozen=True)

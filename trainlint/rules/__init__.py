@@ -117,6 +117,8 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl644_axolotl_batch_size_fields", "TL644", "axolotl"),
     ("tl645_axolotl_torch_compile_with_deepspeed", "TL645", "axolotl"),
     ("tl646_litgpt_logger_choice", "TL646", "litgpt"),
+    ("tl647_axolotl_invalid_value", "TL647", "axolotl"),
+    ("tl648_llamafactory_invalid_argument", "TL648", "huggingface"),
 )
 
 # The rules whose check reads the run's DeepSpeed configs alone (guards, then one loop over dscommon.ds_configs):

@@ -56,6 +56,10 @@ class Rule:
     versions: str = ""
     evidence: str = ""
     raises: str = ""
+    # An error of this rule means the file's own reader refuses a value the plan is read from (an adapter the
+    # framework does not have, a fine-tuning type it rejects): the memory verdicts built on that reading are not
+    # reported (`engine._without_misread_verdicts`).
+    misreads: bool = False
 
     def diagnostic(self, path: str, span: Span, message: str, fixes: Iterable[Fix] = (),
                    severity: Severity | None = None, assumptions: Iterable[str] = (), detail: str = "") -> Diagnostic:

@@ -20,10 +20,15 @@ hf-training-args schema (transformers 5.24, TRL 1.16). Training scripts add data
 so a key with no close known spelling is not reported. The parser comes from the run's context
 (`trainlint.context.dialect`: the launch command, the script it runs, the repository's pins): for
 LLaMA-Factory, open-instruct, ms-swift or open-r1 the keys are judged against that parser's own fields
-(`schemas/dialects.json`); when no launch, script or pin names the parser the finding is only info. A key that
-the repository's own argument classes declare (the dataclasses its HfArgumentParser takes, a forked LLaMA-Factory's
-`hparams` package: `trainlint.context.argclasses`) is known; where one of those classes cannot be read, a finding
-says so and is at most a warning.
+(`schemas/dialects.json`). A key that the repository's own argument classes declare (the dataclasses its
+HfArgumentParser takes, a forked LLaMA-Factory's `hparams` package: `trainlint.context.argclasses`) is known; where
+one of those classes cannot be read, a finding says so and is at most a warning. Severity follows what is certain:
+a key one typo away from a known field (`num_train_epoch`, `gradient_acumulation_steps`) is a warning whichever
+parser reads it (every plausible reader either stops or trains without the setting: HfArgumentParser and TrlParser
+>= 0.19 stop, TrlParser 0.13 - 0.18 and scripts that read the keys they know drop it), and an error when the parser
+is known, its fields are complete and it stops on unknown keys (LLaMA-Factory, open-instruct, ms-swift); a key with
+no close known spelling is reported only against a complete field list, and is info when no launch, script or pin
+names the parser.
 
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser 0.13 -
 0.18: silent, the key is dropped; 0.12: "Some specified config arguments are not used by the TrlParser");
@@ -112,7 +117,11 @@ def check(ctx: LintContext):
         # Many keys the parser does not know: another parser (or a version trainlint did not sample) reads it
         # (LLaMA-Factory's v1 configs, `megatron sft` files): no claim.
         return
-    severity = Severity.INFO if unnamed else None
+    # A key one typo away from a field (`num_train_epoch`) is a defect whatever the parser: the run stops, or
+    # trains without that setting. Not knowing which parser reads it keeps the warning (a script's own dataclass
+    # may declare that very name); a parser whose fields are complete and stop on unknown keys makes it an error.
+    near = Severity.ERROR if closed else Severity.WARNING
+    unknown_parser = Severity.INFO if unnamed else None
     for entry in candidates:
         key = entry.key
         unknown += 1
@@ -136,13 +145,13 @@ def check(ctx: LintContext):
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
         if guess is None:
             read = _releases_read(ctx.dialect.name) if fields is not None else ""
-            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=severity,
+            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=unknown_parser,
                           assumptions=assumptions,
                           detail=f"Not a {what} argument{read}: {parser}. Remove it or move it where it belongs.")
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a {what} field: {short}; did you mean `{guess}`?", fixes, severity=severity,
+                      f"`{key}` is not a {what} field: {short}; did you mean `{guess}`?", fixes, severity=near,
                       assumptions=assumptions,
                       detail=f"{parser[0].upper()}{parser[1:]}, and a script that tolerates it trains with the default "
                              f"`{guess}` instead.")
