@@ -119,6 +119,9 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl646_litgpt_logger_choice", "TL646", "litgpt"),
     ("tl647_axolotl_invalid_value", "TL647", "axolotl"),
     ("tl648_llamafactory_invalid_argument", "TL648", "huggingface"),
+    ("tl649_torchtune_unknown_component", "TL649", "torchtune"),
+    ("tl650_torchtune_lora_attn_modules", "TL650", "torchtune"),
+    ("tl651_litgpt_unknown_key", "TL651", "litgpt"),
 )
 
 # The rules whose check reads the run's DeepSpeed configs alone (guards, then one loop over dscommon.ds_configs):

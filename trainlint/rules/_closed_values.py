@@ -2,8 +2,9 @@
 judged at the releases in play for the file.
 
 A value outside the set of every range the file's versions admit is rejected for certain; outside the set of
-some ranges only, where the release is not known, the finding rests on that release (its assumptions say which
-ranges reject it); outside none of the ranges in play (a pin that has the value) it is valid.
+some ranges only, where the release is not known and the release assumed (the newest known, or the newest a pin
+range admits) refuses it, the finding rests on that release (its assumptions say so); refused only by releases
+other than the one assumed, or by none of the ranges in play (a pin that has the value), no claim is made.
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ class Rejected:
     assumptions: tuple[str, ...]
     suggestion: str | None
     silent: bool  # the reader ignores it without a word (torchtune's lora_attn_modules)
-    likely: bool = True  # the release assumed in play (newest known, or the newest a range admits) refuses it
 
     def message(self) -> str:
         """The framework's own message for it, with the value and the allowed values."""
@@ -164,8 +164,10 @@ def rejected(ctx, framework: str, doc: Document | None = None) -> list[Rejected]
             pool = {str(v) for r in spec.get("ranges") or [] for v in (r.get("values") or [])}
             guess = suggest(value, sorted(pool), cutoff=0.7) if isinstance(value, str) else None
             likely = verdict is True or _assumed_refuses(ctx, framework, _refusing_ranges(spec, spans))
+            if not likely:
+                continue  # only releases other than the one assumed refuse it: no claim without a pin that says so
             out.append(Rejected(item, key, value, verdict is True, refusing, spans, assumptions, guess,
-                                bool(spec.get("silent")), likely))
+                                bool(spec.get("silent"))))
     return out
 
 
@@ -183,8 +185,6 @@ def _is_set(node: Node | None) -> bool:
 
 
 def severity_of(r: Rejected) -> Severity | None:
-    """A certain refusal keeps the rule's severity (error); one that depends on the release is a warning where
-    the release assumed refuses it too, info where only other releases do."""
-    if r.certain:
-        return None
-    return Severity.WARNING if r.likely else Severity.INFO
+    """A certain refusal keeps the rule's severity (error); one that depends on the release (the release assumed
+    refuses it, others in play may not) is a warning."""
+    return None if r.certain else Severity.WARNING

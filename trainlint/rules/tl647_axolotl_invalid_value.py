@@ -20,8 +20,9 @@ plugin may provide it).
 
 The value is judged at the Axolotl release the file runs under (its pins, settings or the installed package):
 valid there, no finding; refused by every release in play, an error; refused only by some of the releases a
-range or an unknown version leaves open, a warning that names them (info where the release assumed, the newest
-known or the newest the pins admit, accepts it: `tf32: auto` is refused only before 0.16). A file Axolotl refuses gets this finding and
+range or an unknown version leaves open, a warning that names them where the release assumed (the newest known,
+or the newest the pins admit) refuses it too, and nothing where it accepts it (`tf32: auto`, refused only before
+0.16, is reported only where a pin or setting says an older release). A file Axolotl refuses gets this finding and
 no memory verdict: what the memory model would price (a full fine-tune for an unknown adapter) is not what runs.
 
 **Evidence**: `axolotl/utils/schemas/peft.py: LoraConfig.validate_adapter` and `axolotl/utils/schemas/enums.py:

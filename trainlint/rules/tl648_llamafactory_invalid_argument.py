@@ -18,8 +18,8 @@ this finding is.
 The parser is LLaMA-Factory when the run's context says so (`llamafactory-cli train`, a script importing
 llamafactory, the repository's pins) or, failing that, when the file's own keys are LLaMA-Factory's (then the
 finding says it assumed the parser). The value is judged at the LLaMA-Factory release in play, as TL647 does for
-Axolotl: an error where every release in play refuses it, a warning (or info where the assumed release accepts
-it) where it depends on the release.
+Axolotl: an error where every release in play refuses it, a warning where it depends on the release and the
+release assumed refuses it, nothing where only releases other than the one assumed do.
 
 **Evidence**: `llamafactory/hparams/finetuning_args.py: FinetuningArguments.__post_init__`,
 `llamafactory/hparams/parser.py: _verify_model_args`, `llamafactory/train/tuner.py`; LLaMA-Factory 0.6.0 - 0.9.5 and
