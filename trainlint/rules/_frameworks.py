@@ -7,9 +7,11 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from trainlint.catalog import dialects, schemas
 from trainlint.catalog.gpus import find_gpu
+from trainlint.context.pins import repo_root
 from trainlint.document.tree import Document, Entry, Node
 from trainlint.flavors.base import as_bool, as_int
 from trainlint.flavors.huggingface import dialect
@@ -353,3 +355,31 @@ def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> Pa
                          for row in older)
         phrase += f" ({said})"
     return ParserOutcome(short, phrase)
+
+
+_PROJECT_NAME = re.compile(r"""^\s*name\s*=\s*["']([A-Za-z0-9_.\-]+)["']""", re.MULTILINE)
+
+
+def runs_own_source(doc: Document, package: str) -> bool:
+    """Whether the file lives in a checkout of `package` itself (the framework's repository or a fork of it: a
+    project root whose pyproject.toml names the project `package` and that holds the `package/` folder): its own
+    source decides what the file may say, not the releases trainlint read (pytorch/torchtune's recipes run its main
+    branch; calvintwr/litgpt's setup() has arguments upstream lacks)."""
+    try:
+        start = Path(doc.path).resolve().parent
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return _own_source(str(repo_root(start)), package)
+
+
+@functools.lru_cache(maxsize=256)
+def _own_source(root: str, package: str) -> bool:
+    folder = Path(root)
+    if not (folder / package).is_dir():
+        return False
+    try:
+        text = (folder / "pyproject.toml").read_text(encoding="utf-8", errors="replace")[:20000]
+    except OSError:
+        return False
+    match = _PROJECT_NAME.search(text)
+    return match is not None and match.group(1).replace("-", "_").lower() == package.lower()

@@ -99,6 +99,11 @@ def _compute(ctx) -> list[Finding]:
         return []
     base: tuple = ()
     if ctx.flavor == "lightning":
+        modern, _ = version_status(ctx, "lightning", ">=2.0")
+        if modern is False:
+            # The schema is Lightning 2.x's Trainer signature; 1.x typed its arguments otherwise (accelerator,
+            # strategy, devices, gradient_clip_algorithm ... Optional, default None): a pinned 1.x is not judged by it.
+            return []
         trainer = lightning_trainer(doc)
         if trainer is None or trainer == ():
             return []

@@ -17,6 +17,8 @@ before 0.6) and stops at set-up with `InstantiationError`: "Module 'torchtune.mo
 level binds; a module with a star import or a module-level `__getattr__` is not judged, nor is an attribute of a
 class or function the path reaches).
 
+A file inside a checkout of torchtune itself (pytorch/torchtune, or a fork: a project root whose pyproject.toml
+names `torchtune` beside the `torchtune/` package) is not judged: its own source, not a release, resolves the paths.
 A path in no release is an error whatever the version. One that only some releases have is judged at the
 release in play: an error where that release lacks it (a pin, a setting, the installed package), a warning where
 the release is assumed and lacks it, nothing where it has it. The memory verdict of a file whose model builder
@@ -40,7 +42,7 @@ from trainlint._versions import parse_specifier
 from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
-from trainlint.rules._frameworks import suggest, version_status
+from trainlint.rules._frameworks import runs_own_source, suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl643_torchtune_moved_component import moved
 
@@ -142,6 +144,8 @@ def check(ctx: LintContext):
     data = components()
     if root is None or root.kind != "mapping" or not data:
         return
+    if runs_own_source(doc, "torchtune"):
+        return  # a checkout of torchtune itself (or a fork): its own source decides, not the releases read
     labels = [str(x) for x in data.get("releases") or []]
     table = moved()
     for node in root.walk():

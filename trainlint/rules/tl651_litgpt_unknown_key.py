@@ -15,7 +15,9 @@ does not accept nested key 'epoch'" (jsonargparse 4.29 - 4.43; from 4.44 "does n
 The run stops; nothing is read from the file. (`optimizer` and `data` are objects whose own keys are not
 judged here.)
 
-A key in no release is an error whatever the version. One that only some releases have (`log:` since 0.5.9,
+A file inside a checkout of LitGPT itself (Lightning-AI/litgpt or a fork such as calvintwr/litgpt, whose
+`setup()` takes `pad_id` and `fsdp`: a project root whose pyproject.toml names `litgpt` beside the `litgpt/`
+package) is not judged: its own source decides the keys. A key in no release is an error whatever the version. One that only some releases have (`log:` since 0.5.9,
 `train.max_time` since 0.5.11) is judged at the LitGPT release in play: an error where that release lacks it, a
 warning where the release is assumed and lacks it, nothing where it has it. A key that another subcommand takes
 (`lora_r` in a file launched as `litgpt finetune full`) is reported only when the launch names the subcommand.
@@ -37,7 +39,7 @@ from trainlint._versions import parse_specifier
 from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import suggest, version_status
+from trainlint.rules._frameworks import runs_own_source, suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL651", "litgpt-unknown-key", Severity.ERROR,
@@ -101,6 +103,8 @@ def check(ctx: LintContext):
     data = keys()
     if root is None or root.kind != "mapping" or not data:
         return
+    if runs_own_source(doc, "litgpt"):
+        return  # a checkout of litgpt itself (or a fork): its own source decides, not the releases read
     labels = [str(x) for x in data.get("releases") or []]
     command = subcommand(ctx)
     commands = {command: data["commands"][command]} if command else data["commands"]
