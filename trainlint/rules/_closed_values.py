@@ -59,6 +59,7 @@ class Rejected:
     assumptions: tuple[str, ...]
     suggestion: str | None
     silent: bool  # the reader ignores it without a word (torchtune's lora_attn_modules)
+    release: str = ""  # the release in play that decides it ("" when every release refuses it, or none is known)
 
     def message(self) -> str:
         """The framework's own message for it, with the value and the allowed values."""
@@ -166,8 +167,10 @@ def rejected(ctx, framework: str, doc: Document | None = None) -> list[Rejected]
             likely = verdict is True or _assumed_refuses(ctx, framework, _refusing_ranges(spec, spans))
             if not likely:
                 continue  # only releases other than the one assumed refuse it: no claim without a pin that says so
+            every = len(_refusing_ranges(spec, spans)) == len(spec.get("ranges") or [])
+            found = ctx.versions.get(framework) if verdict is True and not every else None
             out.append(Rejected(item, key, value, verdict is True, refusing, spans, assumptions, guess,
-                                bool(spec.get("silent"))))
+                                bool(spec.get("silent")), found.version if found is not None else ""))
     return out
 
 

@@ -4,10 +4,13 @@ reported twice, plus a few value constraints the frameworks enforce in code. Not
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from trainlint.catalog import schemas
+from trainlint.catalog.files import read_data
 from trainlint.context.launch import accelerate_option_for
 from trainlint.document.tree import Node
 from trainlint.flavors.base import as_int, may_be_number
@@ -207,11 +210,35 @@ def _removed_value(path: tuple, value) -> dict | None:
             "hint": entry.get("hint")}
 
 
+@lru_cache(maxsize=1)
+def _conversions() -> dict:
+    """catalog/data/value_conversions.json: keys whose consumer takes more types than the schema declares."""
+    try:
+        data = json.loads(read_data("value_conversions.json"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def consumer_accepts(schema: str, path: tuple, value) -> bool:
+    """Whether the value's consumer takes it although the schema's type does not (`lora_target_modules:
+    all-linear`: TRL hands the string to peft's LoraConfig, which takes a string)."""
+    if len(path) != 1 or not isinstance(path[0], str):
+        return False
+    entry = (_conversions().get(schema) or {}).get(path[0])
+    if not isinstance(entry, dict):
+        return False
+    kinds = entry.get("accepts") or []
+    return isinstance(value, str) and "string" in kinds
+
+
 def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
     if node.kind != "scalar":
         return False
     key = path[-1] if path else ""
     value = node.value
+    if err.kind == "type" and consumer_accepts(SCHEMA_FOR.get(ctx.flavor, ""), path, value):
+        return True  # the parser hands the string on unconverted and its consumer takes it
     if isinstance(value, bool) and not node.style and node.raw.lower() in ("yes", "no", "on", "off"):
         return True  # TL004
     if ctx.flavor == "accelerate" and key in BOOL_WORD_KEYS and isinstance(value, bool):

@@ -54,9 +54,9 @@ def check(ctx: LintContext):
         fixes = []
         if r.suggestion is not None and r.suggestion in r.allowed():
             fixes = [fix(f"write {r.suggestion}", replace_value(doc, r.node, r.suggestion), safe=False)]
-        releases = "" if r.certain and not r.assumptions else f" {r.versions}"
+        releases = f" {r.release}" if r.release else "" if r.certain and not r.assumptions else f" {r.versions}"
         guess = f"; did you mean `{r.suggestion}`?" if fixes else ""
-        there = " there" if releases else ""
+        there = " there" if releases and not r.release else ""
         yield RULE.at(doc, r.node, f"`{r.key}: {r.value}` is refused by Axolotl{releases}: the run stops{there}{guess}",
                       fixes, severity=severity_of(r), assumptions=r.assumptions,
                       detail=f"Axolotl ({r.range.get('where')}) stops {r.range.get('when')}: \"{r.message()}\". "

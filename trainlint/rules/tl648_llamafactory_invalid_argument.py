@@ -71,8 +71,8 @@ def check(ctx: LintContext):
         fixes = []
         if r.suggestion is not None and r.suggestion in r.allowed() and r.value not in ADVICE:
             fixes = [fix(f"write {r.suggestion}", replace_value(doc, r.node, r.suggestion), safe=False)]
-        releases = "" if r.certain and not r.assumptions else f" {r.versions}"
-        there = " there" if releases else ""
+        releases = f" {r.release}" if r.release else "" if r.certain and not r.assumptions else f" {r.versions}"
+        there = " there" if releases and not r.release else ""
         guess = f"; did you mean `{r.suggestion}`?" if fixes else ""
         advice = f" {ADVICE[r.value]}." if r.value in ADVICE else ""
         yield RULE.at(doc, r.node,

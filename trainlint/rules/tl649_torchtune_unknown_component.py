@@ -21,7 +21,8 @@ A file inside a checkout of torchtune itself (pytorch/torchtune, or a fork: a pr
 names `torchtune` beside the `torchtune/` package) is not judged: its own source, not a release, resolves the paths.
 A path in no release is an error whatever the version. One that only some releases have is judged at the
 release in play: an error where that release lacks it (a pin, a setting, the installed package), a warning where
-the release is assumed and lacks it, nothing where it has it. The memory verdict of a file whose model builder
+the release is assumed and lacks it (info where torchtune's main branch has it: the file may be written for a
+source install, as torchtune's own recipes are), nothing where it has it. The memory verdict of a file whose model builder
 does not resolve is not reported: that run does not start.
 
 **Evidence**: `torchtune/config/_utils.py: _get_component_from_path` (stops at set-up); torchtune v0.1.0 - v0.6.1
@@ -172,7 +173,7 @@ def check(ctx: LintContext):
                                         f"InstantiationError (\"{said}\").")
             continue
         specs = _missing_specs(present, labels)
-        have = sorted(labels[i] for i in present)
+        have = [labels[i] for i in sorted(present)]
         only = ", ".join(have) if len(have) <= 4 else f"{have[0]} - {have[-1]}"
         for spec in specs:
             lacks, assumptions = version_status(ctx, "torchtune", spec)
@@ -187,8 +188,11 @@ def check(ctx: LintContext):
                 on = f"every torchtune {spec}"
             else:
                 on = f"torchtune {spec}"
+            # Unpinned, a path torchtune's main branch has may be what the file was written for (`tune cp` from a
+            # source install): a hint; pinned to a release without it, an error.
+            unsure = Severity.INFO if have[-1:] == ["main"] else Severity.WARNING
             yield RULE.at(doc, entry.value, f"`{path}` is {where}: config.instantiate stops on {on}",
-                          severity=None if lacks else Severity.WARNING, assumptions=assumptions,
+                          severity=None if lacks else unsure, assumptions=assumptions,
                           detail=f"`{path}` resolves {where}; on {on} the recipe's config.instantiate "
                                  f"stops at set-up with InstantiationError (\"{said}\"). Pin a release that has it, "
                                  "or use the path of the release you run.")

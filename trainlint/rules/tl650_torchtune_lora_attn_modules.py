@@ -34,6 +34,7 @@ RULE = Rule("TL650", "torchtune-lora-attn-modules", Severity.ERROR,
             evidence="torchtune/modules/peft/_utils.py: LORA_ATTN_MODULES; models/*/_component_builders.py",
             raises="")
 
+MLP = {"gate_proj", "up_proj", "down_proj", "w1", "w2", "w3", "fc1", "fc2", "mlp"}
 SAME_LAYER = {"o_proj": "output_proj", "out_proj": "output_proj", "query": "q_proj", "key": "k_proj",
               "value": "v_proj", "q": "q_proj", "k": "k_proj", "v": "v_proj", "wq": "q_proj", "wk": "k_proj",
               "wv": "v_proj", "wo": "output_proj", "dense": "output_proj"}
@@ -48,7 +49,9 @@ def check(ctx: LintContext):
         listed = {str(n.value) for n in (doc.find(("model", "lora_attn_modules")) or r.node).items}
         fixes = [fix(f"write {same}", replace_value(doc, r.node, same), safe=True)] \
             if same is not None and same not in listed else []
-        hint = f"; torchtune calls it `{same}`" if same is not None else ""
+        mlp = str(r.value).lower() in MLP
+        hint = f"; torchtune calls it `{same}`" if same is not None else (
+            "; MLP layers take `apply_lora_to_mlp: true`" if mlp else "")
         yield RULE.at(doc, r.node,
                       f"`{r.value}` in lora_attn_modules matches no torchtune layer: it silently gets no LoRA{hint}",
                       fixes,
