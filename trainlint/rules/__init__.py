@@ -69,6 +69,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl429_fsdp_ram_efficient_loading_without_sync", "TL429", "huggingface"),
     ("tl430_fsdp_wrap_class_not_in_model", "TL430", "huggingface accelerate axolotl"),
     ("tl431_zero3_init_flag_below_stage3", "TL431", "accelerate"),
+    ("tl432_accelerate_processes_per_machine", "TL432", "accelerate"),
     ("tl500_deepspeed_unknown_section_key", "TL500", "deepspeed huggingface axolotl accelerate lightning"),
     ("tl501_deepspeed_unknown_top_level_key", "TL501", "deepspeed huggingface axolotl accelerate lightning"),
     ("tl502_deepspeed_deprecated_key", "TL502", "deepspeed huggingface axolotl accelerate lightning"),
@@ -122,6 +123,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl649_torchtune_unknown_component", "TL649", "torchtune"),
     ("tl650_torchtune_lora_attn_modules", "TL650", "torchtune"),
     ("tl651_litgpt_unknown_key", "TL651", "litgpt"),
+    ("tl652_ms_swift_invalid_choice", "TL652", "huggingface"),
 )
 
 # The rules whose check reads the run's DeepSpeed configs alone (guards, then one loop over dscommon.ds_configs):

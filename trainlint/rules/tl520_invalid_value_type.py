@@ -17,6 +17,15 @@ string default through the option's type, `string_to_bool` included) and Lightni
 yes/no booleans (TL004) have their own rules. Holds for transformers 4.40 - 5.24, TRL 0.18 - 1.16,
 accelerate 1.13 - 1.15.
 
+A string where the schema declares a list is valid where the value's consumer takes a string
+(`catalog/data/value_conversions.json`): `lora_target_modules: all-linear` reaches TRL's ModelConfig as that string
+under either parser (parse_dict does not convert; argparse passes a string default through `type=str`), and
+`trl/trainer/utils.py: get_peft_config` hands it to peft's `LoraConfig(target_modules=...)`, typed
+`Optional[Union[list[str], str]]` (a regex or 'all-linear'). LightningCLI files are judged by Lightning 2.x's
+Trainer signature (the schema, 2.6): where the pins or settings say Lightning 1.x, whose Trainer typed
+`accelerator`, `strategy`, `devices`, `gradient_clip_algorithm`, ... as `Optional` (default None), they are not
+checked (TL521 and TL522 alike).
+
 An Accelerate config key that every `accelerate launch` running the file sets with its own option
 (`--num_processes $NUM_GPUS`, `--num_machines`, `--machine_rank`, `--mixed_precision`, `--zero_stage`, ...:
 `Launch.overrides`) is not checked: `_validate_launch_command` (accelerate `commands/launch.py`) copies a config value

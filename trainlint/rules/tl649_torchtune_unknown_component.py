@@ -21,8 +21,9 @@ A file inside a checkout of torchtune itself (pytorch/torchtune, or a fork: a pr
 names `torchtune` beside the `torchtune/` package) is not judged: its own source, not a release, resolves the paths.
 A path in no release is an error whatever the version. One that only some releases have is judged at the
 release in play: an error where that release lacks it (a pin, a setting, the installed package), a warning where
-the release is assumed and lacks it (info where torchtune's main branch has it: the file may be written for a
-source install, as torchtune's own recipes are), nothing where it has it. The memory verdict of a file whose model builder
+the release is assumed and lacks it, nothing where it has it, nor where the release is only assumed and
+torchtune's main branch has the path (the file may be written for a source install, as torchtune's own recipes
+are: pin the release to have it judged). The memory verdict of a file whose model builder
 does not resolve is not reported: that run does not start.
 
 **Evidence**: `torchtune/config/_utils.py: _get_component_from_path` (stops at set-up); torchtune v0.1.0 - v0.6.1
@@ -188,11 +189,10 @@ def check(ctx: LintContext):
                 on = f"every torchtune {spec}"
             else:
                 on = f"torchtune {spec}"
-            # Unpinned, a path torchtune's main branch has may be what the file was written for (`tune cp` from a
-            # source install): a hint; pinned to a release without it, an error.
-            unsure = Severity.INFO if have[-1:] == ["main"] else Severity.WARNING
+            if lacks is None and have[-1:] == ["main"]:
+                break  # unpinned, a path torchtune's main has may be what the file was written for (a source install)
             yield RULE.at(doc, entry.value, f"`{path}` is {where}: config.instantiate stops on {on}",
-                          severity=None if lacks else unsure, assumptions=assumptions,
+                          severity=None if lacks else Severity.WARNING, assumptions=assumptions,
                           detail=f"`{path}` resolves {where}; on {on} the recipe's config.instantiate "
                                  f"stops at set-up with InstantiationError (\"{said}\"). Pin a release that has it, "
                                  "or use the path of the release you run.")
