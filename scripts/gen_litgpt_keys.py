@@ -107,7 +107,8 @@ def main(repo: str) -> None:
                 f"scripts/gen_litgpt_keys.py from Lightning-AI/litgpt tags {tags[0]} - {tags[-1]} and main "
                 f"({head[:10]}); never edit by hand.",
         "releases": labels,
-        "commands": {c: {k: _ranges(sorted(set(v))) for k, v in sorted(e.items())} for c, e in sorted(commands.items())},
+        "commands": {c: {k: _ranges(sorted(set(v))) for k, v in sorted(e.items())}
+                     for c, e in sorted(commands.items())},
         "groups": {g: {k: _ranges(sorted(set(v))) for k, v in sorted(e.items())} for g, e in sorted(groups.items())},
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -268,3 +268,22 @@ def test_processes_not_a_multiple_of_machines(tmp_path):
     result = lint(text, tmp_path)
     (diag,) = [d for d in result.diagnostics if d.code == "TL432"]
     assert "8 in all" in diag.message
+
+
+# ---- TL652 -----------------------------------------------------------------------------------------------------------
+
+SWIFT = """# trainlint: dialect=ms-swift
+model: Qwen/Qwen2.5-7B-Instruct
+rlhf_type: ipo
+tuner_type: lora
+dataset: hjh0119/shareAI-Llama3-DPO-zh-en-emoji
+per_device_train_batch_size: 1
+num_train_epochs: 1
+output_dir: output
+"""
+
+
+@pytest.mark.parametrize("version,reported", [("3.12.0", True), ("4.5.2", True), ("3.9.3", False)])
+def test_ms_swift_rlhf_type_by_release(tmp_path, version, reported):
+    result = lint(SWIFT, tmp_path, pins=f"ms-swift=={version}\n")
+    assert [s for _, s in found(result, "TL652")] == (["error"] if reported else [])

@@ -24,7 +24,7 @@ from trainlint.context import pins as pin_files
 
 # The distributions rules may name in `Rule.framework` (PyPI names, lower case).
 FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
-              "llamafactory", "litgpt", "torch")
+              "llamafactory", "ms-swift", "litgpt", "torch")
 
 
 @dataclass(frozen=True)

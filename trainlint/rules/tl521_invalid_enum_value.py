@@ -26,6 +26,9 @@ reported where the pins or settings say a release that has the value (Firefly, C
 transformers 4.3x with `optim: adamw_hf`), an error where the release lacks it, a warning naming the removal
 where the release is not known.
 
+A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
+would price is a reading of a file the framework does not start with (`Rule.misreads`).
+
 **Example**: `save_strategy: step` → `save_strategy: steps`; `optim: adamw_8bits` → `adamw_8bit`.
 
 **Fix** (unsafe: a guess): the closest allowed value, when one is close.
@@ -42,7 +45,7 @@ RULE = Rule("TL521", "invalid-enum-value", Severity.ERROR,
             "A value outside the allowed set (optim, save_strategy, distributed_type, ...)",
             flavors=("huggingface", "lightning", "accelerate"),
             framework="transformers", evidence="transformers/utils/generic.py: ExplicitEnum._missing_",
-            raises="{value} is not a valid {Enum}, please select one of [...]")
+            raises="{value} is not a valid {Enum}, please select one of [...]", misreads=True)
 
 
 def check(ctx: LintContext):

@@ -30,6 +30,9 @@ is known, its fields are complete and it stops on unknown keys (LLaMA-Factory, o
 no close known spelling is reported only against a complete field list, and is info when no launch, script or pin
 names the parser.
 
+A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
+would price is a reading of a file the framework does not start with (`Rule.misreads`).
+
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (stops (TrlParser 0.13 -
 0.18: silent, the key is dropped; 0.12: "Some specified config arguments are not used by the TrlParser");
 verified against transformers 4.40 - 5.24, TRL 0.19 - 1.16 (the parser's unknown-key handling: TRL tags
@@ -58,7 +61,7 @@ from trainlint.rules.base import LintContext, Rule
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
             "A misspelled TrainingArguments/TRL key that HfArgumentParser rejects", flavors=("huggingface", "deepspeed"),
             framework="transformers", evidence="transformers/hf_argparser.py: HfArgumentParser.parse_dict",
-            raises="Some keys are not used by the HfArgumentParser: [...]")
+            raises="Some keys are not used by the HfArgumentParser: [...]", misreads=True)
 
 
 def known() -> tuple[set[str], set[str]]:

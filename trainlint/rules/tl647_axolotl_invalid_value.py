@@ -43,7 +43,8 @@ from trainlint.rules.base import LintContext, Rule
 RULE = Rule("TL647", "axolotl-invalid-value", Severity.ERROR,
             "An Axolotl value (adapter, rl, gradient_checkpointing, ...) its schema or loader refuses",
             flavors=("axolotl",), framework="axolotl",
-            evidence="axolotl/utils/schemas/peft.py: LoraConfig.validate_adapter; axolotl/utils/schemas/enums.py: RLType",
+            evidence="axolotl/utils/schemas/peft.py: LoraConfig.validate_adapter; "
+                     "axolotl/utils/schemas/enums.py: RLType",
             raises="Adapter '{value}' is not built in and was not registered by a plugin.", misreads=True)
 
 

@@ -101,6 +101,7 @@ def _quantization(ctx: LintContext, parser: tuple[str, ...]):
                   f"`quantization_bit` with `finetuning_type: {value}`: LLaMA-Factory quantizes only for LoRA (or OFT) "
                   "and stops", severity=None, assumptions=parser,
                   detail="LLaMA-Factory (src/llamafactory/hparams/parser.py: _verify_model_args) stops when the "
-                         "arguments are parsed: \"Quantization is only compatible with the LoRA or OFT method.\" (\"... "
+                         "arguments are parsed: \"Quantization is only compatible with the LoRA or OFT method.\" "
+                         "(\"... "
                          "with the LoRA method.\" before 0.9.4). Use `finetuning_type: lora` for QLoRA, or remove "
                          "`quantization_bit`.")

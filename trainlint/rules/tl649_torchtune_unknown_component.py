@@ -125,7 +125,8 @@ def _missing_specs(present: frozenset[int], labels: list[str]) -> list[str]:
     tags = [i for i, label in enumerate(labels) if label[:1].isdigit()]
     specs = []
     run: list[int] = []
-    for i in tags + [None]:  # type: ignore[list-item]
+    ends: list[int | None] = [*tags, None]  # None closes the last run
+    for i in ends:
         if i is not None and i not in present:
             run.append(i)
             continue

@@ -17,10 +17,14 @@ judged here.)
 
 A file inside a checkout of LitGPT itself (Lightning-AI/litgpt or a fork such as calvintwr/litgpt, whose
 `setup()` takes `pad_id` and `fsdp`: a project root whose pyproject.toml names `litgpt` beside the `litgpt/`
-package) is not judged: its own source decides the keys. A key in no release is an error whatever the version. One that only some releases have (`log:` since 0.5.9,
+package) is not judged: its own source decides the keys. A key in no release is an error whatever the version.
+One that only some releases have (`log:` since 0.5.9,
 `train.max_time` since 0.5.11) is judged at the LitGPT release in play: an error where that release lacks it, a
 warning where the release is assumed and lacks it, nothing where it has it. A key that another subcommand takes
 (`lora_r` in a file launched as `litgpt finetune full`) is reported only when the launch names the subcommand.
+
+A file refused this way gets this finding and no memory verdict (TL100, TL101, TL103, TL104): the run does not
+start (`Rule.misreads`).
 
 **Evidence**: `litgpt/__main__.py: main` (jsonargparse CLI; stops at start-up), `litgpt/args.py: TrainArgs,
 EvalArgs, LogArgs`; LitGPT 0.4.0 - 0.5.13 and main (2026-06).

@@ -14,6 +14,9 @@ point (`megatron rlhf`) has its own set and is not judged here.
 
 The value is judged at the ms-swift release in play, as TL647 does for Axolotl.
 
+A file refused this way gets this finding and no memory verdict (TL100, TL101, TL103, TL104): the run does not
+start (`Rule.misreads`).
+
 **Evidence**: `swift/arguments/rlhf_args.py: RLHFArguments` (argparse choices; stops); ms-swift 3.12 - 4.5.2 and main
 (2026-08).
 
@@ -49,7 +52,7 @@ def check(ctx: LintContext):
         there = " there" if releases and not r.release else ""
         guess = f"; did you mean `{r.suggestion}`?" if fixes else ""
         advice = f" {ADVICE[r.value]}." if r.value in ADVICE else ""
-        yield RULE.at(doc, r.node, f"`{r.key}: {r.value}` is refused by ms-swift{releases}: the run stops{there}{guess}",
-                      fixes, severity=severity_of(r), assumptions=r.assumptions,
+        yield RULE.at(doc, r.node,
+                      f"`{r.key}: {r.value}` is refused by ms-swift{releases}: the run stops{there}{guess}", fixes, severity=severity_of(r), assumptions=r.assumptions,
                       detail=f"ms-swift ({r.range.get('where')}) stops {r.range.get('when')}: \"{r.message()}\". "
                              f"Allowed{releases}: {', '.join(r.allowed())}.{advice}")
