@@ -287,3 +287,10 @@ output_dir: output
 def test_ms_swift_rlhf_type_by_release(tmp_path, version, reported):
     result = lint(SWIFT, tmp_path, pins=f"ms-swift=={version}\n")
     assert [s for _, s in found(result, "TL652")] == (["error"] if reported else [])
+
+
+@pytest.mark.parametrize("version,reported", [("0.8.3", True), ("0.9.5", True), ("0.8.2", False)])
+def test_llamafactory_cross_check_by_release(tmp_path, version, reported):
+    text = (f"# trainlint: llamafactory={version}\nstage: sft\nfinetuning_type: full\nuse_dora: true\n"
+            "template: llama3\noutput_dir: o\n")
+    assert found(lint(text, tmp_path), "TL648") == ([(4, "error")] if reported else [])

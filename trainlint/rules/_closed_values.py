@@ -191,3 +191,15 @@ def severity_of(r: Rejected) -> Severity | None:
     """A certain refusal keeps the rule's severity (error); one that depends on the release (the release assumed
     refuses it, others in play may not) is a warning."""
     return None if r.certain else Severity.WARNING
+
+
+def judged_at(ctx, framework: str, spec: str) -> tuple[bool | None, tuple[str, ...]]:
+    """Whether a claim that holds for `framework` `spec` is made for this file: (True, ()) where the release in play
+    is inside the range, (None, assumptions) where that depends on a release only assumed to be inside it, (False, ())
+    where it is outside, or only releases other than the one assumed are inside."""
+    if not spec:
+        return True, ()
+    holds, assumptions = version_status(ctx, framework, spec)
+    if holds is None and not _assumed_refuses(ctx, framework, [{"versions": spec}]):
+        return False, ()
+    return holds, assumptions
