@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from trainlint._versions import parse_specifier
+from trainlint.catalog import schemas
 from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Severity
 from trainlint.document.tree import Document, Node
@@ -60,6 +61,7 @@ class Rejected:
     suggestion: str | None
     silent: bool  # the reader ignores it without a word (torchtune's lora_attn_modules)
     release: str = ""  # the release in play that decides it ("" when every release refuses it, or none is known)
+    extra: tuple[str, ...] = ()  # values a schema's enum adds to every range (`with_schema_enum`)
 
     def message(self) -> str:
         """The framework's own message for it, with the value and the allowed values."""
@@ -68,7 +70,7 @@ class Rejected:
         return raises.replace("{value}", str(self.value)).replace("{allowed}", allowed)
 
     def allowed(self) -> list[str]:
-        return [str(v) for v in self.range.get("values") or []]
+        return [*(str(v) for v in self.range.get("values") or []), *self.extra]
 
 
 def _accepted(spec: dict, values: list, value: Any) -> bool:
@@ -81,6 +83,25 @@ def _accepted(spec: dict, values: list, value: Any) -> bool:
     if isinstance(value, int) and spec.get("bool"):
         return value in (0, 1)
     return True  # another type: not this check's claim
+
+
+def _schema_enum(spec: dict) -> tuple[str, ...]:
+    """The values a schema's enum lists for a key, its removed values included (`with_schema_enum`)."""
+    pair = spec.get("with_schema_enum")
+    if not isinstance(pair, list) or len(pair) != 2:
+        return ()
+    return _enum_of(str(pair[0]), str(pair[1]))
+
+
+@lru_cache(maxsize=16)
+def _enum_of(schema: str, key: str) -> tuple[str, ...]:
+    try:
+        prop = (schemas.load_schema(schema).get("properties") or {}).get(key) or {}
+    except Exception:  # noqa: BLE001 - no schema: nothing added
+        return ()
+    values = [str(v) for v in prop.get("enum") or []]
+    values += [str(v) for v in (prop.get("x-trainlint-removed-values") or {})]
+    return tuple(values)
 
 
 def _assumed_refuses(ctx, framework: str, ranges: list[dict]) -> bool:
@@ -104,10 +125,12 @@ def _judge(ctx, framework: str, spec: dict, value: Any, opened: set[str]) -> tup
     the refusing ranges, assumptions)."""
     ranges = [r for r in spec.get("ranges") or [] if isinstance(r, dict)]
     refusing = []
+    extra = _schema_enum(spec)
     for r in ranges:
         values = r.get("values")
         if values is None:
             continue  # not a field in these releases: no claim
+        values = [*values, *extra]
         opener = r.get("opened_by") or {}
         if opener and opener.get("key") in opened:
             continue  # a plugin may register the value
@@ -162,7 +185,7 @@ def rejected(ctx, framework: str, doc: Document | None = None) -> list[Rejected]
             verdict, refusing, spans, assumptions = _judge(ctx, framework, spec, value, opened)
             if verdict is False or refusing is None:
                 continue
-            pool = {str(v) for r in spec.get("ranges") or [] for v in (r.get("values") or [])}
+            pool = {str(v) for r in spec.get("ranges") or [] for v in (r.get("values") or [])} | set(_schema_enum(spec))
             guess = suggest(value, sorted(pool), cutoff=0.7) if isinstance(value, str) else None
             likely = verdict is True or _assumed_refuses(ctx, framework, _refusing_ranges(spec, spans))
             if not likely:
@@ -170,7 +193,8 @@ def rejected(ctx, framework: str, doc: Document | None = None) -> list[Rejected]
             every = len(_refusing_ranges(spec, spans)) == len(spec.get("ranges") or [])
             found = ctx.versions.get(framework) if verdict is True and not every else None
             out.append(Rejected(item, key, value, verdict is True, refusing, spans, assumptions, guess,
-                                bool(spec.get("silent")), found.version if found is not None else ""))
+                                bool(spec.get("silent")), found.version if found is not None else "",
+                                _schema_enum(spec)))
     return out
 
 

@@ -1,7 +1,9 @@
 """TL647 axolotl-invalid-value: an Axolotl value its config schema or loader refuses.
 
-**What**: an Axolotl config whose `adapter`, `rl`, `gradient_checkpointing`, `activation_offloading` or `tf32`
-has a value outside the set the Axolotl release in play accepts: `adapter: qlora4`, `adapter: dora` (DoRA is
+**What**: an Axolotl config whose `adapter`, `rl`, `optimizer`, `gradient_checkpointing`, `activation_offloading`
+or `tf32` has a value outside the set the Axolotl release in play accepts (`optimizer: adamw_torch_fuse`: neither
+transformers' `OptimizerNames`, from the hf-training-args schema with its removed values, nor Axolotl's
+`CustomSupportedOptimizers` of any release); `adapter: qlora4`, `adapter: dora` (DoRA is
 `adapter: lora` with `peft_use_dora: true`), `rl: ppo`, `rl: grpo` before 0.7, `gradient_checkpointing: unsloth`
 from 0.9.2, `tf32: auto` before 0.16. The sets, per release range, are data:
 `catalog/data/closed_values.json` (`axolotl`), read from the tags v0.6.0 - v0.18.0 and main.
@@ -9,8 +11,11 @@ from 0.9.2, `tf32: auto` before 0.16. The sets, per release range, are data:
 **Why**: Axolotl validates the YAML with its pydantic schema (`src/axolotl/utils/config/__init__.py:
 validate_config` -> `AxolotlConfigWCapabilities`), which refuses a value outside an enum or `Literal`
 (`src/axolotl/utils/schemas/enums.py: RLType`; `schemas/config.py: AxolotlInputConfig.gradient_checkpointing`,
-`activation_offloading`, `tf32`): "Input should be 'dpo', 'gdpo', 'grpo', 'ipo', 'orpo', 'kto', 'simpo' or 'ebft'"
-and the run stops before the model is loaded. `adapter` is a plain string in most releases: from 0.17
+`activation_offloading`, `tf32`; `schemas/training.py: HyperparametersConfig.optimizer`, `OptimizerNames |
+CustomSupportedOptimizers` before 0.18): "Input should be 'dpo', 'gdpo', 'grpo', 'ipo', 'orpo', 'kto', 'simpo' or
+'ebft'" and the run stops before the model is loaded. From 0.18 `optimizer` is a plain string that
+`core/builders/base.py: TrainerBuilderBase._configure_optimizer` hands to `TrainingArguments(optim=...)` when it is no
+custom optimizer: "{value} is not a valid OptimizerNames, please select one of [...]". `adapter` is a plain string in most releases: from 0.17
 `schemas/peft.py: LoraConfig.validate_adapter` refuses anything but lora, qlora, llama-adapter and the adapters
 plugins register ("Adapter '{value}' is not built in and was not registered by a plugin. Add the plugin that
 provides this adapter to `plugins:`."); 0.15 - 0.16 type it as a `Literal`; before 0.15
@@ -51,7 +56,9 @@ RULE = Rule("TL647", "axolotl-invalid-value", Severity.ERROR,
 def check(ctx: LintContext):
     doc = ctx.document
     for r in rejected(ctx, "axolotl"):
-        allowed = ", ".join(r.allowed()) or "a boolean"
+        names = r.allowed()
+        allowed = (", ".join(names) if len(names) <= 20 else ", ".join(names[:20]) + f", ... ({len(names)} in all)") \
+            or "a boolean"
         fixes = []
         if r.suggestion is not None and r.suggestion in r.allowed():
             fixes = [fix(f"write {r.suggestion}", replace_value(doc, r.node, r.suggestion), safe=False)]
