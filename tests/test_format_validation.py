@@ -294,3 +294,17 @@ def test_llamafactory_cross_check_by_release(tmp_path, version, reported):
     text = (f"# trainlint: llamafactory={version}\nstage: sft\nfinetuning_type: full\nuse_dora: true\n"
             "template: llama3\noutput_dir: o\n")
     assert found(lint(text, tmp_path), "TL648") == ([(4, "error")] if reported else [])
+
+
+def test_llamafactory_fork_is_judged_by_its_own_literals(tmp_path):
+    """A repository that vendors LLaMA-Factory (Javkonline/AMoPO) declares stages of its own."""
+    hparams = tmp_path / "src" / "llamafactory" / "hparams"
+    hparams.mkdir(parents=True)
+    (hparams / "finetuning_args.py").write_text(
+        "from typing import Literal\nclass FinetuningArguments:\n"
+        "    stage: Literal['pt', 'sft', 'rm', 'ppo', 'dpo', 'kto', 'amopo', 'modpo'] = 'sft'\n"
+        "    finetuning_type: Literal['lora', 'freeze', 'full'] = 'lora'\n")
+    (tmp_path / ".git").mkdir()
+    base = "# trainlint: dialect=llamafactory\nstage: {}\nfinetuning_type: full\ntemplate: llama3\noutput_dir: o\n"
+    assert found(lint(base.format("modpo"), tmp_path), "TL648") == []
+    assert found(lint(base.format("rmopo"), tmp_path), "TL648") == [(2, "error")]

@@ -15,9 +15,6 @@ trainer group from `trainer_class`'s signature: `lightning/pytorch/cli.py: Light
 `add_class_arguments`); read from the launched script, or with no launch from every LightningCLI script of the
 repository. A `trainer_class` whose class cannot be read makes the finding a warning that says so.
 
-A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
-would price is a reading of a file the framework does not start with (`Rule.misreads`).
-
 **Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
 Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not accept option '{key}'".
 
@@ -38,7 +35,7 @@ from trainlint.rules.tl620_lightning_removed_trainer_arg import _removed_keys
 RULE = Rule("TL526", "lightning-unknown-trainer-arg", Severity.ERROR,
             "A trainer key that is not a Lightning Trainer argument", flavors=("lightning",),
             framework="lightning", evidence="jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)",
-            raises="Group 'trainer' does not accept option '{key}'", misreads=True)
+            raises="Group 'trainer' does not accept option '{key}'")
 
 
 def known() -> set[str] | None:

@@ -19,9 +19,6 @@ argument 'gpus'". The Lightning release is not known to trainlint, hence a warni
 catalys1/mae-pytorch `multigpu.yaml` (`gpus: 8`), kouyk/pytorch-lightning-slurm `fit.yaml`
 (`auto_lr_find: true`).
 
-A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
-would price is a reading of a file the framework does not start with (`Rule.misreads`).
-
 **Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops (LightningCLI));
 verified against Lightning 1.6 - 2.6 (per key: the release in the table). First message: "Group
 'trainer' does not accept option '{key}'".
@@ -47,7 +44,7 @@ from trainlint.rules.base import LintContext, Rule
 RULE = Rule("TL620", "lightning-removed-trainer-arg", Severity.WARNING,
             "A Trainer argument removed in Lightning 2.0 (jsonargparse rejects it)", flavors=("lightning",),
             framework="lightning", evidence="jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)",
-            raises="Group 'trainer' does not accept option '{key}'", misreads=True)
+            raises="Group 'trainer' does not accept option '{key}'")
 
 # key -> (since, replacement advice). The schema's x-trainlint-removed list is used when present.
 REMOVED = {

@@ -20,6 +20,11 @@ in older releases) raises "Unknown task: {stage}." before the model is loaded. T
 verdict of the file as read (an unknown `finetuning_type` would be priced as a full fine-tune) is not reported:
 this finding is.
 
+A repository that vendors LLaMA-Factory's source (`src/llamafactory/hparams/finetuning_args.py`: a fork, such as
+Javkonline/AMoPO with its `amopo` and `modpo` stages) is judged by its own `FinetuningArguments`: the `Literal`
+values of `stage` and `finetuning_type` there (read with `ast`, never run), whatever the release; the release
+checks are not applied to it.
+
 The parser is LLaMA-Factory when the run's context says so (`llamafactory-cli train`, a script importing
 llamafactory, the repository's pins) or, failing that, when the file's own keys are LLaMA-Factory's (then the
 finding says it assumed the parser). The value is judged at the LLaMA-Factory release in play, as TL647 does for
@@ -38,13 +43,16 @@ second key).
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import lru_cache
+from pathlib import Path
 
 from trainlint.diagnostics import Severity, Span
 from trainlint.document.tree import Node
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.catalog.files import read_data
+from trainlint.context.pins import repo_root
 from trainlint.rules._closed_values import judged_at, rejected, severity_of
 from trainlint.rules._frameworks import hf_dialect
 from trainlint.rules.base import LintContext, Rule
@@ -70,11 +78,65 @@ def _parser_assumptions(ctx: LintContext) -> tuple[str, ...] | None:
             "parser): declare it with `# trainlint: dialect=llamafactory`",)
 
 
+VENDORED = ("src/llamafactory/hparams/finetuning_args.py", "llamafactory/hparams/finetuning_args.py",
+            "src/llmtuner/hparams/finetuning_args.py")
+
+
+def vendored_literals(doc) -> dict[str, tuple[str, ...]] | None:
+    """The `Literal` values of `stage` and `finetuning_type` in the repository's own copy of LLaMA-Factory (a fork
+    that vendors src/llamafactory, as Javkonline/AMoPO does with its `amopo` and `modpo` stages), or None when the
+    repository has none: its own source, not a release, decides what the file may say."""
+    try:
+        root = repo_root(Path(doc.path).resolve().parent)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return _literals_in(str(root))
+
+
+@lru_cache(maxsize=64)
+def _literals_in(root: str) -> dict[str, tuple[str, ...]] | None:
+    for relative in VENDORED:
+        try:
+            tree = ast.parse((Path(root) / relative).read_text(encoding="utf-8", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        found: dict[str, tuple[str, ...]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+                    node.target.id in ("stage", "finetuning_type") and isinstance(node.annotation, ast.Subscript):
+                inner = node.annotation.slice
+                items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+                values = tuple(str(i.value) for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str))
+                if values:
+                    found[node.target.id] = values
+        return found
+    return None
+
+
+def _vendored(ctx: LintContext, literals: dict[str, tuple[str, ...]], parser: tuple[str, ...]):
+    """The file judged by the repository's own FinetuningArguments (its Literals), certain whatever the release."""
+    doc = ctx.document
+    for key, allowed in literals.items():
+        node = doc.find((key,))
+        if node is None or node.kind != "scalar" or not isinstance(node.value, str) or node.value in allowed:
+            continue
+        yield RULE.at(doc, node,
+                      f"`{key}: {node.value}` is not a {key} of this repository's LLaMA-Factory: the run stops",
+                      assumptions=parser,
+                      detail=f"The repository's own FinetuningArguments (its vendored finetuning_args.py) declares "
+                             f"{key} as one of {', '.join(allowed)}; LLaMA-Factory stops on any other "
+                             "(\"Invalid fine-tuning method.\" / \"Unknown task: ...\").")
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     parser = _parser_assumptions(ctx)
     if parser is None:
         return
+    literals = vendored_literals(doc)
+    if literals is not None:
+        yield from _vendored(ctx, literals, parser)
+        return  # a fork: its own checks, not the releases', decide the rest
     refused_type = False
     for r in rejected(ctx, "llamafactory"):
         refused_type = refused_type or r.key == "finetuning_type"
