@@ -308,3 +308,23 @@ def test_llamafactory_fork_is_judged_by_its_own_literals(tmp_path):
     base = "# trainlint: dialect=llamafactory\nstage: {}\nfinetuning_type: full\ntemplate: llama3\noutput_dir: o\n"
     assert found(lint(base.format("modpo"), tmp_path), "TL648") == []
     assert found(lint(base.format("rmopo"), tmp_path), "TL648") == [(2, "error")]
+
+
+@pytest.mark.parametrize("version,reported", [("0.9.3", True), ("0.9.4", False), ("0.9.5", False)])
+def test_llamafactory_oft_with_quantization_by_release(tmp_path, version, reported):
+    """OFT takes quantization from 0.9.4, the release that added it; before it `oft` itself is refused."""
+    text = (f"# trainlint: llamafactory={version}\nstage: sft\nfinetuning_type: oft\nquantization_bit: 4\n"
+            "template: qwen\noutput_dir: o\n")
+    assert [line for line, _ in found(lint(text, tmp_path), "TL648")] == ([3] if reported else [])
+
+
+def test_lora_fix_is_not_offered_where_llamafactory_refuses_lora(tmp_path):
+    """The planner's LoRA edit would make `use_badam: true` + `finetuning_type: lora`, which LLaMA-Factory refuses."""
+    from trainlint.fixes.knobs import lora_edits
+
+    path = tmp_path / "lf.yaml"
+    path.write_text("model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: full\n"
+                    "use_badam: true\ntemplate: llama3\noutput_dir: o\n")
+    result = engine.check_path(path, SETTINGS)
+    ctx = type("Ctx", (), {"flavor": result.flavor, "plan": result.plan, "document": result.document})()
+    assert lora_edits(ctx, qlora=False) is None and lora_edits(ctx, qlora=True) is None

@@ -7,10 +7,13 @@ inserted where the flavor keeps it. None when the flavor has no such setting.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
+from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Edit
+from trainlint.document.tree import Node
 from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
@@ -209,6 +212,11 @@ def lora_edits(ctx, qlora: bool) -> list[Edit] | None:
     values = dict(base)
     if qlora and doc.root.get("model_quantization_config") is not None:
         return None  # axolotl: model_quantization_config and load_in_4bit cannot be used together
+    if kind == "llamafactory" and (any(_true(doc.root.get(key)) for key in _llamafactory_not_with_lora())
+                                   or (not qlora and any(doc.root.get(k) is not None for k in quant))):
+        # LLaMA-Factory refuses LoRA with GaLore / APOLLO / BAdam (FinetuningArguments.__post_init__), and a
+        # `quantization_bit` already written would make the "LoRA" fix QLoRA: no such fix is offered
+        return None
     if qlora:
         values.update(quant)
     edits: list[Edit] = []
@@ -230,6 +238,22 @@ def lora_edits(ctx, qlora: bool) -> list[Edit] | None:
     if text:
         edits.append(Edit(doc.path, insert_at, text))
     return edits
+
+
+@functools.lru_cache(maxsize=1)
+def _llamafactory_not_with_lora() -> tuple[str, ...]:
+    """The keys LLaMA-Factory refuses with `finetuning_type: lora` (catalog/data/llamafactory_checks.json)."""
+    try:
+        data = json.loads(read_data("llamafactory_checks.json"))
+    except (OSError, ValueError):
+        return ()
+    return tuple(str(c["key"]) for c in data.get("checks") or []
+                 if isinstance(c, dict) and c.get("key") and "lora" in (c.get("type_in") or []))
+
+
+def _true(node: Node | None) -> bool:
+    return node is not None and node.kind == "scalar" and (
+        node.value is True or (isinstance(node.value, str) and node.value.strip().lower() == "true"))
 
 
 # How each flavor turns on sharding it does not have yet (for the planner's advice; no edit is made:

@@ -168,11 +168,16 @@ def check(ctx: LintContext):
         said = f"Module '{module}' has no attribute '{name}'."
         if not present:
             fixes = [fix(f"use `{guess}`", replace_value(doc, entry.value, guess), safe=False)] if guess else []
+            headline = f"`{path}` is in no torchtune release: config.instantiate stops"
             hint = f"; did you mean `{guess}`?" if guess else ""
-            yield RULE.at(doc, entry.value, f"`{path}` is in no torchtune release: config.instantiate stops{hint}",
+            if len(headline + hint) > 120:  # two long paths: the guess goes to the detail (and the fix's title)
+                headline, hint, more = headline, "", f" Did you mean `{guess}`?"
+            else:
+                more = ""
+            yield RULE.at(doc, entry.value, headline + hint,
                           fixes, detail=f"No torchtune release (0.1.0 - {labels[-2] if len(labels) > 1 else '?'}, nor "
                                         f"main) has `{path}`: the recipe's config.instantiate stops at set-up with "
-                                        f"InstantiationError (\"{said}\").")
+                                        f"InstantiationError (\"{said}\").{more}")
             continue
         specs = _missing_specs(present, labels)
         have = [labels[i] for i in sorted(present)]
