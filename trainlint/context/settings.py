@@ -48,7 +48,7 @@ PATTERN_KEYS = ("exclude", "extend-exclude")
 # name works as a key too (`# trainlint: trl=0.18.0`).
 CONTEXT_KEYS = ("versions", "launch", "dialect")
 FRAMEWORK_KEYS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightning", "torchtune", "axolotl",
-                  "llamafactory", "litgpt", "torch")
+                  "llamafactory", "ms-swift", "litgpt", "torch")
 FAIL_LEVELS = ("error", "warning", "info")
 
 _DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
