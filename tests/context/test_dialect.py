@@ -13,12 +13,15 @@ def codes(result, code):
     return [d for d in result.diagnostics if d.code == code]
 
 
-def test_unknown_parser_keeps_unknown_keys_at_info(tmp_path):
+def test_unknown_parser_keeps_a_misspelling_at_warning(tmp_path):
+    """A key one typo away from a known field is a defect whichever parser reads it (it stops or drops the key):
+    a warning that says the parser is unknown, not info (issue 21, item 3)."""
     repo = make_repo(tmp_path, {"c.yaml": TYPO})
     result = engine.check_path(repo / "c.yaml")
     assert not result.dialect.known
     (d,) = codes(result, "TL523")
-    assert d.severity.value == "info" and "parser that reads this file is unknown" in d.assumptions[0]
+    assert d.severity.value == "warning" and "parser that reads this file is unknown" in d.assumptions[0]
+    assert "stops or trains without it" in d.message
 
 
 def test_script_imports_decide_the_parser(tmp_path):
