@@ -142,7 +142,7 @@ def check(ctx: LintContext):
         elif dialect == "trl" or getattr(ctx.launch, "script_parser", "") == "h4":
             outcome = trl_unknown_key(ctx, key=key)  # alignment-handbook's H4ArgumentParser included
             short, parser = outcome.short, outcome.full
-        elif assumptions:
+        elif unnamed:
             short = "the run stops or trains without it"
             parser = ("whichever parser reads it stops or drops it: HfArgumentParser stops with \"Some keys are not "
                       "used by the HfArgumentParser\", TrlParser >= 0.19 with \"Unknown arguments from config "
