@@ -589,8 +589,12 @@ def linking_results(path: str, settings: Settings = Settings(), skip: frozenset[
 
 
 def _shown(path: str) -> str:
-    absolute, cwd = os.path.abspath(path), os.getcwd()
-    return os.path.relpath(absolute, cwd) if absolute.startswith(cwd.rstrip(os.sep) + os.sep) else path
+    """A linking config's path as messages name it: relative to the working directory, `../` included (as ruff names
+    files), so that a message never carries the machine's own folders."""
+    try:
+        return os.path.relpath(os.path.abspath(path), os.getcwd())
+    except (OSError, ValueError):  # no working directory, another drive
+        return path
 
 
 def add_linked_findings(result: FileResult, linking: list[FileResult], settings: Settings = Settings()) -> FileResult:
