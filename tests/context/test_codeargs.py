@@ -79,3 +79,39 @@ def test_code_value_reading(tmp_path):
                     "    gradient_checkpointing: bool = True\n")
     assert codeargs.code_value(str(path), "gradient_checkpointing").value is True
     assert codeargs.code_value(str(path), "bf16") is None  # the library's default applies
+
+
+POST_PARSE = '''from alignment import H4ArgumentParser, ModelArguments, DataArguments
+from trl import DPOConfig
+
+
+def main():
+    parser = H4ArgumentParser((ModelArguments, DataArguments, DPOConfig))
+    model_args, data_args, training_args = parser.parse()
+    training_args.do_eval = False
+    training_args.do_eval = True
+    other.bf16 = True
+'''
+
+
+def test_an_assignment_after_parsing_is_the_value_the_run_uses(tmp_path):
+    script = tmp_path / "run_sppo.py"
+    script.write_text(POST_PARSE)
+    code = codeargs.code_value(str(script), "do_eval")
+    assert code is not None and code.value is True and "run_sppo.py:9" in code.where  # the last assignment wins
+    assert codeargs.code_value(str(script), "bf16") is None  # `other` is not what the parser returned
+
+
+def test_a_string_the_script_overwrites_after_parsing_is_not_an_invalid_value(tmp_path):
+    # angelahzyuan/SPPO: `do_eval: "no"` in the recipe, `training_args.do_eval = False` in run_sppo.py after parse()
+    recipe = 'model_name_or_path: m\nbeta: 0.1\ndo_eval: "no"\noutput_dir: out\n'
+    repo = make_repo(tmp_path, {"recipes/sppo.yaml": recipe, "sppo/run_sppo.py": POST_PARSE.replace(
+        "    training_args.do_eval = True\n", "")})
+    result = engine.check_path(repo / "recipes/sppo.yaml")
+    assert result.dialect.known and result.dialect.script.endswith("run_sppo.py")
+    assert not [d for d in result.diagnostics if d.code == "TL520"]
+    codeargs.clear_cache()
+    (repo / "sppo/run_sppo.py").write_text(POST_PARSE.replace("    training_args.do_eval = False\n", "").replace(
+        "    training_args.do_eval = True\n", ""))
+    result = engine.check_path(repo / "recipes/sppo.yaml")
+    assert [d.code for d in result.diagnostics if d.code == "TL520"] == ["TL520"]  # nothing overwrites it

@@ -50,6 +50,9 @@ class _Facts:
     fields: dict  # {field name: {(class name, line, value)}} of the script's dataclasses
     options: dict  # {dest: (line, value)} of its argparse options
     subclasses: frozenset  # the script's classes that derive from an arguments class
+    # {field: (line, expression)}: the last `training_args.<field> = ...` on what the script's parser returned
+    # (`model_args, data_args, training_args = parser.parse()`; SPPO's run_sppo.py sets `do_eval = False` there)
+    assigned: dict
 
 
 _CACHE: dict[tuple, _Facts | None] = {}
@@ -67,6 +70,9 @@ def code_value(script: str, key: str) -> CodeValue | None:
     if facts is None:
         return None
     name = os.path.basename(script)
+    if key in facts.assigned:  # set after parsing: whatever the config or the command line gave is replaced
+        line, expr = facts.assigned[key]
+        return _evaluate(expr, facts, f"{name}:{line}: {_source(expr)} is assigned to {key} after parsing")
     for line, cls, keywords, spread in facts.calls:
         where = f"{name}:{line}: {cls}("
         if key in keywords:
@@ -135,7 +141,32 @@ def _read(script: str) -> _Facts | None:
                 spread = any(k.arg is None for k in node.keywords)
                 calls.append((node.lineno, cls, keywords, spread))
     calls.sort(key=lambda c: c[0])
-    return _Facts(tuple(calls), fields, options, frozenset(subclasses))
+    return _Facts(tuple(calls), fields, options, frozenset(subclasses), _assigned_after_parsing(tree))
+
+
+# The parser methods whose results are the parsed argument objects (HfArgumentParser, TrlParser, H4ArgumentParser).
+_PARSE_METHODS = re.compile(r"^parse(?:_args_and_config|_args_into_dataclasses|_yaml_file|_json_file|_dict)?$")
+
+
+def _assigned_after_parsing(tree: ast.AST) -> dict:
+    """{field: (line, expression)} of the assignments to an attribute of a name bound to what a parser's parse
+    method returned (the last one for each field, in line order)."""
+    parsed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                isinstance(node.value.func, ast.Attribute) and _PARSE_METHODS.match(node.value.func.attr):
+            for target in node.targets:
+                names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                parsed.update(n.id for n in names if isinstance(n, ast.Name))
+    found: dict[str, tuple] = {}
+    if not parsed:
+        return found
+    assignments = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1]
+    for node in sorted(assignments, key=lambda n: n.lineno):
+        target = node.targets[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in parsed:
+            found[target.attr] = (node.lineno, node.value)
+    return found
 
 
 def _name(node: ast.AST) -> str:

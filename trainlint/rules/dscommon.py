@@ -396,10 +396,10 @@ def host_value(cfg: DSConfig, what: str) -> HostValue | None:
     return found
 
 
-def _set_in_code(launch, key: str, what: str) -> HostValue | None:
-    """The value the launched script gives training argument `key` in its own code (context.codeargs: a keyword of
-    the TrainingArguments it constructs, from a constant or its own argument's default; its own subclass's field
-    default), as a HostValue (`known` False when the code computes it); None when the script does not set it."""
+def _script_code_value(launch, key: str) -> codeargs.CodeValue | None:
+    """How the script the launch runs sets training argument `key` in its own code (context.codeargs: a keyword of the
+    TrainingArguments it constructs, an assignment after parsing, its own subclass's default); None when it does not,
+    or there is no launched script in the repository."""
     if launch is None or not launch.found or not launch.script:
         return None
     try:
@@ -407,7 +407,14 @@ def _set_in_code(launch, key: str, what: str) -> HostValue | None:
         path = dialect_context.script_path(launch.script, launch_context.bases_of(launch, root))
     except (OSError, ValueError, RuntimeError):
         return None
-    code = codeargs.code_value(path, key) if path else None
+    return codeargs.code_value(path, key) if path else None
+
+
+def _set_in_code(launch, key: str, what: str) -> HostValue | None:
+    """The value the launched script gives training argument `key` in its own code (context.codeargs: a keyword of
+    the TrainingArguments it constructs, from a constant or its own argument's default; its own subclass's field
+    default), as a HostValue (`known` False when the code computes it); None when the script does not set it."""
+    code = _script_code_value(launch, key)
     if code is None:
         return None
     value = _arg_value(str(code.value), what) if code.known and code.value is not None else None

@@ -39,6 +39,10 @@ same holds for TL521 and TL522.
 **Evidence**: `transformers/hf_argparser.py: HfArgumentParser.parse_dict` (silent at load: the value
 reaches the run as written); verified against transformers 4.40 - 5.24, accelerate 1.13 - 1.15.
 
+Not reported where the script that reads the file sets the key itself in code (an assignment to what its parser
+returned, `training_args.do_eval = False`, or a constant keyword of the TrainingArguments it builds: context.codeargs):
+the file's value never reaches the run.
+
 **Example**: `per_device_train_batch_size: "8"` → `per_device_train_batch_size: 8`.
 
 **Fix** (safe): write a quoted number or boolean without quotes, quote a number where a string is
@@ -47,6 +51,7 @@ expected (`gpu_ids: 0` → `gpu_ids: "0"`); other type errors have no fix.
 
 from __future__ import annotations
 
+from trainlint.context import codeargs
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.base import as_float
@@ -66,9 +71,14 @@ CLAIMS = (
 
 def check(ctx: LintContext):
     doc = ctx.document
+    script = ctx.dialect.script if ctx.dialect.known else ""  # the launched script, or the one the parser is read from
     for f in findings(ctx):
         if f.kind != "type":
             continue
+        names = [part for part in f.node.key_path if isinstance(part, str)]
+        code = codeargs.code_value(script, names[0]) if script and len(names) == 1 else None
+        if code is not None and code.known:
+            continue  # the script that reads the file sets it in its own code (SPPO: `training_args.do_eval = False`)
         fixes = []
         node = f.node
         if node.kind == "scalar" and isinstance(node.value, str):
