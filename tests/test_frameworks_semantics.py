@@ -302,6 +302,36 @@ def test_torchtune_chunked_output_loss():
     assert build_run(four, LLAMA32_1B, []).loss_chunks == 4
 
 
+def test_torchtune_compiled_chunked_loss_keeps_no_fp32_chunks():
+    """compile: true: training.compile_loss compiles CEWithChunkedOutputLoss.compute_cross_entropy, one inductor graph
+    that keeps the bf16 chunks and per-row statistics, no fp32 copy or log-softmax: forward T·V·2 + 2 fp32 per row;
+    backward the chunks still saved plus one chunk's bf16 gradient. compile: false keeps the eager path."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
+    plan = torchtune.read(parse_document(text + "compile: true\n", "t.yaml")).plan
+    assert plan.loss_kernel.value == "torchtune_chunked_compiled" and plan.torch_compile.value is True
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
+    assert act.logits_forward == T * V * 2 + T * 8
+    assert act.logits_backward == T * V * 2 + rows * V * 2 + T * 8
+    eager = torchtune.read(parse_document(text + "compile: false\n", "t.yaml")).plan
+    assert eager.loss_kernel.value == "torchtune_chunked"
+
+
+def test_torchtune_lora_adapters_are_in_the_recipe_dtype():
+    """lora_finetune_single_device._setup_model: the model (adapters included) is built under set_default_dtype(dtype)
+    and validate_expected_param_dtype checks the adapters are in it: bf16 adapters, not PEFT's fp32."""
+    from trainlint.flavors import torchtune
+
+    lora = TORCHTUNE.replace("llama3_2.llama3_2_1b\n", "llama3_2.lora_llama3_2_1b\n  lora_rank: 64\n"
+                                                         "  lora_dropout: 0.1\n")
+    peft = torchtune.read(parse_document(lora, "t.yaml")).plan.peft.value
+    assert peft.adapter_dtype == "bf16" and peft.rank == 64 and peft.dropout == 0.1
+    fp32 = torchtune.read(parse_document(lora.replace("dtype: bf16", "dtype: fp32"), "t.yaml")).plan.peft.value
+    assert fp32.adapter_dtype is None
+
+
 def test_torchtune_linear_cross_entropy_projects_per_chunk():
     """LinearCrossEntropyLoss: the head runs inside the loss per chunk: one chunk's bf16 logits at a time."""
     from trainlint.flavors import torchtune

@@ -184,7 +184,9 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
                            f"{', '.join(targets) or 'no linear'} adapted")
     if plan.torch_compile.value:
-        assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
+        assumptions.append("torch_compile: the compiled chunked loss is modelled, the layers as in eager mode "
+                           "(compiled graphs can save less)" if loss_kernel == "torchtune_chunked_compiled" else
+                           "torch_compile: memory as in eager mode (compiled graphs can save less)")
     if plan.padding_free.value:
         assumptions.append("padding_free: sequences packed without padding; the sequence length is the packed length")
     if any(getattr(st, "ssm", None) is not None for st in getattr(arch, "stacks", ())):

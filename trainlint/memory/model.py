@@ -142,7 +142,7 @@ class Run:
     grad_accum: int = 1
     kbit_fp32_upcast: bool = False  # PEFT's prepare_model_for_kbit_training: the non-quantized rest upcast to fp32
     head: str = "lm"  # lm | seq_cls | token_cls (a classification head has no vocabulary logits)
-    loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked; None: HF's loss (or Liger if fused_loss)
+    loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked(_compiled); None: HF's loss (or Liger if fused_loss)
     liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
     optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
     momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
@@ -929,6 +929,15 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
+    if kernel == "torchtune_chunked_compiled":
+        # compile: true (data "torchtune" loss "compiled"): the per-chunk upcast and cross-entropy run as one
+        # inductor graph that saves the 16-bit chunk and its per-row statistics, no fp32 copy or log-softmax. The
+        # model's chunked 16-bit logits (T·V·c) stay saved until each chunk's backward, which writes one chunk's
+        # 16-bit gradient.
+        rows = T / max(1, run.loss_chunks)
+        forward = T * V * c + T * 4 * 2
+        backward = T * V * c + rows * V * c + T * 4 * 2
+        return forward, backward
     if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks", "litgpt_pretrain_ce"):
         return _litgpt_logits(run, kernel, T, V, c)
     if kernel in ("torchtune_chunked", "torchtune_linear_ce"):
@@ -1134,6 +1143,7 @@ def _step(run: Run, memo: PartsMemo | None):
                 "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks",
                 "litgpt_pretrain_ce": "LitGPT pretrain: full logits, cross-entropy in 128-row chunks",
                 "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
+                "torchtune_chunked_compiled": "torchtune CEWithChunkedOutputLoss, compiled (no fp32 copy per chunk)",
                 "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
