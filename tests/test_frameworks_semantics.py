@@ -447,3 +447,39 @@ def test_litgpt_pretrain_has_no_shift_copy():
     T, V = 1024, LLAMA32_1B.vocab_size
     assert activations(build_run(pretrain, LLAMA32_1B, [])).logits_forward == 6 * T * V
     assert activations(build_run(full, LLAMA32_1B, [])).logits_forward == 8 * T * V
+
+
+LITGPT_QLORA = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\nquantize: bnb.nf4\n"
+                "lora_r: 8\nlora_query: true\nlora_value: true\ntrain:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+
+
+def test_litgpt_qlora_follows_the_bitsandbytes_its_release_pins():
+    """litgpt <=0.5.4 pins bitsandbytes==0.42.0, whose MatMul4Bit keeps each 4-bit linear's input (until 0.43.2):
+    per layer the attention input (the q/v adapters save their dropped copies, not it), the MLP input and the MLP
+    product, T·(2h + f)·2 bytes; litgpt 0.5.5 pins bitsandbytes 0.44. bnb.nf4 is not double-quantized."""
+    from trainlint.plan import Origin, Setting
+
+    plan = litgpt_plan(LITGPT_QLORA)
+    assert plan.peft.value.double_quant is False
+    assert litgpt_plan(LITGPT_QLORA.replace("bnb.nf4", "bnb.nf4-dq")).peft.value.double_quant is True
+    said: list[str] = []
+    old = build_run(plan.with_(trainer_version=Setting("0.4.13", Origin("cli"))), LLAMA32_1B, said)
+    new = build_run(plan.with_(trainer_version=Setting("0.5.13", Origin("cli"))), LLAMA32_1B, [])
+    assert old.bnb_saves_input and not new.bnb_saves_input
+    assert any("bitsandbytes 0.42.0" in note for note in said)
+    T, h, f = 512, LLAMA32_1B.hidden_size, LLAMA32_1B.intermediate_size
+    assert activations(old).per_layer - activations(new).per_layer == T * (2 * h + f) * 2
+
+
+def test_litgpt_qlora_quantizes_the_head_and_dequantizes_it_twice():
+    """Fabric's BitsandbytesPrecision replaces every nn.Linear (the head too) and quantizes from fp16
+    (_Linear4bit.quantize: weight.to(torch.half)); MatMul4Bit dequantizes to the state's fp16 and .to(bf16): the
+    [vocab, hidden] head weight twice in 16 bits at the end of the forward. HF QLoRA keeps its head 16-bit."""
+    from trainlint.memory.model import _dequant_bytes
+
+    run = build_run(litgpt_plan(LITGPT_QLORA), LLAMA32_1B, [])
+    assert run.quantized_head and run.dequant_copies == 2
+    assert _dequant_bytes(run) == LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * 2 * 2
+    head_4bit = model_states(run).weights
+    assert model_states(Run(**{**run.__dict__, "quantized_head": False})).weights - head_4bit == pytest.approx(
+        LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * (2 - 0.5625))
