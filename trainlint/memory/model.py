@@ -1018,11 +1018,11 @@ def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[flo
 # these lists to the code): runs that agree on them have the same states or activations.
 STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "deepspeed", "optimizer", "momentum",
                "lowrank", "optimizer_in_bwd", "fsdp", "zero_stage", "gpus_per_node", "reduce_bucket", "overlap_comm",
-               "offload_optimizer", "offload_params", "kbit_fp32_upcast")
+               "offload_optimizer", "offload_params", "kbit_fp32_upcast", "quantized_head")
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
                     "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits",
-                    "fused_activation", "loss_chunks")
+                    "fused_activation", "loss_chunks", "bnb_saves_input")
 
 
 class PartsMemo:
