@@ -57,7 +57,7 @@ def test_published_rows_are_complete_and_estimable():
     reported in docs/accuracy.md but not held to the traced-case target (their settings are less certain)."""
     compare = load_compare()
     published = json.loads((HERE / "published.json").read_text())
-    assert 5 <= len(published) <= 12
+    assert len(published) >= 5
     assert len({row["id"] for row in published}) == len(published)
     for row in published:
         assert row["source"].startswith("https://"), row["id"]

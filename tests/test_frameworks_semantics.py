@@ -302,6 +302,36 @@ def test_torchtune_chunked_output_loss():
     assert build_run(four, LLAMA32_1B, []).loss_chunks == 4
 
 
+def test_torchtune_compiled_chunked_loss_keeps_no_fp32_chunks():
+    """compile: true: training.compile_loss compiles CEWithChunkedOutputLoss.compute_cross_entropy, one inductor graph
+    that keeps the bf16 chunks and per-row statistics, no fp32 copy or log-softmax: forward T·V·2 + 2 fp32 per row;
+    backward the chunks still saved plus one chunk's bf16 gradient. compile: false keeps the eager path."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
+    plan = torchtune.read(parse_document(text + "compile: true\n", "t.yaml")).plan
+    assert plan.loss_kernel.value == "torchtune_chunked_compiled" and plan.torch_compile.value is True
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
+    assert act.logits_forward == T * V * 2 + T * 8
+    assert act.logits_backward == T * V * 2 + rows * V * 2 + T * 8
+    eager = torchtune.read(parse_document(text + "compile: false\n", "t.yaml")).plan
+    assert eager.loss_kernel.value == "torchtune_chunked"
+
+
+def test_torchtune_lora_adapters_are_in_the_recipe_dtype():
+    """lora_finetune_single_device._setup_model: the model (adapters included) is built under set_default_dtype(dtype)
+    and validate_expected_param_dtype checks the adapters are in it: bf16 adapters, not PEFT's fp32."""
+    from trainlint.flavors import torchtune
+
+    lora = TORCHTUNE.replace("llama3_2.llama3_2_1b\n", "llama3_2.lora_llama3_2_1b\n  lora_rank: 64\n"
+                                                         "  lora_dropout: 0.1\n")
+    peft = torchtune.read(parse_document(lora, "t.yaml")).plan.peft.value
+    assert peft.adapter_dtype == "bf16" and peft.rank == 64 and peft.dropout == 0.1
+    fp32 = torchtune.read(parse_document(lora.replace("dtype: bf16", "dtype: fp32"), "t.yaml")).plan.peft.value
+    assert fp32.adapter_dtype is None
+
+
 def test_torchtune_linear_cross_entropy_projects_per_chunk():
     """LinearCrossEntropyLoss: the head runs inside the loss per chunk: one chunk's bf16 logits at a time."""
     from trainlint.flavors import torchtune
@@ -417,3 +447,39 @@ def test_litgpt_pretrain_has_no_shift_copy():
     T, V = 1024, LLAMA32_1B.vocab_size
     assert activations(build_run(pretrain, LLAMA32_1B, [])).logits_forward == 6 * T * V
     assert activations(build_run(full, LLAMA32_1B, [])).logits_forward == 8 * T * V
+
+
+LITGPT_QLORA = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\nquantize: bnb.nf4\n"
+                "lora_r: 8\nlora_query: true\nlora_value: true\ntrain:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+
+
+def test_litgpt_qlora_follows_the_bitsandbytes_its_release_pins():
+    """litgpt <=0.5.4 pins bitsandbytes==0.42.0, whose MatMul4Bit keeps each 4-bit linear's input (until 0.43.2):
+    per layer the attention input (the q/v adapters save their dropped copies, not it), the MLP input and the MLP
+    product, T·(2h + f)·2 bytes; litgpt 0.5.5 pins bitsandbytes 0.44. bnb.nf4 is not double-quantized."""
+    from trainlint.plan import Origin, Setting
+
+    plan = litgpt_plan(LITGPT_QLORA)
+    assert plan.peft.value.double_quant is False
+    assert litgpt_plan(LITGPT_QLORA.replace("bnb.nf4", "bnb.nf4-dq")).peft.value.double_quant is True
+    said: list[str] = []
+    old = build_run(plan.with_(trainer_version=Setting("0.4.13", Origin("cli"))), LLAMA32_1B, said)
+    new = build_run(plan.with_(trainer_version=Setting("0.5.13", Origin("cli"))), LLAMA32_1B, [])
+    assert old.bnb_saves_input and not new.bnb_saves_input
+    assert any("bitsandbytes 0.42.0" in note for note in said)
+    T, h, f = 512, LLAMA32_1B.hidden_size, LLAMA32_1B.intermediate_size
+    assert activations(old).per_layer - activations(new).per_layer == T * (2 * h + f) * 2
+
+
+def test_litgpt_qlora_quantizes_the_head_and_dequantizes_it_twice():
+    """Fabric's BitsandbytesPrecision replaces every nn.Linear (the head too) and quantizes from fp16
+    (_Linear4bit.quantize: weight.to(torch.half)); MatMul4Bit dequantizes to the state's fp16 and .to(bf16): the
+    [vocab, hidden] head weight twice in 16 bits at the end of the forward. HF QLoRA keeps its head 16-bit."""
+    from trainlint.memory.model import _dequant_bytes
+
+    run = build_run(litgpt_plan(LITGPT_QLORA), LLAMA32_1B, [])
+    assert run.quantized_head and run.dequant_copies == 2
+    assert _dequant_bytes(run) == LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * 2 * 2
+    head_4bit = model_states(run).weights
+    assert model_states(Run(**{**run.__dict__, "quantized_head": False})).weights - head_4bit == pytest.approx(
+        LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * (2 - 0.5625))

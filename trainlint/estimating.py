@@ -20,7 +20,7 @@ from trainlint.context.settings import Overrides, Settings
 from trainlint.document.tree import Document
 from trainlint.fixes.planner import TARGET, Offer, plan_fixes
 from trainlint.memory.breakdown import Breakdown
-from trainlint.memory.estimate import attach, resolve_gpu
+from trainlint.memory.estimate import attach, resolve_gpu, with_versions
 from trainlint.plan import AMP_BF16, AMP_FP16, Origin, Peft, Precision, Setting, TrainingPlan
 from trainlint.rules.base import LintContext
 
@@ -108,7 +108,8 @@ def file_plan(path: str, overrides: Overrides,
         reason = result.document.syntax_error.message if result.document.syntax_error else \
             "trainlint does not recognise this file as a training config"
         raise EstimateError(f"{path}: {reason}")
-    return result.plan, result.document, result.linked
+    # The framework versions in play (pins, `# trainlint:` directives) decide the semantics, as in `check`.
+    return with_versions(result.plan, getattr(result, "versions", None)), result.document, result.linked
 
 
 def flags_plan(overrides: Overrides) -> TrainingPlan:

@@ -7,8 +7,9 @@ file. Needs only trainlint itself (no torch): the estimate is computed from each
 and settings, the same way `trainlint estimate` does.
 
 A third section compares published real-GPU measurements (published.json: source, quoted figure,
-what it measured, and the `trainlint estimate` flags that express the setup). Each row is estimated
-through the same code path as `trainlint estimate` with flags only, and compared with the matching
+what it measured, and either the framework's own config file under published_configs/ with the release of
+the time pinned by a `# trainlint:` directive, or the `trainlint estimate` flags that express the setup). Each
+row is estimated through the same code path as `trainlint estimate [CONFIG] FLAGS --isolated`, and compared with the matching
 quantity: peak_allocated for "allocated", peak_reserved for "reserved", total for "device_total" and
 "unknown". These rows are reported, not held to the accuracy target (their settings are less certain).
 """
@@ -137,16 +138,34 @@ def estimate_flags(flags: list[str]):
     return ctx.estimate
 
 
+def estimate_config(config: Path, flags: list[str]):
+    """The estimate `trainlint estimate CONFIG FLAGS --isolated` prints: the file read as `trainlint check` reads
+    it (its `# trainlint:` directives included), the flags laid over it."""
+    from trainlint import estimating
+    from trainlint.cli import _cli_overrides, build_parser
+
+    args = build_parser().parse_args(["estimate", str(config), *flags])
+    plan, document, linked = estimating.file_plan(str(config), _cli_overrides(args), use_project_config=False)
+    return estimating.estimate(plan, document, linked).estimate
+
+
+def framework_of(row: dict) -> str:
+    """The framework whose config format a row is written in (a config file's folder), else flags (HF-style)."""
+    return Path(row["config"]).parent.name if row.get("config") else "flags (HF Trainer)"
+
+
 def compare_published(published: list[dict]) -> list[dict]:
     rows = []
     for row in published:
         quantity, _ = MEASURES[row["measures"]]
-        est = estimate_flags(row["estimate_args"])
+        est = estimate_config(HERE / row["config"], row["estimate_args"]) if row.get("config") else \
+            estimate_flags(row["estimate_args"])
         value = getattr(est, quantity)
         truth = row["measured_gib"] * GIB
         rows.append({"id": row["id"], "source": row["source"], "measures": row["measures"], "quantity": quantity,
                      "measured": truth, "estimate": value, "error": (value - truth) / truth,
-                     "phase": est.peak_phase, "flags": row["estimate_args"],
+                     "phase": est.peak_phase, "flags": row["estimate_args"], "config": row.get("config"),
+                     "framework": framework_of(row),
                      "assumptions": row.get("assumptions", [])})
     return rows
 
@@ -159,23 +178,31 @@ def published_section(rows: list[dict]) -> list[str]:
     s = stats(rows)
     out = ["## Published measurements", "",
            "Real-GPU peaks published by others (`benchmarks/accuracy/published.json` holds each source, the quoted "
-           "figure and unit, and every setting relied on). Each row is estimated with the `trainlint estimate` flags "
-           "shown and compared with the quantity the source measured: `peak_allocated` for "
+           "figure and unit, and every setting relied on). A row from LitGPT or torchtune is that framework's own config "
+           "file (`benchmarks/accuracy/published_configs/`, the release of the time pinned by a `# trainlint:` "
+           "directive) estimated as `trainlint estimate CONFIG --gpu GPU` estimates it; the HF-style rows are the "
+           "`trainlint estimate` flags shown. Each is compared with the quantity the source measured: `peak_allocated` for "
            "`torch.cuda.max_memory_allocated()`, `peak_reserved` for `max_memory_reserved()`, `total` for an "
            "nvidia-smi/NVML device total or an unstated measure. Settings a source leaves open are stated as "
            "assumptions below, so these rows are less certain than the traced cases and are not held to the target.",
            "",
            f"**{s['cases']} rows: median |error| {s['median']:.1%}, 90th percentile {s['p90']:.1%}, "
            f"maximum {s['max']:.1%}.**", "",
-           "| row | source | measured | measured GiB | estimate GiB | error | estimated peak phase |",
-           "|---|---|---|---:|---:|---:|---|"]
+           "| framework (config format) | rows | median \\|error\\| | 90th percentile | maximum |",
+           "|---|---:|---:|---:|---:|"]
+    for framework in dict.fromkeys(r["framework"] for r in rows):
+        f = stats([r for r in rows if r["framework"] == framework])
+        out.append(f"| {framework} | {f['cases']} | {f['median']:.1%} | {f['p90']:.1%} | {f['max']:.1%} |")
+    out += ["", "| row | source | measured | measured GiB | estimate GiB | error | estimated peak phase |",
+            "|---|---|---|---:|---:|---:|---|"]
     for r in rows:
         label = MEASURES[r["measures"]][1]
         out.append(f"| {r['id']} | [source]({r['source']}) | {label} (vs `{r['quantity']}`) | "
                    f"{r['measured'] / GIB:.2f} | {r['estimate'] / GIB:.2f} | {r['error']:+.1%} | {r['phase']} |")
     out += ["", "Estimate flags and assumptions per row:", ""]
     for r in rows:
-        out.append(f"* **{r['id']}**: `trainlint estimate {' '.join(r['flags'])}`")
+        target = f"benchmarks/accuracy/{r['config']} " if r["config"] else ""
+        out.append(f"* **{r['id']}**: `trainlint estimate {target}{' '.join(r['flags'])}`")
         for a in r["assumptions"]:
             out.append(f"  * {_cell(a)}")
     out.append("")

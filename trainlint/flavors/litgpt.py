@@ -94,8 +94,10 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         # Fabric's true precisions cast the whole module, adapters too (HalfPrecision.convert_module).
         adapter_dtype = value.param_dtype if value.param_dtype != "fp32" and not value.autocast else None
         origin = rank.origin if rank is not None else view.origin((next(f for f in switches if view.has(f)),))
+        # Fabric's BitsandbytesPrecision: bnb.nf4 / bnb.fp4 quantize without double quantization, the -dq modes with.
+        double = bool(quantize is not None and quantize.value.endswith("-dq"))
         changes["peft"] = Setting(Peft("lora", rank.value if rank else int(defaults.get("lora_r", 8)), None, bits,
-                                       dropout=max(0.0, dropout), adapter_dtype=adapter_dtype, switches=on), origin)
+                                       double_quant=double, dropout=max(0.0, dropout), adapter_dtype=adapter_dtype, switches=on), origin)
     script = _script(view, "peft" in changes)
     loss = semantics.litgpt_loss(script)
     if loss.get("kernel"):

@@ -47,8 +47,16 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
             if as_bool(view.value("model", "apply_lora_to_output")):
                 targets += ["lm_head"]
             rank = view.int("model", "lora_rank")
+            dropout = view.value("model", "lora_dropout")
+            # recipes/lora_finetune_*.py: _setup_model builds the model (adapters included) under
+            # training.set_default_dtype(self._dtype) and validate_expected_param_dtype(adapter_params, self._dtype):
+            # the adapters are in the recipe's dtype (bf16 by default), not PEFT's fp32.
+            dtype = view.str("dtype")
+            adapter_dtype = "bf16" if dtype is None or dtype.value == "bf16" else None
             peft = Setting(Peft("lora", rank.value if rank else 8, targets,
-                                4 if match.group("kind") == "qlora_" else None), component.origin)
+                                4 if match.group("kind") == "qlora_" else None,
+                                dropout=float(dropout) if isinstance(dropout, (int, float)) else 0.0,
+                                adapter_dtype=adapter_dtype), component.origin)
     if peft is not None:
         changes["peft"] = peft
     changes["micro_batch"] = view.int("batch_size") or default(1, "batch_size not set")
@@ -74,6 +82,9 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     optimizer = view.str("optimizer", "_component_")
     if optimizer is not None:
         changes["optimizer"] = optimizer
+    compile_flag = view.bool("compile")
+    if compile_flag is not None:
+        changes["torch_compile"] = compile_flag
     loss = view.str("loss", "_component_")
     kernels = semantics.entry("torchtune", "loss", "components") or {}
     kernel = kernels.get(loss.value.rsplit(".", 1)[-1]) if loss is not None else None
@@ -82,6 +93,10 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         # upcast to fp32 for its cross-entropy (data/framework_semantics.json "torchtune" loss).
         changes["fused_loss"] = Setting(True, loss.origin)
         changes["loss_kernel"] = Setting(kernel, loss.origin)
+        compiled = (semantics.entry("torchtune", "loss", "compiled") or {}).get(loss.value.rsplit(".", 1)[-1])
+        if compile_flag is not None and compile_flag.value and compiled:
+            # compile: true compiles the loss's per-chunk upcast + cross-entropy (training.compile_loss)
+            changes["loss_kernel"] = Setting(compiled, compile_flag.origin)
         chunks = view.int("loss", "num_output_chunks")
         if chunks is not None and chunks.value > 0:
             changes["loss_chunks"] = chunks

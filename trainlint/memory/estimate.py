@@ -184,7 +184,9 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
                            f"{', '.join(targets) or 'no linear'} adapted")
     if plan.torch_compile.value:
-        assumptions.append("torch_compile: memory as in eager mode (compiled graphs can save less)")
+        assumptions.append("torch_compile: the compiled chunked loss is modelled, the layers as in eager mode "
+                           "(compiled graphs can save less)" if loss_kernel == "torchtune_chunked_compiled" else
+                           "torch_compile: memory as in eager mode (compiled graphs can save less)")
     if plan.padding_free.value:
         assumptions.append("padding_free: sequences packed without padding; the sequence length is the packed length")
     if any(getattr(st, "ssm", None) is not None for st in getattr(arch, "stacks", ())):
@@ -207,8 +209,42 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
         kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out,
         fused_activation=plan.flavor == "litgpt" and bool(semantics.entry("litgpt", "model", "fused_activation")),
+        bnb_saves_input=_bnb_saves_input(plan, peft, assumptions),
+        quantized_head=plan.flavor == "litgpt" and peft is not None and bool(peft.base_bits),
+        dequant_copies=_dequant_copies(plan, precision, peft),
         loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)),
         **_phase_fields(plan, fsdp, max(1, seq), assumptions))
+
+
+def _dequant_copies(plan: TrainingPlan, precision: Precision, peft) -> int:
+    """16-bit copies of a 4-bit weight in bitsandbytes' MatMul4Bit.forward: dequantize_4bit returns the quant state's
+    dtype, then .to(A.dtype). Fabric's BitsandbytesPrecision quantizes from fp16 (_Linear4bit.quantize:
+    weight.to(dtype=torch.half)), so a bf16 run makes a second copy; elsewhere the weight is taken to be quantized
+    from the compute dtype (one copy)."""
+    if peft is None or peft.base_bits != 4:
+        return 0
+    if plan.flavor == "litgpt" and precision.compute_dtype != "fp16":
+        return 2
+    return 1
+
+
+def _bnb_saves_input(plan: TrainingPlan, peft, assumptions: list[str]) -> bool:
+    """Whether bitsandbytes' 4-bit matmul keeps each quantized linear's input (data "bitsandbytes" matmul_4bit), for
+    the bitsandbytes a LitGPT release pins (data "litgpt" quantize); elsewhere the bitsandbytes version is not known
+    and the newer behaviour (no input kept) is assumed."""
+    if peft is None or peft.base_bits != 4 or plan.flavor != "litgpt":
+        return False
+    litgpt = _version_tuple(plan.trainer_version.value)
+    if litgpt is None:
+        return False
+    pins = semantics.entry("litgpt", "quantize", "bitsandbytes_by_release") or []
+    bnb = next((pin for start, pin in pins if litgpt >= semantics.release(start)), None)
+    before = semantics.entry("bitsandbytes", "matmul_4bit", "saves_input_before")
+    if bnb is None or not before or semantics.release(bnb) >= semantics.release(before):
+        return False
+    assumptions.append(f"bitsandbytes {bnb} (pinned by litgpt {plan.trainer_version.value}): every 4-bit linear keeps "
+                       f"its input for backward (MatMul4Bit, before {before})")
+    return True
 
 
 def _axolotl_precision(plan: TrainingPlan, precision: Precision, fsdp: str | None, peft, loss_kernel: str | None,
@@ -355,7 +391,8 @@ def _parsed_version(text: str) -> tuple | None:
 def with_versions(plan: TrainingPlan, versions) -> TrainingPlan:
     """The plan with the trainer library's resolved version (from `LintContext.versions`), so every re-estimate of
     it (fix planner, hovers) follows the same framework semantics."""
-    trainer = plan.trainer.value
+    # LitGPT runs its own scripts: its release is the trainer's version.
+    trainer = plan.trainer.value or ("litgpt" if plan.flavor == "litgpt" else None)
     found = versions.get(trainer) if versions is not None and trainer and hasattr(versions, "get") else None
     if found is None or not getattr(found, "version", None) or not plan.trainer_version.is_default:
         return plan

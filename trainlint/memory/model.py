@@ -142,7 +142,7 @@ class Run:
     grad_accum: int = 1
     kbit_fp32_upcast: bool = False  # PEFT's prepare_model_for_kbit_training: the non-quantized rest upcast to fp32
     head: str = "lm"  # lm | seq_cls | token_cls (a classification head has no vocabulary logits)
-    loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked; None: HF's loss (or Liger if fused_loss)
+    loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked(_compiled); None: HF's loss (or Liger if fused_loss)
     liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
     optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
     momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
@@ -155,6 +155,9 @@ class Run:
     logits_out_bytes: int = 0  # bytes per logit the model hands the loss (Fabric's true precisions: fp32); 0: compute
     keeps_logits: bool = False  # the training loop keeps the last step's logits referenced (LitGPT fit())
     fused_activation: bool = False  # the MLP's activation is one op saving its input (LitGPT's F.gelu(approximate=))
+    bnb_saves_input: bool = False  # bitsandbytes < 0.43.2: every 4-bit linear keeps its input for backward
+    quantized_head: bool = False  # the output head is a 4-bit linear too (Fabric's BitsandbytesPrecision replaces all)
+    dequant_copies: int = 1  # 16-bit copies of a 4-bit weight MatMul4Bit makes for its matmul (2: fp16 state -> bf16)
     loss_chunks: int = 8  # chunks of torchtune's chunked losses (num_output_chunks)
     # The phases around the step (memory/phases.py): what evaluation, loading and saving do.
     eval_batch: int = 0  # rows of one evaluation batch per GPU (0: no evaluation)
@@ -268,6 +271,8 @@ def model_states(run: Run) -> States:
         ab = 2 if run.peft.adapter_dtype in ("bf16", "fp16") else 4
         if run.peft.base_bits:
             linear = arch.linear_params(None)
+            if run.quantized_head and not arch.tie_word_embeddings:
+                linear += arch.vocab_size * arch.hidden_size  # the head is a 4-bit linear as well
             qb = _quantized_bytes_per_param(run.peft.base_bits, run.peft.double_quant)
             # Embeddings, norms and the head are not quantized: PEFT's prepare_model_for_kbit_training
             # (called by TRL, Axolotl and HF examples) upcasts them to fp32; elsewhere they stay 16-bit.
@@ -589,10 +594,11 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
         if ssm is not None and group in ("ssm_x", "ssm_dt", "attn_out"):
             continue  # the scan's inner linears: counted with the mixer (_ssm_saved)
         if group == "attn_out":
-            # The output projection reads the attention output (counted with attention); LoRA
-            # adapters on it cast their own copy.
+            # The output projection reads the attention output (counted with attention; a 4-bit projection's
+            # MatMul4Bit keeps that same tensor); LoRA adapters on it cast their own copy.
             if targeted is not None:
-                total += _input_copies(run, linears, targeted, amp, True) * T * linears[0].in_features / t
+                total += _adapter_input_copies(run, linears, targeted, amp, True, BYTES[prec.compute_dtype]) \
+                    * T * linears[0].in_features / t
             continue
         routed = [lin for lin in linears if lin.per_expert]
         dense = [lin for lin in linears if not lin.per_expert]
@@ -746,6 +752,21 @@ def _input_copies(run: Run, linears: list, targeted: set[int] | None, amp: bool,
     c = BYTES[run.precision.compute_dtype]
     if targeted is None:
         return (len(linears) if amp and not reads_16bit else 1) * c
+    own = _adapter_input_copies(run, linears, targeted, amp, reads_16bit, c)
+    if run.bnb_saves_input and run.peft is not None and run.peft.base_bits == 4:
+        # bitsandbytes' MatMul4Bit (before 0.43.2) keeps each 4-bit base linear's input: the group's 16-bit input
+        # (Linear4bit.forward's x.to(compute_dtype) is x itself), one cast per linear from an fp32 input under
+        # autocast. Already counted where the adapters share the input itself (no dropout, no cast).
+        shared = not amp and (run.peft.dropout <= 0) and own > 0 and \
+            (run.precision.param_dtype == "fp32" or run.peft.adapter_dtype in ("bf16", "fp16"))
+        if not shared:
+            own += (len(linears) if amp and not reads_16bit else 1) * c
+    return own
+
+
+def _adapter_input_copies(run: Run, linears: list, targeted: set[int], amp: bool, reads_16bit: bool,
+                          c: int) -> float:
+    """Bytes per element of the copies of one input tensor that the LoRA adapters of a group save."""
     adapted = [lin for lin in linears if id(lin) in targeted]
     if not adapted:
         return 0.0
@@ -929,6 +950,15 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
+    if kernel == "torchtune_chunked_compiled":
+        # compile: true (data "torchtune" loss "compiled"): the per-chunk upcast and cross-entropy run as one
+        # inductor graph that saves the 16-bit chunk and its per-row statistics, no fp32 copy or log-softmax. The
+        # model's chunked 16-bit logits (T·V·c) stay saved until each chunk's backward, which writes one chunk's
+        # 16-bit gradient.
+        rows = T / max(1, run.loss_chunks)
+        forward = T * V * c + T * 4 * 2
+        backward = T * V * c + rows * V * c + T * 4 * 2
+        return forward, backward
     if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks", "litgpt_pretrain_ce"):
         return _litgpt_logits(run, kernel, T, V, c)
     if kernel in ("torchtune_chunked", "torchtune_linear_ce"):
@@ -988,11 +1018,11 @@ def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[flo
 # these lists to the code): runs that agree on them have the same states or activations.
 STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "deepspeed", "optimizer", "momentum",
                "lowrank", "optimizer_in_bwd", "fsdp", "zero_stage", "gpus_per_node", "reduce_bucket", "overlap_comm",
-               "offload_optimizer", "offload_params", "kbit_fp32_upcast")
+               "offload_optimizer", "offload_params", "kbit_fp32_upcast", "quantized_head")
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
                     "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits",
-                    "fused_activation", "loss_chunks")
+                    "fused_activation", "loss_chunks", "bnb_saves_input")
 
 
 class PartsMemo:
@@ -1070,8 +1100,12 @@ def _step(run: Run, memo: PartsMemo | None):
     # Casts of frozen weights are not cached: with checkpointing only the layer being run holds its casts
     # (plus the head's, saved for backward).
     forward_cache = head_cast + layer_cast if (st.amp_frozen and ckpt) else st.amp_weight_cache
+    # bitsandbytes' MatMul4Bit.forward runs F.linear(A, dequantize_4bit(B).to(A.dtype).t()): the weight in 16 bits
+    # for the matmul (twice when the quant state's dtype is not the compute dtype), at the forward's end the head's
+    # when it is quantized, else a layer linear's.
+    dequant = _dequant_bytes(run)
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
-               + act.logits_forward)
+               + act.logits_forward + dequant)
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
     # (the loss gradient is gone by the time the last layer's backward runs: the larger of the two counts)
     backward_start = (resident + opt_states + accumulated + st.buffers + acts + cache_at_backward
@@ -1134,6 +1168,7 @@ def _step(run: Run, memo: PartsMemo | None):
                 "litgpt_ce_chunks": "LitGPT: full logits, cross-entropy in 128-row chunks",
                 "litgpt_pretrain_ce": "LitGPT pretrain: full logits, cross-entropy in 128-row chunks",
                 "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
+                "torchtune_chunked_compiled": "torchtune CEWithChunkedOutputLoss, compiled (no fp32 copy per chunk)",
                 "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
@@ -1147,6 +1182,10 @@ def _step(run: Run, memo: PartsMemo | None):
                 (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
             terms.append(["buffers", "autocast weight copies", cache,
                           "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"])
+        if phase == "forward" and dequant:
+            terms.append(["temporaries", "dequantized 4-bit weight", dequant,
+                          "bitsandbytes dequantizes each 4-bit weight to 16 bits for its matmul"
+                          + (" (the head's, at the end of forward)" if run.quantized_head else "")])
         if phase == "forward" and act.kv_cache:
             terms.append(["buffers", "KV cache built in forward", act.kv_cache,
                           "use_cache keeps the un-repeated k/v alive with eager attention"])
@@ -1160,6 +1199,19 @@ def _step(run: Run, memo: PartsMemo | None):
         terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
     terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
     return terms, phase, phases, st, assumptions
+
+
+def _dequant_bytes(run: Run) -> float:
+    """The 16-bit copies of the 4-bit weight being multiplied at the end of the forward (0 without a 4-bit base)."""
+    if run.peft is None or run.peft.base_bits != 4:
+        return 0.0
+    arch = run.arch
+    if run.quantized_head:
+        largest = arch.vocab_size * arch.hidden_size
+    else:
+        largest = max((lin.in_features * lin.out_features for stack in arch.stacks for lin in stack.linears),
+                      default=0)
+    return largest / run.tp * 2 * max(1, run.dequant_copies)
 
 
 def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
