@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from trainlint import engine
 from trainlint.context import argclasses
+from trainlint.context.settings import Settings
 
 from ctxrepo import make_repo
 
@@ -48,9 +49,12 @@ def test_unreadable_trainer_class_makes_a_warning_that_says_so(tmp_path):
                                 "train.py": _cli("from othertool.trainers import BigTrainer")})
     result = engine.check_path(repo / "config.yaml")
     assert result.dialect.own_unresolved == ("BigTrainer",)
-    found = codes(result, "TL526")
-    assert {d.severity.value for d in found} == {"warning"} and len(found) == 2
-    assert all("BigTrainer" in a for d in found for a in d.assumptions)
+    found = {d.message.split("`")[1]: d for d in codes(result, "TL526")}
+    # a key BigTrainer may declare is a warning that says what it assumed; `max_epoch`, a near miss of `max_epochs`,
+    # is a misspelling whichever trainer_class reads it
+    assert found["trainer.target_batch_size"].severity.value == "warning"
+    assert any("BigTrainer" in a for a in found["trainer.target_batch_size"].assumptions)
+    assert found["trainer.max_epoch"].severity.value == "error"
 
 
 def test_a_cut_file_is_still_read(tmp_path):
@@ -201,3 +205,16 @@ def test_a_clone_checked_out_at_a_ref_is_not_reported(tmp_path):
     repo = make_repo(tmp_path, {"recipes/c.yaml": OLD_RECIPE, "recipes/README.md": readme})
     result = engine.check_path(repo / "recipes/c.yaml")
     assert result.dialect.era and not codes(result, "TL532")
+
+
+def test_lightning_file_without_its_script_is_certain_only_for_a_near_miss(tmp_path):
+    # linted alone (RWKV's config-example.yaml without the repository): the LightningCLI that reads it may pass a
+    # trainer_class with more arguments, so `target_batch_size` is a warning; `max_epoch` misspells `max_epochs`
+    # whichever trainer_class reads it: an error
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "config.yaml").write_text("trainer:\n  max_epoch: 3\n  target_batch_size: 32\nmodel:\n  lr: 0.1\n")
+    found = {d.message.split("`")[1]: d for d in engine.check_path(str(tmp_path / "config.yaml"), Settings()).diagnostics
+             if d.code == "TL526"}
+    assert found["trainer.max_epoch"].severity.value == "error"
+    assert found["trainer.target_batch_size"].severity.value == "warning"
+    assert "no LightningCLI( script" in " ".join(found["trainer.target_batch_size"].assumptions)

@@ -456,6 +456,11 @@ def with_own_classes(dialect: Dialect, flavor: str, launch, repo_root: str) -> D
         scripts: tuple[str, ...] = (launched,)
     elif kind == "lightning":
         scripts = _lightning_scripts(repo_root)
+        if not scripts:
+            # which LightningCLI reads the file is not known: its trainer_class may add `trainer:` arguments
+            # (RWKV-infctx-trainer's RWKVLightningTrainer), so a claim on an unknown trainer key assumes it does not
+            return replace(dialect, own_unresolved=("the trainer_class of the LightningCLI that runs it",),
+                           own_note="no LightningCLI( script is in the repository")
     elif dialect.known:
         scripts = tuple(dict.fromkeys(((dialect.script,) if dialect.script and Path(dialect.script).is_file() else ())
                                       + repository_scripts(repo_root, dialect.name)))

@@ -13,7 +13,9 @@ keyword argument 'max_epoch'". Known arguments: Lightning 2.6.6's `Trainer.__ini
 parameters of the repository's own `trainer_class` where its LightningCLI passes one (LightningCLI adds the
 trainer group from `trainer_class`'s signature: `lightning/pytorch/cli.py: LightningCLI._add_arguments` ->
 `add_class_arguments`); read from the launched script, or with no launch from every LightningCLI script of the
-repository. A `trainer_class` whose class cannot be read makes the finding a warning that says so.
+repository. A `trainer_class` whose class cannot be read, or a file with no LightningCLI script in its repository
+(linted alone), makes the finding a warning that says so, except for a near miss of a Trainer argument
+(`max_epoch`), which is a misspelling whichever trainer_class reads it.
 
 **Evidence**: `jsonargparse/_core.py: ArgumentParser.validate (LightningCLI)` (stops); verified against
 Lightning 2.6 with jsonargparse 4.x. First message: "Group 'trainer' does not accept option '{key}'".
@@ -65,8 +67,10 @@ def check(ctx: LintContext):
         guess = suggest(key, keys, cutoff=0.75)
         fixes = ([fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)]
                  if guess and trainer.get(guess) is None else [])
+        # a near miss of a Trainer argument (`max_epoch`) is a misspelling whichever trainer_class reads it; another
+        # key may be an argument of a trainer_class trainlint could not read
         yield RULE.at(doc, entry.key_span,
                       f"`trainer.{key}` is not a Lightning Trainer argument: LightningCLI stops"
-                      + (f"; did you mean `{guess}`?" if guess else ""), fixes, assumptions=assumptions,
+                      + (f"; did you mean `{guess}`?" if guess else ""), fixes, assumptions=() if guess else assumptions,
                       detail=f"LightningCLI stops with \"Group 'trainer' does not accept option '{key}'\"."
                              + ("" if guess else " Remove it or move it to the model/data section."))
