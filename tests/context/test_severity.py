@@ -54,3 +54,30 @@ def test_accelerate_without_config_file_is_unknown_sharding(tmp_path):
     repo = make_repo(tmp_path, {"c.yaml": BIG, "run.sh": "accelerate launch run.py c.yaml\n"})
     (d,) = tl100(engine.check_path(repo / "c.yaml"))
     assert d.severity.value == "warning" and "accelerate launch" in d.assumptions[0]
+
+
+# ---- a quoted boolean word: TrlParser converts it (string_to_bool), HfArgumentParser.parse_yaml_file does not ----
+
+PLAIN = "model_name_or_path: m\nper_device_train_batch_size: 2\ndo_eval: \"no\"\noutput_dir: out\n"
+
+
+def tl520(result):
+    return [d for d in result.diagnostics if d.code == "TL520"]
+
+
+def test_a_quoted_bool_word_is_an_error_under_hfargumentparser_and_nothing_under_trlparser(tmp_path):
+    hf = "from transformers import HfArgumentParser, TrainingArguments\np = HfArgumentParser((TrainingArguments,))\n" \
+         "(args,) = p.parse_yaml_file('c.yaml')\n"
+    repo = make_repo(tmp_path / "hf", {"c.yaml": PLAIN, "train.py": hf, "run.sh": "python train.py c.yaml\n"})
+    (d,) = tl520(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "error" and not d.assumptions
+    trl = "from trl import TrlParser, SFTConfig\np = TrlParser((SFTConfig,))\n(args,) = p.parse_args_and_config()\n"
+    repo = make_repo(tmp_path / "trl", {"c.yaml": PLAIN, "train.py": trl,
+                                        "run.sh": "python train.py --config c.yaml\n"})
+    assert not tl520(engine.check_path(repo / "c.yaml"))  # string_to_bool("no") is False: what the file means
+
+
+def test_a_quoted_bool_word_under_an_unknown_parser_says_what_it_assumed(tmp_path):
+    repo = make_repo(tmp_path, {"c.yaml": PLAIN})
+    (d,) = tl520(engine.check_path(repo / "c.yaml"))
+    assert d.severity.value == "warning" and "unconverted" in " ".join(d.assumptions)

@@ -155,6 +155,9 @@ def _compute(ctx) -> list[Finding]:
                 certain = bool(gone)
         if ctx.flavor == "accelerate":
             assumptions = (*assumptions, *launch_may_set(ctx, path))
+        if err.kind == "type" and ctx.flavor == "huggingface" and _argparse_converts(node, err.expected) and \
+                not (ctx.dialect is not None and ctx.dialect.known):
+            assumptions = (*assumptions, UNCONVERTED_ASSUMED)
         message, detail = _headline(err.kind, message, err.expected)
         out.append(Finding(err.kind, node, path, message, err.expected, suggestion, removed, certain, assumptions,
                            detail))
@@ -252,10 +255,27 @@ def _covered_elsewhere(ctx, dialect: str, node: Node, path: tuple, err) -> bool:
             # TrlParser: argparse converts string defaults through the option's type; jsonargparse loads strings.
             # Not LLaMA-Factory: OmegaConf.to_container + HfArgumentParser.parse_dict keep "8" a string.
             return True
-    if err.kind == "type" and isinstance(value, str) and value.strip().lower() in ("true", "false") and \
-            dialect == "trl":
+    if err.kind == "type" and isinstance(value, str) and value.strip().lower() in BOOL_WORDS and dialect == "trl":
         return True  # argparse's string_to_bool converts it (TrlParser); parse_dict (LLaMA-Factory) does not
     return False
+
+
+# transformers/hf_argparser.py string_to_bool: the strings argparse turns into a bool option's value
+BOOL_WORDS = ("yes", "true", "t", "y", "1", "no", "false", "f", "n", "0")
+UNCONVERTED_ASSUMED = ("assumed a parser that hands YAML values to the dataclass unconverted (HfArgumentParser."
+                       "parse_yaml_file, LLaMA-Factory); TrlParser sets them as argparse defaults, which convert it; "
+                       "declare the parser with `# trainlint: dialect=hf` (or trl)")
+
+
+def _argparse_converts(node: Node, expected: str) -> bool:
+    """Whether TrlParser (the file's values as argparse defaults, converted through each option's type) would
+    turn this string into the declared type: a string_to_bool word for a boolean, a number for a number."""
+    if node.kind != "scalar" or not isinstance(node.value, str):
+        return False
+    text = node.value.strip()
+    if "true or false" in expected and text.lower() in BOOL_WORDS:
+        return True
+    return ("number" in expected or "integer" in expected) and _NUMBER.fullmatch(text) is not None
 
 
 def _code_constraints(ctx, base: tuple, seen: set) -> list[Finding]:
