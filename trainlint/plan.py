@@ -7,7 +7,8 @@ point at the line that decided it and fixes know what to edit or where to insert
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from trainlint.diagnostics import Span
@@ -126,6 +127,74 @@ class Peft:
     switches: tuple[str, ...] = ()
 
 
+# The one bound on the counts a plan holds (the conversion boundary of config values into the estimate): a count
+# is a whole number from its minimum to COUNT_LIMIT (int32's largest: no run holds more micro-batches, tokens, GPUs
+# or ranks; below it every product the estimate forms stays a finite float). A value outside (negative, zero where
+# one is the least, infinite, NaN, 1e+308, 4,400 digits) is not used: the field keeps its default and the value is
+# listed in `TrainingPlan.rejected` with its origin, for TL011 to report at the value.
+COUNT_LIMIT = 2**31 - 1
+COUNT_BOUNDS: dict[str, tuple[int, int]] = {
+    "micro_batch": (1, COUNT_LIMIT), "seq_len": (1, COUNT_LIMIT), "grad_accum": (1, COUNT_LIMIT),
+    "num_gpus": (1, COUNT_LIMIT), "num_nodes": (1, COUNT_LIMIT), "global_batch": (1, COUNT_LIMIT),
+    "zero_stage": (0, 3), "tensor_parallel": (1, COUNT_LIMIT), "pipeline_parallel": (1, COUNT_LIMIT),
+    "context_parallel": (1, COUNT_LIMIT), "images_per_sample": (0, COUNT_LIMIT), "image_size": (1, COUNT_LIMIT),
+}
+RANK_BOUNDS = (1, COUNT_LIMIT)  # a LoRA rank (Peft.rank)
+# What a count field's value is, in the words of the findings about it.
+COUNT_LABELS = {"micro_batch": "micro-batch size", "seq_len": "sequence length", "grad_accum": "accumulation step count",
+                "num_gpus": "GPU count", "num_nodes": "node count", "global_batch": "global batch size",
+                "zero_stage": "ZeRO stage (0-3)", "tensor_parallel": "tensor-parallel size",
+                "pipeline_parallel": "pipeline-parallel size", "context_parallel": "context-parallel size",
+                "images_per_sample": "image count", "image_size": "image size", "peft.rank": "LoRA rank"}
+
+
+def count_problem(value: Any, bounds: tuple[int, int]) -> str | None:
+    """Why `value` is not a count within `bounds` (None when it is one): the one test every plan count passes."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "not a number"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    if isinstance(value, float) and not value.is_integer():
+        return "not a whole number"
+    low, high = bounds
+    if value < low:
+        return f"below {low}"
+    if value > high:
+        return f"above {high:,}"
+    return None
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A value a plan did not take (`count_problem`), with where it came from."""
+
+    field: str  # the plan field ("peft.rank" for a LoRA rank)
+    value: Any
+    origin: Origin
+    problem: str
+
+
+def _bounded(fields: dict[str, Any], defaults: dict[str, Any]) -> tuple[dict[str, Any], tuple[Rejected, ...]]:
+    """`fields` with each count outside its bounds replaced by its default, and what was replaced."""
+    out: dict[str, Any] = {}
+    rejected: list[Rejected] = []
+    for name, setting in fields.items():
+        bounds = COUNT_BOUNDS.get(name)
+        if bounds is not None and isinstance(setting, Setting):
+            problem = count_problem(setting.value, bounds)
+            if problem is not None:
+                rejected.append(Rejected(name, setting.value, setting.origin, problem))
+                out[name] = defaults[name]
+        elif name == "peft" and isinstance(setting, Setting) and isinstance(setting.value, Peft):
+            problem = count_problem(setting.value.rank, RANK_BOUNDS)
+            if problem is not None:
+                rejected.append(Rejected("peft.rank", setting.value.rank, setting.origin, problem))
+                out[name] = Setting(replace(setting.value, rank=Peft.rank), setting.origin)
+    return out, tuple(rejected)
+
+
 @dataclass(frozen=True)
 class TrainingPlan:
     flavor: str
@@ -193,6 +262,13 @@ class TrainingPlan:
     # DeepSpeed config linked from this one (HF `deepspeed:`, Lightning strategy config, Accelerate file).
     linked_paths: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # reader remarks worth showing (e.g. "model size unknown: class_path mae.MAE")
+    rejected: tuple[Rejected, ...] = ()  # values outside the count bounds, not used (COUNT_BOUNDS; TL011)
+
+    def __post_init__(self) -> None:
+        fixed, rejected = _bounded(self.__dict__, _DEFAULTS)
+        if rejected:
+            self.__dict__.update(fixed)
+            object.__setattr__(self, "rejected", self.rejected + rejected)
 
     def with_(self, **changes: Any) -> "TrainingPlan":
         """A copy with some fields replaced, as `dataclasses.replace` makes it, but without running `__init__` over
@@ -200,9 +276,13 @@ class TrainingPlan:
         unknown = [name for name in changes if name not in self.__dataclass_fields__]
         if unknown:
             raise TypeError(f"TrainingPlan has no field {unknown[0]!r}")
+        fixed, rejected = _bounded(changes, _DEFAULTS)
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy.__dict__.update(changes)
+        if rejected:
+            copy.__dict__.update(fixed)
+            copy.__dict__["rejected"] = self.rejected + rejected
         return copy
 
     @property
@@ -213,6 +293,10 @@ class TrainingPlan:
     @property
     def effective_batch(self) -> int:
         return self.micro_batch.value * self.grad_accum.value * self.data_parallel
+
+
+_DEFAULTS: dict[str, Any] = {name: f.default for name, f in TrainingPlan.__dataclass_fields__.items()
+                             if name in COUNT_BOUNDS}
 
 
 @dataclass

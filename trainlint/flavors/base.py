@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from typing import Any
 
 from trainlint.document.reading import in_overlay
 from trainlint.document.tree import Document, Node
-from trainlint.plan import Origin, Setting
+from trainlint.plan import COUNT_LIMIT, Origin, Setting
 
 KeyStep = str | int  # one step of a key path: a mapping key or a sequence index
 
@@ -24,28 +25,49 @@ def may_be_number(text: str) -> bool:
     return head in ("+", "-", ".") or head.isdigit()
 
 
+# A number beyond this magnitude is no setting of a run (int64's range, which every framework's counts fit in):
+# the readers and rules get None for it, so no arithmetic on it overflows a float.
+NUMBER_LIMIT = 2**63
+
+
 def as_int(value: Any) -> int | None:
-    """An integer the way the frameworks would end up using it; None for "auto", text and the rest."""
+    """An integer the way the frameworks would end up using it; None for "auto", text, non-finite and fractional
+    numbers, and magnitudes beyond NUMBER_LIMIT."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
-        number = float(value)
-        return int(number) if number.is_integer() else None
+        return value if -NUMBER_LIMIT <= value <= NUMBER_LIMIT else None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value) if abs(value) <= NUMBER_LIMIT else None
+    if isinstance(value, str) and may_be_number(value.strip()) and _FLOAT_TEXT.fullmatch(value.strip()):
+        return as_int(float(value))
     return None
 
 
 def as_float(value: Any) -> float | None:
+    """A finite float; None for text, infinities, NaN and magnitudes beyond NUMBER_LIMIT."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and _FLOAT_TEXT.fullmatch(value.strip()):
-        return float(value)
+    if isinstance(value, int):
+        return float(value) if -NUMBER_LIMIT <= value <= NUMBER_LIMIT else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) and abs(value) <= NUMBER_LIMIT else None
+    if isinstance(value, str) and may_be_number(value.strip()) and _FLOAT_TEXT.fullmatch(value.strip()):
+        return as_float(float(value))
     return None
+
+
+# What ConfigView.int gives for a number no count can be (infinite, NaN, fractional, beyond NUMBER_LIMIT): a value
+# outside the plan's count bounds, with its origin, so the plan rejects it there and TL011 reports it at the value.
+UNUSABLE_COUNT = COUNT_LIMIT + 1
+
+
+def _as_count(value: Any) -> int | None:
+    found = as_int(value)
+    if found is None and not isinstance(value, bool) and (isinstance(value, (int, float)) or isinstance(
+            value, str) and may_be_number(value.strip()) and _FLOAT_TEXT.fullmatch(value.strip())):
+        return UNUSABLE_COUNT
+    return found
 
 
 def as_bool(value: Any) -> bool | None:
@@ -131,7 +153,9 @@ class ConfigView:
         return Setting(value, self.origin(path, note))
 
     def int(self, *path: KeyStep) -> Setting | None:
-        return self.setting(path, as_int)
+        """The integer at `path`; a number that is none (`.inf`, `.nan`, `2.5`, 4,400 digits) is UNUSABLE_COUNT,
+        which the plan's bounds reject with this origin (the conversion boundary: plan.COUNT_BOUNDS)."""
+        return self.setting(path, _as_count)
 
     def bool(self, *path: KeyStep) -> Setting | None:
         return self.setting(path, as_bool)
@@ -139,7 +163,7 @@ class ConfigView:
     def str(self, *path: KeyStep) -> Setting | None:
         return self.setting(path, as_str)
 
-    def first(self, *paths: tuple, convert: Callable[[Any], Any] = as_int) -> Setting | None:
+    def first(self, *paths: tuple, convert: Callable[[Any], Any] = _as_count) -> Setting | None:
         for path in paths:
             found = self.setting(path, convert)
             if found is not None:

@@ -6,6 +6,7 @@ Pure apart from reading catalogs and local config.json files (never the network)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
@@ -18,7 +19,7 @@ from trainlint.catalog.gpus import find_gpu
 from trainlint.memory.breakdown import Breakdown, Component, PhasePeak, gib
 from trainlint.memory.model import OptimizerSpec, PartsMemo, Run, optimizer_spec
 from trainlint.memory.phases import TRAINING, estimate_phases, run_peak_of
-from trainlint.plan import Origin, Precision, Setting, TrainingPlan
+from trainlint.plan import COUNT_LIMIT, Origin, Precision, Setting, TrainingPlan
 
 GIB = 2**30
 # Outside the caching allocator (assumptions; see docs/memory-model.md §7).
@@ -153,8 +154,9 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kind = optim_name.split("_", 1)[0]
         try:
             rank = int(args.get("rank", 128))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             rank = 128
+        rank = rank if 1 <= rank <= COUNT_LIMIT else 128
         lowrank = (kind, max(1, rank), plan.optim_target_modules.value)
         full_rank = optimizer_spec(optim_name.replace("galore_", "").replace("apollo_", "").replace("_layerwise", "")
                                    .replace("adamw_8bit", "adamw_8bit"))
@@ -165,8 +167,9 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     if "momentum" in args:
         try:
             momentum = float(args["momentum"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             momentum = None
+        momentum = momentum if momentum is not None and math.isfinite(momentum) else None
     in_bwd = bool(plan.optimizer_in_bwd.value) or optim_name.endswith("_layerwise")
     fsdp = plan.fsdp.value
     multi = semantics.entry("torchtune", "multi_gpu", "sharding")
