@@ -33,8 +33,9 @@ from trainlint.context.settings import (Directive, Overrides, ProjectConfig, Rul
                                         SettingsError, find_project_config, parse_directives)
 from trainlint.context.suppressions import Suppressions
 from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document.reading import SURROGATE, has_surrogates, parse_document, read_document
+from trainlint.document.reading import SURROGATE, has_surrogates, overlay, parse_document, read_document
 from trainlint.document.tree import Document
+from trainlint.fixes.settle import settle as settle_fixes
 from trainlint.memory import estimate as estimator
 from trainlint.plan import Origin, TrainingPlan
 from trainlint.rules import REGISTRY, all_rules, reads_deepspeed_configs, tl009_unused_suppression
@@ -69,10 +70,14 @@ def check_text(text: str, path: str, settings: Settings = Settings()) -> FileRes
     return check_document(parse_document(text, path), settings)
 
 
-def check_document(doc: Document, settings: Settings = Settings()) -> FileResult:
+def check_document(doc: Document, settings: Settings = Settings(), settle: bool = True) -> FileResult:
+    """The findings of one document. With `settle` (always but for the lint `fixes.settle` makes of a fixed text),
+    the fixes offered are those that, applied together as `--fix` applies them, reach a fixed point."""
     result = FileResult(doc.path, "unknown", doc)
     try:
         _run(doc, settings, result)
+        if settle and not result.internal_error:
+            result.diagnostics = _settled(doc, settings, result.diagnostics)
     except Exception as exc:  # noqa: BLE001 - one bad file or bug must not stop the others
         diagnostic, internal = failure(doc, "trainlint failed on this file", exc)
         result.internal_error = result.internal_error or internal
@@ -85,6 +90,30 @@ def check_document(doc: Document, settings: Settings = Settings()) -> FileResult
         result.internal_error = True
         result.diagnostics = [_internal(doc, f"trainlint failed on this file: {type(exc).__name__}", exc)]
     return result
+
+
+def _settled(doc: Document, settings: Settings, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Stage 8: the fixes that settle (`fixes.settle`): each selection applied together and the result linted again
+    (the same settings, the fixed texts standing in for their files); a fix whose result is reported is withdrawn."""
+    own = os.path.realpath(doc.path) if doc.path else doc.path
+
+    def current(path: str) -> str | None:
+        if path == doc.path or (path and os.path.realpath(path) == own):
+            return doc.text
+        other = read_document(path)
+        return None if other.kind == "unreadable" else other.text
+
+    def relint(texts: dict[str, str]) -> list[Diagnostic]:
+        body = next((t for p, t in texts.items() if p == doc.path or os.path.realpath(p) == own), None)
+        if body is None:
+            with overlay(texts):
+                return check_document(doc, settings, settle=False).diagnostics
+        text = ("\ufeff" if doc.bom else "") + body
+        others = {p: t for p, t in texts.items() if t is not body}
+        with overlay({**others, doc.path: text} if doc.path else others):
+            return check_document(parse_document(text, doc.path, doc.kind), settings, settle=False).diagnostics
+
+    return settle_fixes(diagnostics, current, relint, doc)
 
 
 # Failures caused by what the input names or how large it is, not by a bug: reported as TL001.
