@@ -94,9 +94,10 @@ def settle(diagnostics: list[Diagnostic], current: Callable[[str], str | None],
             if not culprits:
                 break
             for i in culprits:
-                fix = _preferred(out[i], unsafe)
-                if fix is None:
+                blamed = _preferred(out[i], unsafe)
+                if blamed is None:
                     continue
+                fix = blamed
                 if i not in composed and doc is not None:
                     whole = _composed(out, i, fix, unsafe, doc, relint)
                     if whole is not None:
@@ -108,10 +109,10 @@ def settle(diagnostics: list[Diagnostic], current: Callable[[str], str | None],
         else:
             # Still not settled after MAX_PASSES: withdraw the rest of the selection rather than offer a loop.
             for i, d in enumerate(out):
-                fix = _preferred(d, unsafe)
-                if fix is not None:
-                    withdrawn.setdefault(i, []).append(fix.title)
-                    out[i] = replace(d, fixes=tuple(f for f in d.fixes if f is not fix))
+                rest = _preferred(d, unsafe)
+                if rest is not None:
+                    withdrawn.setdefault(i, []).append(rest.title)
+                    out[i] = replace(d, fixes=tuple(f for f in d.fixes if f is not rest))
     for i, titles in withdrawn.items():
         d = out[i]
         note = (f"Not offered as a fix: {'; '.join(titles)} (applied with the file's other fixes, the result is "
