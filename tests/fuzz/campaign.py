@@ -56,9 +56,16 @@ def run(seed: int, budget_s: float, max_inputs: int | None = None, workdir: Path
             suffix = source.suffix if rng.random() < 0.9 else rng.choice([".yaml", ".json", ".yml", ".conf"])
             result.inputs += 1
             jobs_before = worker.jobs
+            # Run settings (a GPU, so the memory planner's fixes are made too) and version sets: the fix oracles
+            # under each (multi-round, version-uncertain; harness.FLAG_SETS / VERSION_SETS).
+            extra = list(rng.choice(harness.FLAG_SETS)) if rng.random() < 0.35 else []
+            if rng.random() < 0.15:
+                extra += ["--versions", rng.choice(harness.VERSION_SETS)]
+            versions = rng.choice(harness.VERSION_SETS) if rng.random() < 0.25 else None
             findings = harness.check_input(worker, data, suffix, root / "case", rng=rng,
                                            reference=result.inputs % reference_every == 0,
-                                           stdin=rng.random() < 0.1, timeout=timeout)
+                                           stdin=rng.random() < 0.1, timeout=timeout, extra=extra,
+                                           versions=versions)
             result.jobs += worker.jobs - jobs_before
             if findings:
                 result.inputs_with_findings += 1
@@ -86,7 +93,7 @@ def _reproduces(worker: harness.Worker, f: harness.Finding, data: bytes, workdir
     name = "config" + f.suffix
     shutil.rmtree(workdir, ignore_errors=True)
     harness.scratch_project(workdir, name, data)
-    argv = ["check", "--isolated", "--output-format", "json", name]
+    argv = ["check", "--isolated", *settings_of(f.argv), "--output-format", "json", name]
     answer = worker.run(argv, str(workdir), timeout=10)
     found = []
     bad = harness._crash(answer, argv)
@@ -97,6 +104,16 @@ def _reproduces(worker: harness.Worker, f: harness.Finding, data: bytes, workdir
         if answer.rc not in (0, 1) and b"TL000" not in answer.stdout:
             found.append(harness.Finding("bad-exit", f"exit-{answer.rc}", "", argv))
     return any(_key(g) == _key(f) for g in found)
+
+
+def settings_of(argv: list[str]) -> list[str]:
+    """The run settings (`harness.FLAG_SETS`, `--versions`) a finding's command line was checked with."""
+    out: list[str] = []
+    i = 2 if argv[:2] == ["check", "--isolated"] else len(argv)
+    while i + 1 < len(argv) and argv[i] in ("--gpu", "--num-gpus", "--seq-len", "--versions"):
+        out += argv[i:i + 2]
+        i += 2
+    return out
 
 
 def shrink(worker: harness.Worker, f: harness.Finding, workdir: Path, max_tries: int = 150) -> bytes:
@@ -140,6 +157,8 @@ def save_regressions(result: CampaignResult, out: Path) -> list[str]:
         name = f"{slug}{f.suffix}"
         (out / name).write_bytes(f.data)
         cases.append({"name": slug, "file": name, "signature": key, "kind": f.kind, "ops": f.ops,
+                      "settings": settings_of(f.argv),
+                      "versions": f.detail[len("under "):].split(":")[0] if f.kind == "fix-version-unsafe" else None,
                       "found_by": f"seed {result.seed}", "detail": f.detail.strip().splitlines()[-1][:300] if f.detail
                       else ""})
         written.append(name)

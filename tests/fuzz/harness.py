@@ -16,7 +16,15 @@ Oracles:
 - bad-position: a range outside the text (lines end at \\n, \\r\\n, \\r only, as in LSP and `patch`);
 - fix-*: `--fix` that does not settle, changes the file again on a second run, breaks strict parsing
   (json.loads / yaml.safe_load) of a file that parsed before, leaves temp files, changes the mode,
-  differs from `--diff` applied with `patch`, or from the advertised edits applied round by round.
+  differs from `--diff` applied with `patch`, or from the advertised edits applied round by round;
+- multi-round (`fix-one-round`, `fix-many-rounds`): the advertised edits applied once are not what `--fix`
+  wrote while no finding says a further round follows, or applying them round by round takes more than
+  MAX_FIX_ROUNDS rounds;
+- values (`fix-absurd-value`): an advertised edit writes a count above COUNT_LIMIT, or a number below 1 over a
+  positive one; `fix-lost-newline`: a fixed file lost its last line break;
+- version-uncertain (`fix-version-unsafe`, `version_sets`): the file `--fix` wrote without versions, linted under
+  a plausible version set (`VERSION_SETS`), has a warning or error the original did not have under that set (a
+  rename some release in play refuses); and the fix oracles above hold with `--versions` given.
 """
 
 from __future__ import annotations
@@ -39,6 +47,21 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 MEMORY_MB = 1500
+MAX_FIX_ROUNDS = 2  # --fix reaches its fixed point in one or two rounds
+COUNT_LIMIT = 2**31 - 1  # no count a fix writes is above it (trainlint's plan bound, restated: no trainlint import)
+FURTHER_ROUND = "Fixed in a further round"  # what a finding's detail says when its fix waits for a next round
+# Plausible framework version sets a file may run under (releases trainlint knows; old and new of each).
+VERSION_SETS = [
+    "transformers=4.40.2,trl=0.12.2,deepspeed=0.14.4,accelerate=0.30.1",
+    "transformers=4.46.3,trl=0.15.2,deepspeed=0.15.4",
+    "transformers=4.52.4,trl=0.18.2,deepspeed=0.16.5",
+    "transformers=4.57.6,trl=0.23.1,deepspeed=0.17.6",
+    "transformers=5.2.0,trl=0.29.1,deepspeed=0.18.3",
+    "transformers=5.24.0,trl=1.16.0",
+]
+# Run settings a fuzzed input may be checked with, so that the memory planner's fixes are exercised too.
+FLAG_SETS = [["--gpu", "A10G", "--num-gpus", "2"], ["--gpu", "T4", "--num-gpus", "1"],
+             ["--gpu", "A100-40GB", "--num-gpus", "8"], ["--gpu", "H100-80GB", "--num-gpus", "4", "--seq-len", "8192"]]
 FORMATS = ["text", "concise", "full", "sarif", "github", "gitlab"]
 
 
@@ -369,9 +392,9 @@ def _apply_advertised(text: str, report: dict, name: str, unsafe: bool = False) 
         for d in entry.get("diagnostics", []):
             for fix in d.get("fixes", []):
                 if fix.get("applicability") == "safe" or unsafe:
+                    if any(os.path.basename(e["path"]) != name for e in fix.get("edits", [])):
+                        break  # --fix applies no fix that edits a file it was not asked to fix
                     for e in fix.get("edits", []):
-                        if os.path.basename(e["path"]) != name:
-                            continue
                         offs = []
                         for pos in (e["range"]["start"], e["range"]["end"]):
                             line = min(max(pos["line"] - 1, 0), len(starts) - 1)
@@ -389,13 +412,15 @@ def _apply_advertised(text: str, report: dict, name: str, unsafe: bool = False) 
 
 
 def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=None, formats: list[str] | None = None,
-                fix: bool = True, reference: bool = False, stdin: bool = False, timeout: float = 20.0) -> list[Finding]:
-    """All oracles for one input. `formats` default: one picked with `rng` (all with rng None)."""
+                fix: bool = True, reference: bool = False, stdin: bool = False, timeout: float = 20.0,
+                extra: list[str] | None = None, versions: str | None = None) -> list[Finding]:
+    """All oracles for one input. `formats` default: one picked with `rng` (all with rng None). `extra`: run settings
+    for every run (`FLAG_SETS`); `versions`: a version set (`VERSION_SETS`) to judge the unversioned fix under."""
     name = "config" + suffix
     is_json = suffix in (".json", ".conf")
     shutil.rmtree(workdir, ignore_errors=True)
     path = scratch_project(workdir, name, data)
-    base = ["check", "--isolated"]
+    base = ["check", "--isolated", *(extra or [])]
     findings: list[Finding] = []
     texts = {name: decoded(data), "ds.json": DS_LINKED}
 
@@ -464,6 +489,11 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
                 and not strict_parses(new_text, fname_json):
             findings.append(Finding("fix-broke-strict-parse", "strict-parse", f"{fname} no longer parses strictly",
                                     argv))
+    findings.extend(_fix_value_findings(report, texts[name], after.get(name), name, argv))
+    if reference and texts[name] is not None:
+        findings.extend(_one_round(texts[name], report, name, before, after, argv, data))
+    if versions and texts[name] is not None and after.get(name, data) != data:
+        findings.extend(_version_findings(worker, workdir, name, before, after, base, versions, timeout))
     # --diff applied with patch gives what --fix wrote
     patched = workdir.parent / (workdir.name + ".patch")
     shutil.rmtree(patched, ignore_errors=True)
@@ -489,24 +519,119 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
     if again is not None and snapshot(workdir) != after:
         findings.append(Finding("fix-not-idempotent", "second-fix-changed", "a second --fix changed the file", argv2))
     if reference and texts[name] is not None:
-        findings.extend(_reference_fix(worker, workdir, name, before, after, timeout))
+        findings.extend(_reference_fix(worker, workdir, name, before, after, timeout, base))
     return findings
 
 
-def _reference_fix(worker: Worker, workdir: Path, name: str, before: dict, after: dict, timeout: float) -> list[Finding]:
+_INT = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+
+
+def _fix_value_findings(report: dict, text: str | None, fixed: bytes | None, name: str, argv: list[str]) -> list[Finding]:
+    """Absurd numbers in the advertised edits; a lost last line break in the fixed file."""
+    out: list[Finding] = []
+    for entry in report.get("files", []):
+        for d in entry.get("diagnostics", []):
+            for fix in d.get("fixes", []):
+                for e in fix.get("edits", []):
+                    new = e.get("new_text", "")
+                    for m in _INT.finditer(new):
+                        if len(m.group()) > 12 or int(m.group()) > COUNT_LIMIT:
+                            out.append(Finding("fix-absurd-value", f"absurd-value@{d.get('code')}",
+                                               f"{fix.get('title')!r} writes {m.group()[:40]}", argv))
+                            return out
+                    old = _replaced(text, e) if text is not None else None
+                    if _INT.fullmatch(new.strip()) and old is not None and _INT.fullmatch(old.strip()) and \
+                            int(new.strip()) < 1 <= int(old.strip()):
+                        out.append(Finding("fix-absurd-value", f"absurd-value@{d.get('code')}",
+                                           f"{fix.get('title')!r} writes {new.strip()} over {old.strip()}", argv))
+                        return out
+    if text is not None and fixed is not None:
+        new_text = decoded(fixed)
+        if new_text is not None and text.endswith(("\n", "\r")) and not new_text.endswith(("\n", "\r")):
+            out.append(Finding("fix-lost-newline", "lost-newline", f"{name}: the fixed file lost its last line break",
+                               argv))
+    return out
+
+
+def _replaced(text: str, edit: dict) -> str | None:
+    """The text an advertised edit replaces."""
+    starts = lsp_line_starts(text)
+    offs = []
+    for pos in (edit["range"]["start"], edit["range"]["end"]):
+        line = pos["line"] - 1
+        if not 0 <= line < len(starts):
+            return None
+        offs.append(starts[line] + pos["column"] - 1)
+    return text[offs[0]:offs[1]]
+
+
+def _one_round(text: str, report: dict, name: str, before: dict, after: dict, argv: list[str],
+               data: bytes) -> list[Finding]:
+    """The advertised edits applied once are what --fix wrote, unless a finding says a further round follows."""
+    further = any(FURTHER_ROUND in (d.get("detail") or "") for e in report.get("files", [])
+                  for d in e.get("diagnostics", []))
+    if further:
+        return []
+    new = _apply_advertised(text, report, name)
+    is_json = name.endswith((".json", ".conf"))
+    if new == text or (strict_parses(text, is_json) and not strict_parses(new, is_json)):
+        return []  # nothing advertised for this file, or --fix rightly refuses the result
+    raw = (("\ufeff" if data.startswith(b"\xef\xbb\xbf") else "") + new).encode("utf-8", "surrogateescape")
+    if raw != after.get(name, before.get(name)):
+        return [Finding("fix-one-round", "advertised-once-vs-fix",
+                        "the advertised edits applied once differ from what --fix wrote, and no finding says a "
+                        "further round follows", argv)]
+    return []
+
+
+def _version_findings(worker: Worker, workdir: Path, name: str, before: dict, after: dict, base: list[str],
+                      versions: str, timeout: float) -> list[Finding]:
+    """The file --fix wrote without versions, judged under a version set: no warning or error the original did
+    not have under it (by code and message)."""
+    def serious(raw: bytes) -> list | None:
+        (workdir / name).write_bytes(raw)
+        answer = worker.run(base + ["--versions", versions, "--output-format", "json", name], str(workdir),
+                            timeout=timeout)
+        if answer.exception or answer.hang:
+            return None
+        try:
+            report = json.loads(answer.stdout)
+        except ValueError:
+            return None
+        return [(d.get("code"), d.get("message")) for e in report.get("files", []) for d in e.get("diagnostics", [])
+                if d.get("severity") in ("warning", "error") and os.path.basename(d.get("path", "")) == name]
+
+    try:
+        old = serious(before[name])
+        new = serious(after[name])
+    finally:
+        (workdir / name).write_bytes(after[name])
+    if old is None or new is None:
+        return []
+    added = [f for f in new if f not in old]
+    if added:
+        return [Finding("fix-version-unsafe", f"version-unsafe@{added[0][0]}",
+                        f"under {versions}: {added[0][0]} {added[0][1]}", base + ["--fix", name])]
+    return []
+
+
+def _reference_fix(worker: Worker, workdir: Path, name: str, before: dict, after: dict, timeout: float,
+                   base: list[str] | None = None) -> list[Finding]:
     """Apply the advertised edits round by round (from the JSON output); compare with what --fix wrote."""
     ref = workdir.parent / (workdir.name + ".ref")
     shutil.rmtree(ref, ignore_errors=True)
     ref.mkdir()
     for fname, content in before.items():
         (ref / fname).write_bytes(content)
+    rounds = 0
     try:
         for _ in range(8):
             raw = (ref / name).read_bytes()
             text = decoded(raw)
             if text is None:
                 return []
-            answer = worker.run(["check", "--isolated", "--output-format", "json", name], str(ref), timeout=timeout)
+            answer = worker.run((base or ["check", "--isolated"]) + ["--output-format", "json", name], str(ref),
+                                timeout=timeout)
             if answer.exception or answer.hang:
                 return []
             try:
@@ -522,10 +647,14 @@ def _reference_fix(worker: Worker, workdir: Path, name: str, before: dict, after
             if raw.startswith(b"\xef\xbb\xbf"):
                 new = "\ufeff" + new
             (ref / name).write_bytes(new.encode("utf-8", "surrogateescape"))
+            rounds += 1
+        argv = (base or ["check", "--isolated"]) + ["--fix", name]
         if (ref / name).read_bytes() != after.get(name, before.get(name)):
             return [Finding("fix-not-advertised", "fix-vs-advertised",
-                            "the advertised edits applied round by round differ from what --fix wrote",
-                            ["check", "--isolated", "--fix", name])]
+                            "the advertised edits applied round by round differ from what --fix wrote", argv)]
+        if rounds > MAX_FIX_ROUNDS:
+            return [Finding("fix-many-rounds", "many-rounds",
+                            f"the advertised edits took {rounds} rounds to settle (at most {MAX_FIX_ROUNDS})", argv)]
         return []
     finally:
         shutil.rmtree(ref, ignore_errors=True)

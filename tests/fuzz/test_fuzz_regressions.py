@@ -19,5 +19,6 @@ def test_regression(case, worker, tmp_path):
         pytest.xfail(f"known, not fixed yet: {case['signature']}")
     data = (REGRESSIONS / case["file"]).read_bytes()
     suffix = "." + case["file"].rsplit(".", 1)[-1]
-    findings = harness.check_input(worker, data, suffix, tmp_path / "case", rng=None, reference=True, stdin=True)
+    findings = harness.check_input(worker, data, suffix, tmp_path / "case", rng=None, reference=True, stdin=True,
+                                   extra=case.get("settings"), versions=case.get("versions"))
     assert [f"{f.kind}:{f.signature}: {f.detail[-300:]}" for f in findings] == []

@@ -66,6 +66,8 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
             return edits
     if origin.kind == "launch" and origin.key_path:
         return None  # a script argument of the launch command: an edit of the config would have no effect
+    if origin.kind in ("cli", "directive", "project") and origin.note != "planner":
+        return None  # a flag, a `# trainlint:` directive or [tool.trainlint] sets it: a config edit would not take
     if origin.kind in ("config", "linked") and origin.key_path:
         doc = ctx.document_for(setting)
         node = doc.find(origin.key_path) if doc is not None else None

@@ -56,7 +56,7 @@ from trainlint.fixes import knobs
 from trainlint.memory.breakdown import GIB
 from trainlint.memory.estimate import TotalsCache, estimate_total
 from trainlint.memory.model import PartsMemo, optimizer_spec
-from trainlint.plan import Origin, Peft, Setting
+from trainlint.plan import COUNT_LIMIT, Origin, Peft, Setting
 
 TARGET = 0.90  # a fix must bring the total under 90% of the card, so no near-capacity warning follows
 MAX_KNOBS = 4
@@ -209,6 +209,8 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         for new_micro in _smaller_micro_batches(micro):
             factor = micro // new_micro
             new_gas = gas * factor
+            if new_gas > COUNT_LIMIT or new_gas > micro * gas:
+                continue  # no run has that many accumulation steps (the plan's bound): never written
             edits = _batch_edits(ctx, new_micro, new_gas) if not flags_only else None
             cost = _efficiency_cost(_tokens(plan), _tokens(plan, new_micro))
             add(Knob("batch", micro - new_micro,

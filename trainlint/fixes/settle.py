@@ -28,6 +28,7 @@ from trainlint.document.tree import Document
 from trainlint.fixes.edits import apply_edits
 
 MAX_PASSES = 4
+FURTHER_ROUND = "Fixed in a further round"  # how a finding says its fix waits for a next round of --fix
 
 
 def _preferred(d: Diagnostic, unsafe: bool) -> Fix | None:
@@ -120,7 +121,7 @@ def settle(diagnostics: list[Diagnostic], current: Callable[[str], str | None],
         out[i] = replace(d, detail=f"{d.detail} {note}".strip())
     for i, titles in later.items():
         d = out[i]
-        note = (f"Fixed in a further round: {'; '.join(titles)} (its edits overlap another fix's; `trainlint check "
+        note = (f"{FURTHER_ROUND}: {'; '.join(titles)} (its edits overlap another fix's; `trainlint check "
                 "--fix` applies it next, and `--diff` shows the final file).")
         out[i] = replace(d, detail=f"{d.detail} {note}".strip())
     return out
