@@ -8,7 +8,9 @@
 4. `_PlanReader.read`: the `TrainingPlan` (the flavor reader's, the launch's decisions, the settings laid over);
 5. `_lint_context` and `_estimate`: what the rules see, with the memory estimate;
 6. `_rule_findings`: the findings of the rules that can apply;
-7. `_filtered`: caps for an assumed launch, per-file ignores, suppressions (and TL009), one finding per place.
+7. `_filtered`: caps for an assumed launch, per-file ignores, suppressions (and TL009), one finding per place;
+8. `_settled`: the fixes that settle (`fixes.settle`): each selection `--fix` makes applied together and linted
+   again; a fix whose result is reported again is made whole with its follow-up or withdrawn, saying so.
 
 Pure with respect to its inputs (text or path, settings); the CLI and the language server call it.
 Bad input never raises out of here: it becomes diagnostics.

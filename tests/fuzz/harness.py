@@ -406,9 +406,11 @@ def _apply_advertised(text: str, report: dict, name: str, unsafe: bool = False) 
         if any(s < ae and as_ < e or s == e == as_ == ae for as_, ae, _ in applied):
             continue
         applied.append((s, e, new))
-    for s, e, new in sorted(applied, key=lambda x: x[0], reverse=True):
-        text = text[:s] + new + text[e:]
-    return text
+    parts, cursor = [], 0
+    for s, e, new in applied:  # in start order, each edit on the original text (an insertion before a replacement
+        parts += [text[cursor:s], new]  # at one point stays before it)
+        cursor = e
+    return "".join(parts) + text[cursor:]
 
 
 def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=None, formats: list[str] | None = None,

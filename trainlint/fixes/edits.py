@@ -182,14 +182,26 @@ def apply_edits(text: str, edits: list[Edit]) -> tuple[str, list[Edit]]:
     that were skipped because they overlapped one already applied."""
     applied: list[Edit] = []
     skipped: list[Edit] = []
+    # In start order, an edit overlaps an applied one exactly when it overlaps the applied edit reaching furthest
+    # (two applied edits never overlap each other), or inserts at a point another insertion took.
+    reach: Edit | None = None
+    points: set[int] = set()
     for edit in sorted(edits, key=lambda e: (e.span.start.offset, e.span.end.offset)):
         start, end = edit.span.start.offset, edit.span.end.offset
-        if any(start < a.span.end.offset and a.span.start.offset < end or
-               (start == end == a.span.start.offset == a.span.end.offset) for a in applied):
+        if reach is not None and start < reach.span.end.offset and reach.span.start.offset < end or \
+                start == end and start in points:
             skipped.append(edit)
             continue
         applied.append(edit)
-    out = text
-    for edit in sorted(applied, key=lambda e: e.span.start.offset, reverse=True):
-        out = out[:edit.span.start.offset] + edit.new_text + out[edit.span.end.offset:]
-    return out, skipped
+        if start == end:
+            points.add(start)
+        if reach is None or end > reach.span.end.offset:
+            reach = edit
+    parts = []
+    cursor = 0
+    for edit in applied:  # in start order: the text between the edits, then each edit's new text
+        parts.append(text[cursor:edit.span.start.offset])
+        parts.append(edit.new_text)
+        cursor = edit.span.end.offset
+    parts.append(text[cursor:])
+    return "".join(parts), skipped

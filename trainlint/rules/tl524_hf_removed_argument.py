@@ -79,17 +79,19 @@ argparse takes as an abbreviation of a field is not reported.
 
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
-**Fix**: a rename is safe where the new name exists well before the removal, so the renamed file also
-works on the older release (`evaluation_strategy`, `per_gpu_*`, `no_cuda`, `push_to_hub_*`,
-`max_seq_length`, `adafactor`). Unsafe, with the release they need in the title: `warmup_ratio` →
-`warmup_steps` (transformers >= 5.0: on 4.x a warmup_steps of 0.1 means no warmup), `torch_dtype` →
-`dtype` (TRL >= 0.23: TRL 0.18 drops the unknown `dtype` silently), `group_by_length` →
-`train_sampling_strategy` (transformers >= 5.2), and removing a key that did something. With the release
-known, a rename whose new name exists there is safe, and one whose new name does not is not offered.
+**Fix**: a rename is offered only where its new name is valid on every release in play. With the release
+unknown (nothing pinned), that is a new name every release read has (transformers 4.40, TRL 0.15 or
+earlier): `per_gpu_*` → `per_device_*`, `no_cuda` → `use_cpu`, `push_to_hub_*`, `adafactor` → `optim`,
+safe. A new name dated later (`eval_strategy` 4.41, `max_length` TRL 0.16, `warmup_steps` as a ratio 5.0,
+`dtype` TRL 0.23) is refused by the older releases a file may still run on (`eval_strategy` on 4.40 stops
+HfArgumentParser), so it is offered once the versions are pinned (a pin, `--versions`, a directive): safe
+where the pinned release has the new name, not offered where it does not. Removing a key that did
+something is unsafe; `group_by_length` → `train_sampling_strategy` is unsafe with the release it needs.
 """
 
 from __future__ import annotations
 
+from trainlint._versions import parse_version
 from trainlint.catalog import schemas
 from trainlint.context import codeargs
 from trainlint.diagnostics import Severity
@@ -375,6 +377,19 @@ def message(key: str, info: dict, dialect: str, certain: bool = False, trl: Pars
             f"{when[0].upper()}{when[1:]}: {cond} {stop}{older}. {todo[0].upper()}{todo[1:]}.")
 
 
+# The oldest release of each package whose fields were read: a replacement dated there ("4.40 or earlier") exists on
+# every release a file may run under.
+OLDEST = {"transformers": "4.40.0", "trl": "0.15.0"}
+
+
+def _everywhere(info: dict) -> bool:
+    """Whether the replacement exists on every release in play when none is pinned: it is dated at or before the
+    oldest release read (a rename to a key some plausible release refuses is offered only with the versions pinned)."""
+    since = parse_version(info.get("replacement_since") or "")
+    oldest = parse_version(OLDEST.get((info.get("package") or "transformers").lower(), ""))
+    return since is not None and oldest is not None and since <= oldest
+
+
 def _fixes(doc, root, entry, info, new_ok=None):
     """new_ok: whether the replacement exists on the release in use (True/False), None when unknown."""
     key, node = entry.key, entry.value
@@ -400,15 +415,20 @@ def _fixes(doc, root, entry, info, new_ok=None):
         return
     if new_ok is False:
         return  # the replacement does not exist on the release in use
+    # A rename to a replacement some release in play lacks (nothing pinned, and it is dated after the oldest release
+    # read) is not offered: a file renamed for the newest release would stop on an older one.
+    renames = new_ok is True or _everywhere(info)
     if key == "warmup_ratio":
         ratio = as_float(node.value) if node.kind == "scalar" else None
-        if ratio is not None and 0 <= ratio < 1 and root.get("warmup_steps") is None:
+        if renames and ratio is not None and 0 <= ratio < 1 and root.get("warmup_steps") is None:
             yield fix(f"write `warmup_steps: {node.raw}` (a ratio below 1; needs {package} >= {needs or '5.0'})",
                       rename_key(doc, entry, "warmup_steps"), safe=new_ok is True)
         return
     if replacement and "." not in replacement and key not in ("include_inputs_for_metrics", "push_to_hub_organization",
                                                               "sharded_ddp", "amp_backend", "tp_size"):
         if root.get(replacement) is None:
+            if not renames:
+                return
             safe = key in SAFE_RENAMES or new_ok is True
             title = f"rename to `{replacement}`" + ("" if safe or not needs else f" (needs {package} >= {needs})")
             yield fix(title, rename_key(doc, entry, replacement), safe=safe)
