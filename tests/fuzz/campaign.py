@@ -25,10 +25,12 @@ class CampaignResult:
     counts: dict[str, int] = field(default_factory=dict)  # signature -> inputs that hit it
     inputs_with_findings: int = 0
     inputs_with_crash: int = 0
+    oracles: dict[str, int] = field(default_factory=dict)  # oracle -> inputs it judged (harness.check_input tally)
 
     def summary(self) -> dict:
         return {"seed": self.seed, "inputs": self.inputs, "jobs": self.jobs, "seconds": round(self.seconds, 1),
                 "inputs_with_findings": self.inputs_with_findings, "inputs_with_crash": self.inputs_with_crash,
+                "oracles": dict(sorted(self.oracles.items())),
                 "signatures": {sig: {"kind": f.kind, "inputs": self.counts[sig], "ops": f.ops, "argv": f.argv,
                                      "detail": f.detail[-400:]}
                                for sig, f in sorted(self.findings.items())}}
@@ -65,7 +67,7 @@ def run(seed: int, budget_s: float, max_inputs: int | None = None, workdir: Path
             findings = harness.check_input(worker, data, suffix, root / "case", rng=rng,
                                            reference=result.inputs % reference_every == 0,
                                            stdin=rng.random() < 0.1, timeout=timeout, extra=extra,
-                                           versions=versions)
+                                           versions=versions, tally=result.oracles)
             result.jobs += worker.jobs - jobs_before
             if findings:
                 result.inputs_with_findings += 1

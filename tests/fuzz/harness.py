@@ -415,7 +415,8 @@ def _apply_advertised(text: str, report: dict, name: str, unsafe: bool = False) 
 
 def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=None, formats: list[str] | None = None,
                 fix: bool = True, reference: bool = False, stdin: bool = False, timeout: float = 20.0,
-                extra: list[str] | None = None, versions: str | None = None) -> list[Finding]:
+                extra: list[str] | None = None, versions: str | None = None,
+                tally: dict[str, int] | None = None) -> list[Finding]:
     """All oracles for one input. `formats` default: one picked with `rng` (all with rng None). `extra`: run settings
     for every run (`FLAG_SETS`); `versions`: a version set (`VERSION_SETS`) to judge the unversioned fix under."""
     name = "config" + suffix
@@ -424,6 +425,14 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
     path = scratch_project(workdir, name, data)
     base = ["check", "--isolated", *(extra or [])]
     findings: list[Finding] = []
+    tally = tally if tally is not None else {}
+
+    def count(oracle: str) -> None:
+        tally[oracle] = tally.get(oracle, 0) + 1
+
+    count("check")
+    if extra:
+        count("with-settings")
     texts = {name: decoded(data), "ds.json": DS_LINKED}
 
     def run(argv, **kw) -> Answer | None:
@@ -461,6 +470,7 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
                   for d in e.get("diagnostics", []) for f in d.get("fixes", []))
     if not has_fix:
         return findings
+    count("fix")
     before = snapshot(workdir)
     mode = stat.S_IMODE(path.stat().st_mode)
     argv = base + ["--diff", name]
@@ -493,8 +503,10 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
                                     argv))
     findings.extend(_fix_value_findings(report, texts[name], after.get(name), name, argv))
     if reference and texts[name] is not None:
+        count("one-round")
         findings.extend(_one_round(texts[name], report, name, before, after, argv, data))
     if versions and texts[name] is not None and after.get(name, data) != data:
+        count("version-set")
         findings.extend(_version_findings(worker, workdir, name, before, after, base, versions, timeout))
     # --diff applied with patch gives what --fix wrote
     patched = workdir.parent / (workdir.name + ".patch")
@@ -521,6 +533,7 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
     if again is not None and snapshot(workdir) != after:
         findings.append(Finding("fix-not-idempotent", "second-fix-changed", "a second --fix changed the file", argv2))
     if reference and texts[name] is not None:
+        count("rounds")
         findings.extend(_reference_fix(worker, workdir, name, before, after, timeout, base))
     return findings
 
