@@ -28,6 +28,7 @@ from trainlint.document.tree import Document
 from trainlint.fixes.edits import apply_edits
 
 MAX_PASSES = 4
+MEMORY_CODES = frozenset({"TL100", "TL101", "TL103", "TL104"})  # findings whose fixes carry re-estimated figures
 FURTHER_ROUND = "Fixed in a further round"  # how a finding says its fix waits for a next round of --fix
 
 
@@ -177,7 +178,10 @@ def _composed(out: list[Diagnostic], i: int, fix: Fix, unsafe: bool, doc: Docume
     text, _ = apply_edits(doc.text, list(fix.edits))
     after = relint({doc.path: text})
     before = Counter(_key(d) for d in out)
-    follow = [f for d in after if before[_key(d)] == 0 and (f := _preferred(d, unsafe)) is not None]
+    if out[i].code in MEMORY_CODES:
+        return None  # a memory fix's title states its re-estimated figures: another change would make them wrong
+    follow = [f for d in after if before[_key(d)] == 0 and d.code not in MEMORY_CODES
+              and (f := _preferred(d, unsafe)) is not None]
     if not follow or any(e.path != doc.path for f in follow for e in f.edits):
         return None
     final, skipped = apply_edits(text, [e for f in follow for e in f.edits])

@@ -49,6 +49,7 @@ def check(ctx: LintContext):
         root = cfg.root
         if root is None or not top:
             continue
+        absent = top - set(root.keys())  # once per file: a file with thousands of unknown keys stays linear
         for entry in root.entries:
             key = entry.key
             if key in top or ds.is_comment_key(key) or describe("deepspeed", (key,)) is not None:
@@ -63,7 +64,7 @@ def check(ctx: LintContext):
             elif key in HINTS:
                 extra = f" {HINTS[key]}."
             else:
-                suggestion = ds.did_you_mean(key, top - set(root.keys()))
+                suggestion = ds.did_you_mean(key, absent)
                 hint = f"; did you mean `{suggestion}`?" if suggestion else ""
                 extra = ""
             fixes = []
