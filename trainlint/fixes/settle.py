@@ -6,9 +6,12 @@ fixes a lint offers the way `--fix` applies them: for each selection (safe fixes
 applicable fix of each diagnostic, applied together (`fixes.apply.apply_edits`, overlapping edits skipped), then the
 result linted again. The selection is settled when that lint offers no fix of the selection: one round of `--fix`
 reaches the fixed point, and the edits the JSON/SARIF output and the language server's code actions show are those it
-applies. A fix whose result is reported again (a fixable finding the file did not have, or its own finding still
-there) is withdrawn (its diagnostic's next fix, if any, takes its place, and the diagnostic's detail says why), and
-the selection is checked again; a few rounds at most (`MAX_PASSES`), after which every fix of the selection still
+applies. A fix whose result is reported again (a finding the file did not have: one with a fix, or a warning or error of a
+new code; or its own finding still there) is made whole with the fix that result gets, when the two reach a fixed
+point in the file alone (`_composed`: TL631's `load_in_8bit: false`, then TL630's `load_in_4bit: true`; never for the
+memory findings, whose titles state re-estimated figures), else withdrawn (its diagnostic's next fix, if any, takes
+its place, and the diagnostic's detail says why); edits that overlap another fix's wait for a further round of
+`--fix`, and the finding says so (FURTHER_ROUND). The selection is then checked again; a few rounds at most (`MAX_PASSES`), after which every fix of the selection still
 unsettled is withdrawn. A finding counts as the same after the edits when its code and message are the same (positions
 move with the edits).
 
