@@ -52,6 +52,20 @@ def _underline(text: str, start: int, end: int) -> str:
     return " " * pad + "^" * width
 
 
+WINDOW = 160  # code points of a long source line shown on each side of a span
+
+
+def _window(text: str, start: int, end: int) -> tuple[str, int, int]:
+    """A long line cut to the span and WINDOW code points around it, each cut marked with `...`: a one-line file of
+    50,000 characters with thousands of findings shows each at its place without copying the line each time."""
+    if len(text) <= 3 * WINDOW:
+        return text, start, end
+    end = min(max(end, start), start + 2 * WINDOW)
+    left, right = max(0, start - WINDOW), min(len(text), end + WINDOW)
+    head = "..." if left > 0 else ""
+    return head + text[left:right] + ("..." if right < len(text) else ""), start - left + len(head), end - left + len(head)
+
+
 def snippet(doc, span) -> list[str]:
     """Source lines of `span` with the span underlined; a long span shows its first and last line."""
     first, last = span.start.line, span.end.line
@@ -66,6 +80,7 @@ def snippet(doc, span) -> list[str]:
         text = doc.line_text(line)
         start = span.start.column if line == first else 0
         end = span.end.column if line == span.end.line else len(text)
+        text, start, end = _window(text, start, end)
         out.append(f"{line + 1:>{gutter}} | {_shown(text)}".rstrip())
         out.append(" " * gutter + " | " + _underline(text, start, max(start, end)))
     return out
