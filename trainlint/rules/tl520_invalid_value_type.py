@@ -57,6 +57,7 @@ from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.base import as_float
 from trainlint.rules._schema_checks import findings
 from trainlint.rules._frameworks import Claim
+from trainlint.plan import COUNT_LIMIT
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL520", "invalid-value-type", Severity.ERROR,
@@ -87,10 +88,12 @@ def check(ctx: LintContext):
                 fixes = [fix(f"write {text.lower()} without quotes", replace_value(doc, node, text.lower() == "true"))]
             elif (number := as_float(text)) is not None and ("integer" in f.expected or "number" in f.expected):
                 if "integer" in f.expected and "number" not in f.expected:
-                    if number.is_integer():
+                    if number.is_integer() and abs(number) <= COUNT_LIMIT:  # no fix writes a number beyond any run
                         fixes = [fix(f"write {int(number)} without quotes", replace_value(doc, node, int(number)))]
                 else:
                     value = int(number) if number.is_integer() and "e" not in text.lower() and "." not in text else number
+                    if isinstance(value, int) and abs(value) > COUNT_LIMIT:
+                        value = number  # written as the float it is, never as hundreds of digits
                     fixes = [fix("write the number without quotes", replace_value(doc, node, value))]
         elif node.kind == "scalar" and isinstance(node.value, (int, float)) and not isinstance(node.value, bool) \
                 and f.expected.startswith("a string"):
