@@ -538,7 +538,7 @@ def check_input(worker: Worker, data: bytes, suffix: str, workdir: Path, rng=Non
     return findings
 
 
-_INT = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+_INT = re.compile(r"(?<![\w.\"'])-?\d+(?![\w.\"'])")  # a number written as one (a quoted one is a string)
 
 
 def _fix_value_findings(report: dict, text: str | None, fixed: bytes | None, name: str, argv: list[str]) -> list[Finding]:

@@ -31,6 +31,7 @@ from trainlint.document.tree import Document
 from trainlint.fixes.edits import apply_edits
 
 MAX_PASSES = 4
+MAX_COMPOSED = 8  # culprits of one pass made whole at most (two lints each); more are withdrawn: a lint stays bounded
 MEMORY_CODES = frozenset({"TL100", "TL101", "TL103", "TL104"})  # findings whose fixes carry re-estimated figures
 FURTHER_ROUND = "Fixed in a further round"  # how a finding says its fix waits for a next round of --fix
 
@@ -103,7 +104,7 @@ def settle(diagnostics: list[Diagnostic], current: Callable[[str], str | None],
                 if blamed is None:
                     continue
                 fix = blamed
-                if i not in composed and doc is not None:
+                if i not in composed and doc is not None and len(culprits) <= MAX_COMPOSED:
                     whole = _composed(out, i, fix, unsafe, doc, relint)
                     if whole is not None:
                         composed.add(i)
