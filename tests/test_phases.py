@@ -238,7 +238,9 @@ def test_the_planner_offers_eval_accumulation_when_kept_predictions_decide(field
     cfg = tmp_path / "train.yaml"
     cfg.write_text("model_name_or_path: meta-llama/Llama-3.1-8B\neval_strategy: steps\n")
     p, doc, linked = estimating.file_plan(str(cfg), Overrides())
-    p = p.with_(**{k: Setting(v, Origin("directive")) for k, v in {**fields, "gpu": "H100-80GB"}.items()})
+    # the evaluation settings as the file's reader would infer them (a directive's value is not the planner's to edit)
+    p = p.with_(**{k: Setting(v, Origin("inferred")) for k, v in fields.items()}, gpu=Setting("H100-80GB",
+                                                                                             Origin("directive")))
     ctx = LintContext(document=doc, flavor=p.flavor, plan=p, linked=linked)
     attach(ctx)
     groups = {k.group for k in knob_list(ctx)}
