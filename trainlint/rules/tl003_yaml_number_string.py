@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import re
 
+from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.flavors.huggingface import dialect
-from trainlint.rules._frameworks import Claim
+from trainlint.rules._frameworks import Claim, lightning_trainer
+from trainlint.rules._schema_checks import SCHEMA_FOR
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.tl622_accelerate_ignored_plugin_key import known
 
@@ -79,11 +81,33 @@ def check(ctx: LintContext):
         value = float(node.raw.replace("_", ""))
         fixed = yaml11_number(node.raw, value)
         key = ".".join(str(k) for k in node.key_path)
+        # no number where the field takes none (`same_network: 2e-5`, a boolean): the edit would trade this finding
+        # for TL520's, so the value is left to be corrected by hand
+        fixes = [fix(f"write {fixed}", replace_value(doc, node, text=fixed))] if _takes_a_number(ctx, node) else []
         yield RULE.at(doc, node,
                       f"`{key}: {node.raw}` is read by YAML 1.1 (PyYAML) as the string {node.raw!r}, not the number "
                       f"{value:g}",
-                      [fix(f"write {fixed}", replace_value(doc, node, text=fixed))],
+                      fixes,
                       detail=f"This loader does not convert it, so the run fails or misbehaves. Write {fixed}.")
+
+
+def _takes_a_number(ctx: LintContext, node) -> bool:
+    """Whether the field may hold a number: its schema (the flavor's, when it declares the key) names "number" or
+    "integer" among its types, or says nothing of it."""
+    name = SCHEMA_FOR.get(ctx.flavor)
+    if name is None:
+        return True
+    path = tuple(node.key_path)
+    if ctx.flavor == "lightning":
+        base = lightning_trainer(ctx.document)
+        if not base or path[:len(base)] != tuple(base):
+            return True
+        path = ("trainer",) + path[len(base):]
+    try:
+        info = schemas.describe(name, path)
+    except Exception:  # noqa: BLE001 - no schema: nothing says the field takes no number
+        return True
+    return info is None or not info.types or bool({"number", "integer"} & set(info.types))
 
 
 def _dropped_by_accelerate(key_path: tuple) -> bool:
