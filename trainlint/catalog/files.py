@@ -38,6 +38,19 @@ def read_data(name: str) -> str:
         return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_text(encoding="utf-8")
 
 
+def data_mapping(name: str, required: str = "") -> dict:
+    """A catalog JSON file that holds one mapping, read for a rule's closed sets: {} when it is missing, unreadable or
+    not a mapping (or lacks the `required` table), so that a broken data file silences its rule instead of stopping
+    the run."""
+    try:
+        data = json.loads(read_data(name))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or (required and not isinstance(data.get(required), dict)):
+        return {}
+    return data
+
+
 # In the catalog's JSON files as written, each entry of the top-level list opens a line at this indentation (the
 # line of its `{`); nothing inside an entry does (its nested objects are indented further, and JSON strings hold no
 # raw newline).

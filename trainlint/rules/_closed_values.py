@@ -9,14 +9,13 @@ other than the one assumed, or by none of the ranges in play (a pin that has the
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from trainlint._versions import parse_specifier
 from trainlint.catalog import schemas
-from trainlint.catalog.files import read_data
+from trainlint.catalog.files import data_mapping
 from trainlint.diagnostics import Severity
 from trainlint.document.tree import Document, Node
 from trainlint.rules._frameworks import suggest, version_status
@@ -27,11 +26,7 @@ PYDANTIC_BOOL_STRINGS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on
 
 @lru_cache(maxsize=1)
 def table() -> dict:
-    try:
-        data = json.loads(read_data("closed_values.json"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return data_mapping("closed_values.json")
 
 
 def keys_of(framework: str) -> dict[str, dict]:

@@ -34,11 +34,10 @@ fix: move it into a DeepSpeed JSON file and name that file with `deepspeed_confi
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
 from trainlint.catalog import schemas
-from trainlint.catalog.files import read_data
+from trainlint.catalog.files import data_mapping
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import suggest, version_status
@@ -77,11 +76,7 @@ def _since(section: str, key: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def _history() -> dict:
-    try:
-        data = json.loads(read_data("accelerate_plugin_keys.json"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and isinstance(data.get("sections"), dict) else {}
+    return data_mapping("accelerate_plugin_keys.json", "sections")
 
 
 def _older_releases(section: str, key: str) -> str | None:

@@ -37,11 +37,10 @@ and main (2026-04).
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
 from trainlint._versions import parse_specifier
-from trainlint.catalog.files import read_data
+from trainlint.catalog.files import data_mapping
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import runs_own_source, suggest, version_status
@@ -56,11 +55,7 @@ RULE = Rule("TL649", "torchtune-unknown-component", Severity.ERROR,
 
 @lru_cache(maxsize=1)
 def components() -> dict:
-    try:
-        data = json.loads(read_data("torchtune_components.json"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and isinstance(data.get("modules"), dict) else {}
+    return data_mapping("torchtune_components.json", "modules")
 
 
 def _indices(spans: str) -> set[int]:

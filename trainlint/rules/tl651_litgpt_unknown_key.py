@@ -36,11 +36,10 @@ EvalArgs, LogArgs`; LitGPT 0.4.0 - 0.5.13 and main (2026-06).
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 
 from trainlint._versions import parse_specifier
-from trainlint.catalog.files import read_data
+from trainlint.catalog.files import data_mapping
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import runs_own_source, suggest, version_status
@@ -58,11 +57,7 @@ GROUPS = ("train", "eval", "log")
 
 @lru_cache(maxsize=1)
 def keys() -> dict:
-    try:
-        data = json.loads(read_data("litgpt_keys.json"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and isinstance(data.get("commands"), dict) else {}
+    return data_mapping("litgpt_keys.json", "commands")
 
 
 def _indices(spans: str) -> set[int]:
