@@ -246,7 +246,7 @@ def _declared(doc: Document, settings: Settings) -> Declared:
         selection = RuleSelection(settings.selection.select or selection.select,
                                   selection.ignore + settings.selection.ignore,
                                   selection.extend_select + settings.selection.extend_select)
-    directive = parse_directives(doc.comments(), doc.path) if doc.root is not None or doc.kind == "yaml" else None
+    directive = parse_directives(doc.comments(), doc.path, doc.pos_at) if doc.root is not None or doc.kind == "yaml" else None
     return Declared(project, project_error, overrides, ignored, selection, directive)
 
 

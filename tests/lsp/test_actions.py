@@ -106,3 +106,32 @@ async def test_fix_on_linked_json_from_its_own_buffer(client, project):
     fix = next(a for a in actions if a.is_preferred)
     fixed = apply_edits(json_text, fix.edit.changes[json_uri], client.encoding)
     assert '"reduce_bucket_size": "auto"\n  },' in fixed
+
+
+DIRECTIVE_OOM = """\
+# trainlint: gpu=A100-80GB micro-batch=16
+model_name_or_path: meta-llama/Llama-3.2-3B
+output_dir: out
+gradient_accumulation_steps: 2
+max_length: 4096
+bf16: true
+gradient_checkpointing: true
+"""
+
+
+async def test_out_of_memory_quickfix_changes_the_directive_as_the_cli_does(client, project):
+    """A micro-batch a `# trainlint:` directive sets is changed in the directive, by the server's quick fix as by
+    `trainlint check --fix`; the hover on the finding says where the value is set."""
+    uri = project.write("directive.yaml", DIRECTIVE_OOM)
+    open_doc(client, uri, DIRECTIVE_OOM)
+    items = await diagnostics(client, uri)
+    (d,) = [x for x in items if x.code == "TL100"]
+    actions = await _actions(client, uri, d.range, [d], only=[t.CodeActionKind.QuickFix])
+    quick = [a for a in actions if "disable" not in a.title]
+    assert quick and "micro-batch 16 ->" in quick[0].title
+    fixed = apply_edits(DIRECTIVE_OOM, quick[0].edit.changes[uri], client.encoding)
+    assert fixed == _cli_fix(project.path("directive.yaml"))
+    assert fixed.splitlines()[0] != DIRECTIVE_OOM.splitlines()[0] and "micro-batch=16" not in fixed
+    hover = await client.text_document_hover_async(t.HoverParams(
+        text_document=t.TextDocumentIdentifier(uri=uri), position=d.range.start))
+    assert hover is not None and "directive at line 1" in hover.contents.value

@@ -9,7 +9,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from typing import Any
 from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu, split_count
 from trainlint.catalog.models import ModelLookupError, closest_models, find_model
 from trainlint.catalog.naming import closest
+from trainlint.diagnostics import Pos, Span
 from trainlint.plan import Origin, Setting, TrainingPlan
 
 
@@ -73,18 +74,23 @@ class Overrides:
 
     values: dict[str, Any] = field(default_factory=dict)  # plan field -> value
     origin: Origin = Origin("cli")
+    # plan field -> its own origin, where it has one of its own (a directive's value: where it is written)
+    origins: dict[str, Origin] = field(default_factory=dict)
 
     def apply(self, plan: TrainingPlan) -> TrainingPlan:
         if not self.values:
             return plan
         values = dict(self.values)
+        origins = dict(self.origins)
         if isinstance(values.get("gpu"), str):
             # `gpu = "8x H100"`: the count is this source's num-gpus unless it names one itself.
             name, count = split_count(values["gpu"])
             if count is not None:
                 values["gpu"] = name
-                values.setdefault("num_gpus", count)
-        return plan.with_(**{name: Setting(value, self.origin) for name, value in values.items()})
+                if "num_gpus" not in values:
+                    values["num_gpus"] = count
+                    origins.pop("num_gpus", None)
+        return plan.with_(**{name: Setting(value, origins.get(name, self.origin)) for name, value in values.items()})
 
 
 @dataclass(frozen=True)
@@ -449,12 +455,16 @@ class Directive:
     context: ContextSettings = ContextSettings(origin=Origin("directive"))
 
 
-def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directive:
-    """`# trainlint: gpu=H100-80GB num-gpus=8` comments. `disable=` entries are suppressions, handled elsewhere."""
+def parse_directives(comments: list[tuple[int, int, str]], path: str,
+                     locate: Callable[[int, int], Pos] | None = None) -> Directive:
+    """`# trainlint: gpu=H100-80GB num-gpus=8` comments. `disable=` entries are suppressions, handled elsewhere.
+    With `locate` (the document's `pos_at(line, column)`), each value's origin has the span of its text in the
+    comment (quotes left out), so that a fix can change it where it is written."""
     values: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
     problems: list[tuple[int, str]] = []
     context: dict = {}
-    for line, _column, text in comments:
+    for line, column, text in comments:
         match = _DIRECTIVE.search(text)
         if not match:
             continue
@@ -477,9 +487,26 @@ def parse_directives(comments: list[tuple[int, int, str]], path: str) -> Directi
                 problems.append((line, str(exc)))
                 continue
             values[name] = value
-    return Directive(Overrides(values, Origin("directive", path)), tuple(problems),
+            origins[name] = Origin("directive", path, span=_value_span(locate, line, column, text, match, pair))
+    return Directive(Overrides(values, Origin("directive", path), origins), tuple(problems),
                      ContextSettings(context.get("versions", {}), context.get("launch", ""), context.get("dialect", ""),
                                      Origin("directive", path)))
+
+
+def _value_span(locate: Callable[[int, int], Pos] | None, line: int, column: int, text: str, directive: re.Match,
+                pair: re.Match) -> Span | None:
+    """The span of a directive pair's value in the document (its quotes left out); None without `locate`, or when the
+    comment runs over more than one line before it (a JSON block comment)."""
+    if locate is None:
+        return None
+    start = directive.start("body") + pair.start("value")
+    raw = pair.group("value")
+    quoted = raw[:1] in ("'", '"')
+    start += 1 if quoted else 0
+    end = start + len(raw) - (2 if quoted else 0)
+    if "\n" in text[:end]:
+        return None
+    return Span(locate(line, column + start), locate(line, column + end))
 
 
 @dataclass(frozen=True)

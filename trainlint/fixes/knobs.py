@@ -2,19 +2,24 @@
 
 `setting_edits(ctx, field, value)` returns the minimal edits that make the config say `value` for a
 TrainingPlan field: the value is replaced where the config (or a linked DeepSpeed file) sets it, or
-inserted where the flavor keeps it. None when the flavor has no such setting.
+inserted where the flavor keeps it; a value a `# trainlint:` directive of the file sets is replaced in the directive.
+None when the flavor has no such setting, or a flag, [tool.trainlint] or the launch sets the value (`held_origin`:
+a config edit would not take).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 from trainlint.catalog.files import read_data
+from trainlint.context.settings import OVERRIDABLE
 from trainlint.diagnostics import Edit
 from trainlint.document.tree import Node
 from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
+from trainlint.plan import Origin
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
 KEYS: dict[str, dict[str, tuple]] = {
@@ -64,10 +69,10 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
         edits = _fsdp_checkpointing(ctx)
         if edits is not None:
             return edits
-    if origin.kind == "launch" and origin.key_path:
-        return None  # a script argument of the launch command: an edit of the config would have no effect
-    if origin.kind in ("cli", "directive", "project") and origin.note != "planner":
-        return None  # a flag, a `# trainlint:` directive or [tool.trainlint] sets it: a config edit would not take
+    if held_origin(ctx, field) is not None:
+        # a flag, [tool.trainlint] or a script argument of the launch sets it: a config edit would not take; a
+        # `# trainlint:` directive of this file is changed where it is written
+        return directive_edits(ctx, field, value)
     if origin.kind in ("config", "linked") and origin.key_path:
         doc = ctx.document_for(setting)
         node = doc.find(origin.key_path) if doc is not None else None
@@ -80,6 +85,59 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
     if path is None:
         return None
     return _insert(ctx.document, path, config_value(ctx.flavor, field, value))
+
+
+def held_origin(ctx, field: str) -> Origin | None:
+    """Where a value the config text does not decide is set: a flag (or an editor setting), a `# trainlint:`
+    directive, [tool.trainlint], or a script argument of the launch command; None when the config (or a default, or
+    the planner) decides it."""
+    origin = getattr(ctx.plan, field).origin
+    if origin.kind == "launch" and origin.key_path:
+        return origin
+    if origin.kind in ("cli", "directive", "project") and origin.note != "planner":
+        return origin
+    return None
+
+
+def directive_edits(ctx, field: str, value: Any) -> list[Edit] | None:
+    """The edit that writes `value` (a whole number: the counts a directive takes) over the value of this file's
+    `# trainlint:` directive that sets `field`; None when no directive of this file sets it, or its value's place is
+    not known."""
+    origin = getattr(ctx.plan, field).origin
+    doc = ctx.document
+    if origin.kind != "directive" or origin.span is None or doc is None or origin.path != doc.path or \
+            not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return None
+    return [Edit(doc.path, origin.span, str(value))]
+
+
+_DIRECTIVE_START = re.compile(r"#\s*trainlint:")
+# The user-facing names of the plan fields a setting may hold (the CLI flag, the directive and [tool.trainlint] key).
+SETTING_NAMES = {name: key for key, (name, _kind) in OVERRIDABLE.items()}
+
+
+def where_held(ctx, field: str, origin: Origin) -> str:
+    """Where `held_origin` says a value is set, in words: "the `# trainlint: micro-batch=8` directive at line 3",
+    "the `--micro-batch` flag", "`micro-batch` in [tool.trainlint] in pyproject.toml", "the launch's
+    `--per_device_train_batch_size` (train.sh:12)"."""
+    key = SETTING_NAMES.get(field, field)
+    if origin.kind == "directive":
+        doc = ctx.document
+        if origin.span is not None and doc is not None and origin.path == doc.path:
+            line = doc.line_text(origin.span.start.line)
+            starts = [m.start() for m in _DIRECTIVE_START.finditer(line) if m.start() < origin.span.start.column]
+            comment = line[starts[-1]:].strip() if starts else line.strip()
+            return f"the `{comment}` directive at line {origin.span.start.line + 1}"
+        return f"a `# trainlint: {key}=...` directive"
+    if origin.kind == "cli":
+        if origin.note == "editor settings":
+            return f"the editor setting `{key}`"
+        return f"the `--{key}` flag" if field in SETTING_NAMES else "the command line"
+    if origin.kind == "project":
+        return f"`{key}` in {origin.describe()}"
+    where = origin.path + (f":{origin.span.start.line + 1}" if origin.span is not None else "")
+    argument = str(origin.key_path[-1]) if origin.key_path else key
+    return f"the launch's `{argument}`" + (f" ({where})" if where else "")
 
 
 def _fsdp_sharded(plan) -> bool:

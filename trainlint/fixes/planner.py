@@ -38,6 +38,11 @@ offered instead.
 
 The compute time of one micro-step is 6 x params x tokens / (the GPU's bf16 peak x 40% utilization).
 
+A knob that changes a value the config's keys do not hold (`knobs.held_origin`) writes it where it is set when that
+is a `# trainlint:` directive of the file (`knobs.directive_edits`); one a flag, [tool.trainlint] or the launch sets
+has no edit and is left out of the offers, and `held_change` says, in the finding's detail, when the cheapest change
+that fits needs such a value: which, where it is set and the value that fits.
+
 When no change the config can make fits, `advice` says what would: the run's own GPU count with sharding
 and offload it cannot express, then the smallest GPU count (never fewer than the run has) with ZeRO-3 /
 FSDP full shard, then with tensor parallelism, then QLoRA.
@@ -47,7 +52,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -83,6 +88,8 @@ class Knob:
     safe: bool = True
     edits: tuple[Edit, ...] | None = None  # None: the config cannot say it (flags-only estimates still can)
     flags: str = ""  # the `trainlint estimate` flags that ask for the same
+    # the fields it changes whose values the config's keys do not hold (`knobs.held_origin`), with where they are set
+    held: tuple[tuple[str, Origin], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -185,9 +192,10 @@ def deepspeed_in_play(ctx) -> bool:
         plan.precision.value.master_weights and ctx.flavor == "flags"
 
 
-def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
+def knob_list(ctx, require_edits: bool = True, held: bool = False) -> list[Knob]:
     """Every knob this run can turn but LoRA/QLoRA (`last_resort_knobs`), each with its edits (None where the config
-    cannot say it)."""
+    cannot say it). With `held`, also the knobs without edits only because a value they change is set by a flag,
+    [tool.trainlint] or the launch (`Knob.held` says where): what would fit, though no fix can say it."""
     plan = ctx.plan
     out: list[Knob] = []
     flags_only = ctx.document is None
@@ -195,7 +203,7 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
     def edits_for(field, value):
         return None if flags_only else knobs.setting_edits(ctx, field, value)
 
-    add = _adder(out, require_edits, flags_only)
+    add = _adder(out, require_edits, flags_only, ctx, held)
 
     if (plan.attn_impl.value or "").lower() == "eager":
         add(Knob("attn", 1, "use SDPA attention instead of eager", {"attn_impl": "sdpa"}, -0.10,
@@ -259,17 +267,17 @@ def knob_list(ctx, require_edits: bool = True) -> list[Knob]:
         add(Knob("loss", 1, "use Liger's fused linear cross-entropy (needs the liger-kernel package)",
                  {"fused_loss": True}, 0.0, "same compute", safe=False,
                  edits=_tuple(edits_for("fused_loss", True)), flags="--fused-loss"))
-    _phase_knobs(ctx, edits_for, add)
+    _phase_knobs(ctx, edits_for, add, held)
     return out
 
 
-def _phase_knobs(ctx, edits_for, add: Callable[[Knob], None]) -> None:
+def _phase_knobs(ctx, edits_for, add: Callable[[Knob], None], held: bool = False) -> None:
     """The knobs of the phases around the step (memory/phases.py): a smaller evaluation batch, evaluation
     predictions moved to the host every step, checkpoints without the optimizer, sharded FSDP checkpoints. None of
     them changes the training step; `add` keeps those the config can write."""
     plan = ctx.plan
     found: list[Knob] = []
-    collect = _adder(found, True, False)
+    collect = _adder(found, True, False, ctx, held)
     if plan.evaluation.value:
         batch = plan.eval_batch.value or (plan.micro_batch.value if ctx.flavor == "axolotl" else 8)
         for smaller in _smaller_micro_batches(batch)[:4] if isinstance(batch, int) and batch > 1 else ():
@@ -298,20 +306,37 @@ def _phase_knobs(ctx, edits_for, add: Callable[[Knob], None]) -> None:
         add(knob)
 
 
-def _adder(out: list[Knob], require_edits: bool, flags_only: bool) -> Callable[[Knob], None]:
+def _adder(out: list[Knob], require_edits: bool, flags_only: bool, ctx=None, held: bool = False) -> Callable[[Knob], None]:
+    """`add(knob)`: keeps a knob the config can write (or, for flags-only estimates without `require_edits`, any).
+    With `ctx` (of a config file), a knob that changes a value set outside the config's keys says where
+    (`Knob.held`), and has no edits unless each such value is a directive of the file, changed where it is written;
+    with `held`, such a knob is kept without edits when each of its other values can be written."""
     def add(knob: Knob):
+        if ctx is not None and not flags_only:
+            knob = _with_holds(ctx, knob)
         if knob.edits is not None or (not require_edits and flags_only):
+            out.append(knob)
+        elif held and knob.held and all(any(f == field for f, _ in knob.held) or
+                                        knobs.setting_edits(ctx, field, value) for field, value in knob.changes.items()):
             out.append(knob)
 
     return add
 
 
-def last_resort_knobs(ctx, require_edits: bool = True) -> list[Knob]:
+def _with_holds(ctx, knob: Knob) -> Knob:
+    holds = tuple((field, origin) for field in knob.changes if (origin := knobs.held_origin(ctx, field)) is not None)
+    if not holds:
+        return knob
+    stuck = any(not knobs.directive_edits(ctx, field, knob.changes[field]) for field, _ in holds)
+    return replace(knob, held=holds, edits=None if stuck else knob.edits)
+
+
+def last_resort_knobs(ctx, require_edits: bool = True, held: bool = False) -> list[Knob]:
     """LoRA and QLoRA (they change what is trained), with their edits: made only when nothing else fits."""
     plan = ctx.plan
     out: list[Knob] = []
     flags_only = ctx.document is None
-    add = _adder(out, require_edits, flags_only)
+    add = _adder(out, require_edits, flags_only, ctx, held)
     if plan.peft.value is None and plan.task.value in ("sft", "dpo", "orpo", "kto", "pretrain") and \
             (flags_only or knobs.lora_kind(ctx) is not None):
         extra = knobs.LORA_PEFT.get(knobs.lora_kind(ctx) or "", {}) if not flags_only else {}
@@ -470,16 +495,18 @@ def _apply(plan, changes: dict):
     return plan.with_(**{k: Setting(v, PLANNED) for k, v in changes.items()})
 
 
-def search(ctx, limit: int = 4, require_edits: bool = True) -> list[Offer]:
+def search(ctx, limit: int = 4, require_edits: bool = True, held: bool = False,
+           found: list[Knob] | None = None) -> list[Offer]:
     """The cheapest `limit` combinations of up to MAX_KNOBS knobs that fit, safe ones first; LoRA/QLoRA
-    only when nothing else does."""
+    only when nothing else does. With `held`, also the knobs no fix can turn, as a flag or a setting holds a value
+    they change (`knob_list`); `found`: that knob list, when made already."""
     gpu, arch = ctx.gpu, ctx.architecture
     if gpu is None or arch is None:
         return []
-    groups = _by_group(knob_list(ctx, require_edits))
+    groups = _by_group(found if found is not None else knob_list(ctx, require_edits, held))
     offers = _search(ctx, groups, list(groups), limit)
     if not offers:
-        last = _by_group(last_resort_knobs(ctx, require_edits))
+        last = _by_group(last_resort_knobs(ctx, require_edits, held))
         if last:
             groups.update(last)
             offers = _search(ctx, groups, list(groups), limit, must=LAST_RESORT)
@@ -583,6 +610,45 @@ def plan_fixes(ctx, limit: int = 4, require_edits: bool = True) -> tuple[list[Of
     if offers:
         return offers, None
     return [], what_would_fit(ctx)
+
+
+def held_change(ctx, offers: list[Offer]) -> str | None:
+    """What a finding's detail says when the cheapest change that fits turns a value the config's keys do not hold:
+    which value, where it is set (`knobs.where_held`: a directive, a flag, [tool.trainlint], the launch) and the value
+    that fits. A directive of the file is changed where it is written, by the fix (`offers`, as `plan_fixes` made
+    them); a value set elsewhere has no edit, so a change that needs one is not offered: when it costs less than the
+    fixes offered (or none is), the detail names it and says where to make it. None when neither is the case."""
+    if ctx.document is None or ctx.gpu is None or ctx.estimate is None:
+        return None  # flags alone: every knob is a flag already
+    best = offers[0] if offers else None
+    fixed = True
+    kept = knob_list(ctx, True, held=True)
+    if any(k.edits is None for k in kept):  # else the search would find what `offers` holds
+        alt = search(ctx, 1, True, held=True, found=kept)
+        if alt and any(k.edits is None for k in alt[0].candidate.knobs) and \
+                (best is None or (not alt[0].candidate.safe, alt[0].candidate.cost) <
+                 (not best.candidate.safe, best.candidate.cost)):
+            best, fixed = alt[0], False
+    if best is None:
+        return None
+    plan = ctx.plan
+    parts = []
+    for knob in best.candidate.knobs:
+        for field, origin in knob.held:
+            name = knobs.SETTING_NAMES.get(field, field.replace("_", " "))
+            new = _jsonable(knob.changes[field])
+            edited = fixed and knob.edits is not None
+            parts.append(f"{name} {_jsonable(getattr(plan, field).value)} is set by {knobs.where_held(ctx, field, origin)}; "
+                         f"{new} fits: " + ("the fix changes it there (the run it describes must then use "
+                                            f"{new} too)" if edited else "change it there"))
+    if not parts:
+        return None
+    if fixed:
+        return "The first fix changes a value the config's keys do not hold: " + "; ".join(parts) + "."
+    before, capacity = ctx.estimate.total, ctx.gpu.memory_bytes
+    cheaper = "costs less than the fixes offered" if offers else "fits"
+    return (f"A change that {cheaper} cannot be made in this file, as it changes a value set outside it: "
+            f"{best.title(before, capacity)}; " + "; ".join(parts) + ".")
 
 
 def _overlap(edits) -> bool:

@@ -30,14 +30,18 @@ attention and micro-batch/accumulation changes are safe (same training, more tim
 loss-kernel changes are unsafe. When nothing in the config can make it fit, the finding's detail says what
 would (sharding on the GPUs it has, more GPUs with ZeRO-3, or LoRA/QLoRA) and no edit is offered; LoRA/QLoRA
 edits (unsafe: they change what is trained) are offered only when nothing else fits, and then the detail
-also says what would fit while training the full model.
+also says what would fit while training the full model. A value a `# trainlint:` directive of the file sets (the
+micro-batch of `# trainlint: micro-batch=16`) is changed in the directive, and the detail says so; one a flag,
+`[tool.trainlint]` or a launch script argument sets has no edit in the file, so when the cheapest change that fits
+needs it the detail names it, where it is set and the value that fits: "micro-batch 16 is set by the `--micro-batch`
+flag; 4 fits: change it there".
 """
 
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
 from trainlint.context.launch import sharding_known
-from trainlint.fixes.planner import launch_sharding_that_fits, plan_fixes
+from trainlint.fixes.planner import held_change, launch_sharding_that_fits, plan_fixes
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, need_text, run_assumptions, verdict_basis
 
@@ -57,6 +61,9 @@ def check(ctx: LintContext):
         detail += f" Cheapest change that fits: {offers[0].candidate.title}."
     if advice:
         detail += f" {advice[0].upper()}{advice[1:]}."
+    held = held_change(ctx, offers)
+    if held:
+        detail += f" {held}"
     phase = est.deciding_phase
     where = "" if phase == "training step" else f" in {phase}"
     headline = f"{need_text(est, gpu)}: out of memory{where}"

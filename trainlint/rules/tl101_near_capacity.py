@@ -16,7 +16,7 @@ out, not TL100.
 from __future__ import annotations
 
 from trainlint.diagnostics import Severity
-from trainlint.fixes.planner import TARGET, plan_fixes
+from trainlint.fixes.planner import TARGET, held_change, plan_fixes
 from trainlint.rules.base import LintContext, Rule
 from trainlint.rules.memory_common import anchor, breakdown_text, model_caveats, need_text, run_assumptions, verdict_basis
 
@@ -28,6 +28,7 @@ def check(ctx: LintContext):
     if est is None or verdict_basis(ctx) is not None or not est.fits or est.utilization <= TARGET:
         return
     offers, _ = plan_fixes(ctx)
+    held = held_change(ctx, offers)
     assumptions = run_assumptions(ctx)
     caveats = list(model_caveats(ctx))
     if est.spills:  # over the card with the paged optimizer state, within it without: the driver pages it out
@@ -37,10 +38,11 @@ def check(ctx: LintContext):
                       [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats,
                       detail=f"{breakdown_text(est)} bitsandbytes' paged optimizers keep their state in CUDA unified "
                              "memory, which the driver moves to host RAM when the GPU's memory is exhausted: the run "
-                             "does not stop, but each optimizer step waits for the pages it moves.")
+                             "does not stop, but each optimizer step waits for the pages it moves."
+                             + (f" {held}" if held else ""))
         return
     yield RULE.at(ctx.document, anchor(ctx),
                   f"{need_text(est, ctx.gpu)}: {est.utilization:.0%} used, under 10% headroom",
                   [o.fix(est.total, ctx.gpu.memory_bytes) for o in offers], assumptions=assumptions + caveats,
                   detail=f"{breakdown_text(est)} With under 10% headroom a longer batch or fragmentation can still run "
-                         "out of memory.")
+                         "out of memory." + (f" {held}" if held else ""))
