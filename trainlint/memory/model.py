@@ -551,6 +551,7 @@ class Activations:
     layer_grads: float = 0.0  # activation gradients in flight inside one layer's backward (checkpointing)
     note: str = ""
     kept_logits: float = 0.0  # logits a training loop keeps referenced across steps (LitGPT fit(): every phase)
+    kept_4bit_inputs: float = 0.0  # the previous step's 4-bit linear inputs its kept graph holds (forward only)
 
 
 def _layer_saved(run: Run, stack, tokens: int) -> float:
@@ -864,7 +865,35 @@ def activations(run: Run) -> Activations:
     else:
         a.logits_forward = T * arch.vocab_size * c * 2 / run.tp  # an MLM head over every token
         a.logits_backward = T * arch.vocab_size * 4 * 2 / run.tp
+    a.kept_4bit_inputs = _kept_4bit_inputs(run, layers_here)
     return a
+
+
+def _kept_4bit_inputs(run: Run, layers_here) -> float:
+    """The previous step's 4-bit linear inputs, alive through the next forward.
+
+    bitsandbytes before 0.43.2 keeps MatMul4Bit's input as a plain attribute of the autograd context
+    (`ctx.tensors = (A, B)`, bitsandbytes/autograd/_functions.py), not with `save_for_backward`, so backward does not
+    release it: it lives as long as the graph's nodes do. A training loop that keeps the step's output referenced
+    (LitGPT's fit() binds `logits = model(...)`, whose grad_fn reaches every node) keeps that graph, and with it one
+    input per distinct input tensor of the 4-bit linears, until the next forward returns: per layer each input group's
+    tensor in the compute dtype (the attention output included, which the step's SDPA no longer holds; routed experts:
+    their gathered T·k rows), and the head's input when the head is a 4-bit linear too (its 128-token chunks are views
+    of the final norm's output)."""
+    if not (run.bnb_saves_input and run.keeps_logits and run.peft is not None and run.peft.base_bits == 4):
+        return 0.0
+    c = BYTES[run.precision.compute_dtype]
+    T = run.tokens
+    total = 0.0
+    for stack, n in layers_here:
+        widths: dict[str, float] = {}
+        for lin in stack.linears:
+            rows = T * (stack.experts_per_token or 1) if lin.per_expert and stack.num_experts else T
+            widths.setdefault(lin.input_group, rows * lin.in_features)
+        total += n * sum(widths.values())
+    if run.quantized_head and run.head == "lm":
+        total += T * run.arch.hidden_size
+    return total * c / run.tp
 
 
 def _tower_saved(run: Run) -> float:
@@ -1022,7 +1051,7 @@ STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
                     "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits",
-                    "fused_activation", "loss_chunks", "bnb_saves_input")
+                    "fused_activation", "loss_chunks", "bnb_saves_input", "quantized_head")
 
 
 class PartsMemo:
@@ -1101,11 +1130,16 @@ def _step(run: Run, memo: PartsMemo | None):
     # (plus the head's, saved for backward).
     forward_cache = head_cast + layer_cast if (st.amp_frozen and ckpt) else st.amp_weight_cache
     # bitsandbytes' MatMul4Bit.forward runs F.linear(A, dequantize_4bit(B).to(A.dtype).t()): the weight in 16 bits
-    # for the matmul (twice when the quant state's dtype is not the compute dtype), at the forward's end the head's
-    # when it is quantized, else a layer linear's.
-    dequant = _dequant_bytes(run)
+    # for the matmul (twice when the quant state's dtype is not the compute dtype), the head's when it is quantized
+    # (beside the logit chunks computed so far), else a layer linear's (before any logits exist): the forward's end
+    # is the larger of that moment and the logits' own peak. The previous step's 4-bit inputs (kept by its graph)
+    # live through both.
+    at_dequant, dequant = _dequant_moment(run)
+    head_end = max(act.logits_forward, at_dequant + dequant)
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
-               + act.logits_forward + dequant)
+               + act.kept_4bit_inputs + head_end)
+    if act.logits_forward >= at_dequant + dequant:
+        at_dequant, dequant = act.logits_forward, 0.0
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
     # (the loss gradient is gone by the time the last layer's backward runs: the larger of the two counts)
     backward_start = (resident + opt_states + accumulated + st.buffers + acts + cache_at_backward
@@ -1159,7 +1193,7 @@ def _step(run: Run, memo: PartsMemo | None):
             activation_bytes = acts
             note = act.note
         terms.append(["activations", "activations", activation_bytes, note])
-        logits = 0.0 if late_backward else (act.logits_forward if phase == "forward" else act.logits_backward)
+        logits = 0.0 if late_backward else (at_dequant if phase == "forward" else act.logits_backward)
         kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
         note = {None: "HF cross-entropy upcasts the logits to fp32", "liger": "Liger fused linear cross-entropy",
                 "trl": "TRL's fused LM head (no full logits)", "trl_chunked": "TRL chunked_nll (256-token chunks)",
@@ -1185,7 +1219,11 @@ def _step(run: Run, memo: PartsMemo | None):
         if phase == "forward" and dequant:
             terms.append(["temporaries", "dequantized 4-bit weight", dequant,
                           "bitsandbytes dequantizes each 4-bit weight to 16 bits for its matmul"
-                          + (" (the head's, at the end of forward)" if run.quantized_head else "")])
+                          + (" (the head's, beside the logit chunks so far)" if run.quantized_head else "")])
+        if phase == "forward" and act.kept_4bit_inputs:
+            terms.append(["activations", "4-bit linear inputs of the step before", act.kept_4bit_inputs,
+                          "bitsandbytes < 0.43.2 keeps MatMul4Bit's input on its autograd context, and the loop's "
+                          "kept logits keep that graph until the next forward returns"])
         if phase == "forward" and act.kv_cache:
             terms.append(["buffers", "KV cache built in forward", act.kv_cache,
                           "use_cache keeps the un-repeated k/v alive with eager attention"])
@@ -1199,6 +1237,27 @@ def _step(run: Run, memo: PartsMemo | None):
         terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
     terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
     return terms, phase, phases, st, assumptions
+
+
+def _dequant_moment(run: Run) -> tuple[float, float]:
+    """(logits alive, 16-bit weight copies) at the largest 4-bit matmul of the forward's end; (0, 0) without a 4-bit
+    base. A layer linear is multiplied before any logits exist. A 4-bit head (LitGPT) is multiplied chunk by chunk
+    (`lm_head_chunk_size`: 128 positions x the micro-batch rows, else all T rows at once): at the last chunk the
+    earlier chunks' 16-bit logits are alive; MatMul4Bit then holds the quant state's dtype and its `.to(A.dtype)`
+    cast together (`dequant_copies`), and after the first is dropped, the cast beside the chunk's output."""
+    copies = _dequant_bytes(run)
+    if not copies or not run.quantized_head:
+        return 0.0, copies
+    arch = run.arch
+    c = BYTES[run.precision.compute_dtype]
+    T = run.tokens
+    V = arch.vocab_size / run.tp
+    rows = min(T, 128 * run.micro_batch) if run.loss_kernel == "litgpt_head_chunks" else T
+    earlier = (T - rows) * V * c
+    one = arch.vocab_size * arch.hidden_size / run.tp * 2
+    if copies >= one + rows * V * c:
+        return earlier, copies
+    return earlier + rows * V * c, one
 
 
 def _dequant_bytes(run: Run) -> float:
@@ -1239,4 +1298,4 @@ def _scaled(act: Activations, factor: float) -> Activations:
     return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
                        act.recompute * factor, act.outside * factor, act.logits_forward * factor,
                        act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note,
-                       act.kept_logits * factor)
+                       act.kept_logits * factor, act.kept_4bit_inputs * factor)
