@@ -879,18 +879,23 @@ def _kept_4bit_inputs(run: Run, layers_here) -> float:
     input per distinct input tensor of the 4-bit linears, until the next forward returns: per layer each input group's
     tensor in the compute dtype (the attention output included, which the step's SDPA no longer holds; routed experts:
     their gathered T·k rows), and the head's input when the head is a 4-bit linear too (its 128-token chunks are views
-    of the final norm's output)."""
+    of the final norm's output). MatMul4Bit keeps nothing where no input requires grad (`any(ctx.needs_input_grad[:2])`):
+    the first layer's first input, the norm of a frozen embedding's output."""
     if not (run.bnb_saves_input and run.keeps_logits and run.peft is not None and run.peft.base_bits == 4):
         return 0.0
     c = BYTES[run.precision.compute_dtype]
     T = run.tokens
     total = 0.0
+    frozen_embedding = not any(m in ("embed_tokens", "wte", "word_embeddings") for m in run.peft.modules_to_save)
     for stack, n in layers_here:
         widths: dict[str, float] = {}
         for lin in stack.linears:
             rows = T * (stack.experts_per_token or 1) if lin.per_expert and stack.num_experts else T
             widths.setdefault(lin.input_group, rows * lin.in_features)
         total += n * sum(widths.values())
+        if frozen_embedding and n and widths:
+            total -= next(iter(widths.values()))  # the first layer's first input: no grad, nothing kept
+            frozen_embedding = False
     if run.quantized_head and run.head == "lm":
         total += T * run.arch.hidden_size
     return total * c / run.tp
