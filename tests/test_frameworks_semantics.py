@@ -530,3 +530,24 @@ def test_litgpt_qlora_head_dequantizes_beside_the_chunks_not_beside_the_fp32_log
     assert est.peak_phase == "forward"
     assert terms["logits and loss"] == earlier and terms["dequantized 4-bit weight"] == weight
     assert earlier + weight > act.logits_forward  # here the head's moment decides, not the fp32 conversion
+
+
+def test_litgpt_qlora_trains_with_paged_adamw_whose_small_tensors_stay_on_the_device():
+    """Under BitsandbytesPrecision lora.py builds bitsandbytes' PagedAdamW (utils.instantiate_bnb_optimizer), whose
+    32-bit states are fp32 (8 B/param over bf16 adapters) and paged only for tensors of at least 1e5 elements
+    (Optimizer8bit.get_state_buffer): at r=8 the fused q/v LoRAQKVLinear's A (16 x 2048) and B (2560 x 8) are
+    ordinary device buffers; at r=64 (A 128 x 2048, B 2560 x 64) they are paged, outside the allocator."""
+    from trainlint.memory.model import _params_in_small_tensors
+
+    said: list[str] = []
+    run = build_run(litgpt_plan(LITGPT_QLORA), LLAMA32_1B, said)
+    assert run.optimizer.name == "paged_adamw_32bit" and any("instantiate_bnb_optimizer" in s for s in said)
+    st = model_states(run)
+    L = LLAMA32_1B.num_layers
+    assert _params_in_small_tensors(run, run.optimizer.paged_from) == st.trainable == L * (16 * 2048 + 2560 * 8)
+    assert st.optimizer == st.trainable * 8 and st.paged == 0
+    wide = build_run(litgpt_plan(LITGPT_QLORA.replace("lora_r: 8", "lora_r: 64")), LLAMA32_1B, [])
+    wide_states = model_states(wide)
+    assert wide_states.optimizer == 0 and wide_states.paged == wide_states.trainable * 8
+    plain = build_run(litgpt_plan(LITGPT_QLORA.replace("quantize: bnb.nf4\n", "")), LLAMA32_1B, [])
+    assert plain.optimizer.name != "paged_adamw_32bit"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
@@ -41,6 +42,7 @@ class OptimizerSpec:
     step_temp_factor: float = 0.0  # parameter-sized temporaries during step()
     paged: bool = False
     factored: bool = False
+    paged_from: int = 0  # a paged optimizer's tensors with fewer elements get ordinary device buffers (bitsandbytes)
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +58,8 @@ def _optimizer(position: int) -> OptimizerSpec:
     """The spec of the entry at `position`, made on first use (a check asks for one or two of the table's)."""
     entry = _optimizer_entries()[0][position]
     return OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
-                         entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False))
+                         entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False),
+                         entry.get("paged_from", 0))
 
 
 def _opt_key(name: str) -> str:
@@ -357,8 +360,13 @@ def model_states(run: Run) -> States:
         if run.lowrank is not None and run.peft is None:
             s.optimizer, s.optimizer_note = _lowrank_states(run, run.lowrank, opt, factor, state_dtype)
     if opt.paged:
-        s.paged, s.optimizer = s.optimizer, 0.0
-        s.optimizer_note += " (paged: in CUDA unified memory, outside the PyTorch allocator)"
+        # bitsandbytes pages the state of tensors of at least `paged_from` elements; smaller ones (LoRA's A and B at
+        # the usual ranks) get ordinary device buffers (Optimizer8bit.get_state_buffer).
+        small = _params_in_small_tensors(run, opt.paged_from) if run.peft is not None else 0
+        device = s.optimizer * small / max(1, trainable)
+        s.paged, s.optimizer = s.optimizer - device, device
+        s.optimizer_note += (" (paged: in CUDA unified memory, outside the PyTorch allocator"
+                             + (f"; tensors under {opt.paged_from:,} elements on the device)" if device else ")"))
     if not (run.deepspeed and prec.master_weights):
         s.step_temp = trainable * opt.step_temp_factor * state_dtype / model_split
         if opt.factored:
@@ -374,6 +382,39 @@ def model_states(run: Run) -> States:
         s.step_temp = 0.0
     _shard(run, s, trainable)
     return s
+
+
+def _params_in_small_tensors(run: Run, limit: int) -> int:
+    """Trainable parameters of a PEFT run held in tensors of fewer than `limit` elements: each adapted linear's A
+    (r x in) and B (out x r), in every layer (and expert); modules_to_save (embeddings, head) are larger. LitGPT's
+    LoRAQKVLinear (litgpt/lora.py) holds one A of (r x enabled projections) x in and one B of the enabled
+    projections' summed width x r for its fused q/k/v linear."""
+    if not limit or run.peft is None:
+        return 0
+    arch = run.arch
+    targets = _lora_targets(run.peft)
+    try:
+        match = arch._matching(targets if targets is not None else (arch.default_lora_targets or "all-linear"))
+    except (ValueError, re.error):
+        return 0
+    r = run.peft.rank
+    small = 0
+    for stack in arch.stacks:
+        copies = stack.num_layers * (max(stack.num_experts, 1))
+        tensors: list[tuple[int, int]] = []  # (numel, layers) of each adapter tensor
+        qkv = [lin for lin in stack.linears if match(stack, lin) and lin.name in _QKV] if run.peft.switches else []
+        if qkv:
+            tensors += [(r * len(qkv) * qkv[0].in_features, stack.num_layers),
+                        (r * sum(lin.out_features for lin in qkv), stack.num_layers)]
+        for lin in stack.linears:
+            if match(stack, lin) and lin not in qkv:
+                n = copies if lin.per_expert else stack.num_layers
+                tensors += [(r * lin.in_features, n), (r * lin.out_features, n)]
+        small += sum(numel * n for numel, n in tensors if numel < limit)
+    return small
+
+
+_QKV = ("q_proj", "k_proj", "v_proj")  # the projections LitGPT fuses into one qkv linear (LoRAQKVLinear)
 
 
 GATE_UP = ("gate_proj", "up_proj", "w1", "w3")  # the expert projections transformers fuses into gate_up_proj
