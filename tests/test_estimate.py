@@ -314,7 +314,7 @@ def test_each_optimizer_name_is_its_entrys_spec():
     for entry in json.loads(read_data("optimizers.json"))["optimizers"]:
         expected = OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0),
                                  entry.get("state_bytes"), entry.get("step_temp_factor", 0.0),
-                                 entry.get("paged", False), entry.get("factored", False))
+                                 entry.get("paged", False), entry.get("factored", False), entry.get("paged_from", 0))
         specs = [optimizer_spec(name) for name in (entry["name"], *entry.get("aliases", ()))]
         assert all(spec == expected and spec is specs[0] for spec in specs), entry["name"]
         assert optimizer_spec(" " + entry["name"].upper().replace("_", "-") + " ") is specs[0]

@@ -483,3 +483,71 @@ def test_litgpt_qlora_quantizes_the_head_and_dequantizes_it_twice():
     head_4bit = model_states(run).weights
     assert model_states(Run(**{**run.__dict__, "quantized_head": False})).weights - head_4bit == pytest.approx(
         LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * (2 - 0.5625))
+
+
+def test_litgpt_qlora_keeps_the_previous_steps_4bit_inputs_through_the_next_forward():
+    """bitsandbytes 0.42.0 (pinned by litgpt <=0.5.4) keeps MatMul4Bit's input as `ctx.tensors`, which backward does not
+    release, and LitGPT's fit() keeps the last step's logits (and so its graph) until the next forward returns: one
+    16-bit tensor per distinct 4-bit linear input per layer (attention input, attention output, MLP input, MLP
+    product: T·(3h + f)·2) plus the head's input, in the forward only; the first layer's attention input needs no grad
+    (a frozen embedding, a frozen norm), so MatMul4Bit keeps nothing for it. Not with bitsandbytes 0.44 (litgpt 0.5.5+),
+    nor where the loop drops its graph (the HF Trainer)."""
+    from trainlint.memory.model import estimate_run
+    from trainlint.plan import Origin, Setting
+
+    plan = litgpt_plan(LITGPT_QLORA)
+    old = build_run(plan.with_(trainer_version=Setting("0.4.13", Origin("cli"))), LLAMA32_1B, [])
+    new = build_run(plan.with_(trainer_version=Setting("0.5.13", Origin("cli"))), LLAMA32_1B, [])
+    T, h, f, L = 512, LLAMA32_1B.hidden_size, LLAMA32_1B.intermediate_size, LLAMA32_1B.num_layers
+    assert old.keeps_logits and old.quantized_head
+    first_input, head_input = T * h * 2, T * h * 2  # the first layer's attention input (no grad), the head's input
+    assert activations(old).kept_4bit_inputs == L * T * (3 * h + f) * 2 - first_input + head_input
+    assert activations(new).kept_4bit_inputs == 0
+    dropped = Run(**{**old.__dict__, "keeps_logits": False})
+    assert activations(dropped).kept_4bit_inputs == 0
+    est = estimate_run(old)
+    assert est.peak_phase == "forward"
+    kept = [t for t in est.terms if t.label == "4-bit linear inputs of the step before"]
+    assert kept and kept[0].bytes == activations(old).kept_4bit_inputs
+    assert est.phases["forward"] == pytest.approx(sum(t.bytes for t in est.terms), abs=1)
+
+
+def test_litgpt_qlora_head_dequantizes_beside_the_chunks_not_beside_the_fp32_logits():
+    """The 4-bit head is multiplied chunk by chunk (lm_head_chunk_size=128): its fp16 dequantized weight and the bf16
+    cast (MatMul4Bit.forward) live beside the earlier chunks' bf16 logits; Fabric's fp32 conversion of the logits
+    (convert_output) comes after the loop, when the weight copies are gone. The forward's end is the larger moment."""
+    from trainlint.memory.model import _dequant_moment, estimate_run
+
+    gemma = find_model("google/gemma-2b")
+    run = build_run(litgpt_plan(LITGPT_QLORA.replace("meta-llama/Llama-3.2-1B", "google/gemma-2b")
+                                .replace("micro_batch_size: 1", "micro_batch_size: 2")), gemma, [])
+    T, V, h = 1024, gemma.vocab_size, gemma.hidden_size
+    earlier, weight = _dequant_moment(run)
+    assert (earlier, weight) == ((T - 256) * V * 2, V * h * 2 * 2)  # the .to(bf16) moment of the last chunk
+    act = activations(run)
+    est = estimate_run(run)
+    terms = {t.label: t.bytes for t in est.terms}
+    assert est.peak_phase == "forward"
+    assert terms["logits and loss"] == earlier and terms["dequantized 4-bit weight"] == weight
+    assert earlier + weight > act.logits_forward  # here the head's moment decides, not the fp32 conversion
+
+
+def test_litgpt_qlora_trains_with_paged_adamw_whose_small_tensors_stay_on_the_device():
+    """Under BitsandbytesPrecision lora.py builds bitsandbytes' PagedAdamW (utils.instantiate_bnb_optimizer), whose
+    32-bit states are fp32 (8 B/param over bf16 adapters) and paged only for tensors of at least 1e5 elements
+    (Optimizer8bit.get_state_buffer): at r=8 the fused q/v LoRAQKVLinear's A (16 x 2048) and B (2560 x 8) are
+    ordinary device buffers; at r=64 (A 128 x 2048, B 2560 x 64) they are paged, outside the allocator."""
+    from trainlint.memory.model import _params_in_small_tensors
+
+    said: list[str] = []
+    run = build_run(litgpt_plan(LITGPT_QLORA), LLAMA32_1B, said)
+    assert run.optimizer.name == "paged_adamw_32bit" and any("instantiate_bnb_optimizer" in s for s in said)
+    st = model_states(run)
+    L = LLAMA32_1B.num_layers
+    assert _params_in_small_tensors(run, run.optimizer.paged_from) == st.trainable == L * (16 * 2048 + 2560 * 8)
+    assert st.optimizer == st.trainable * 8 and st.paged == 0
+    wide = build_run(litgpt_plan(LITGPT_QLORA.replace("lora_r: 8", "lora_r: 64")), LLAMA32_1B, [])
+    wide_states = model_states(wide)
+    assert wide_states.optimizer == 0 and wide_states.paged == wide_states.trainable * 8
+    plain = build_run(litgpt_plan(LITGPT_QLORA.replace("quantize: bnb.nf4\n", "")), LLAMA32_1B, [])
+    assert plain.optimizer.name != "paged_adamw_32bit"

@@ -73,6 +73,14 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
                                "parameters the Hugging Face checkpoint ties to the embedding)")
         arch = built
     optimizer = optimizer_spec(plan.optimizer.value) if plan.optimizer.value else None
+    replaced = semantics.entry("litgpt", "quantize", "optimizer")
+    if plan.flavor == "litgpt" and plan.peft.value is not None and plan.peft.value.base_bits and replaced and \
+            optimizer_spec(replaced) is not None:
+        # data "litgpt" quantize: under BitsandbytesPrecision the LoRA script builds bitsandbytes' PagedAdamW with the
+        # configured AdamW's arguments (instantiate_bnb_optimizer).
+        optimizer = optimizer_spec(replaced)
+        assumptions.append(f"LitGPT with quantize: {replaced} instead of {plan.optimizer.value or 'AdamW'} "
+                           "(instantiate_bnb_optimizer)")
     if optimizer is None:
         assumptions.append(f"optimizer {plan.optimizer.value!r} is not in the optimizer table: sized as AdamW")
         optimizer = ADAMW

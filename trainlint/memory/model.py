@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import attrgetter
@@ -41,6 +42,7 @@ class OptimizerSpec:
     step_temp_factor: float = 0.0  # parameter-sized temporaries during step()
     paged: bool = False
     factored: bool = False
+    paged_from: int = 0  # a paged optimizer's tensors with fewer elements get ordinary device buffers (bitsandbytes)
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +58,8 @@ def _optimizer(position: int) -> OptimizerSpec:
     """The spec of the entry at `position`, made on first use (a check asks for one or two of the table's)."""
     entry = _optimizer_entries()[0][position]
     return OptimizerSpec(entry["name"], entry["label"], entry.get("state_factor", 0.0), entry.get("state_bytes"),
-                         entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False))
+                         entry.get("step_temp_factor", 0.0), entry.get("paged", False), entry.get("factored", False),
+                         entry.get("paged_from", 0))
 
 
 def _opt_key(name: str) -> str:
@@ -357,8 +360,13 @@ def model_states(run: Run) -> States:
         if run.lowrank is not None and run.peft is None:
             s.optimizer, s.optimizer_note = _lowrank_states(run, run.lowrank, opt, factor, state_dtype)
     if opt.paged:
-        s.paged, s.optimizer = s.optimizer, 0.0
-        s.optimizer_note += " (paged: in CUDA unified memory, outside the PyTorch allocator)"
+        # bitsandbytes pages the state of tensors of at least `paged_from` elements; smaller ones (LoRA's A and B at
+        # the usual ranks) get ordinary device buffers (Optimizer8bit.get_state_buffer).
+        small = _params_in_small_tensors(run, opt.paged_from) if run.peft is not None else 0
+        device = s.optimizer * small / max(1, trainable)
+        s.paged, s.optimizer = s.optimizer - device, device
+        s.optimizer_note += (" (paged: in CUDA unified memory, outside the PyTorch allocator"
+                             + (f"; tensors under {opt.paged_from:,} elements on the device)" if device else ")"))
     if not (run.deepspeed and prec.master_weights):
         s.step_temp = trainable * opt.step_temp_factor * state_dtype / model_split
         if opt.factored:
@@ -374,6 +382,39 @@ def model_states(run: Run) -> States:
         s.step_temp = 0.0
     _shard(run, s, trainable)
     return s
+
+
+def _params_in_small_tensors(run: Run, limit: int) -> int:
+    """Trainable parameters of a PEFT run held in tensors of fewer than `limit` elements: each adapted linear's A
+    (r x in) and B (out x r), in every layer (and expert); modules_to_save (embeddings, head) are larger. LitGPT's
+    LoRAQKVLinear (litgpt/lora.py) holds one A of (r x enabled projections) x in and one B of the enabled
+    projections' summed width x r for its fused q/k/v linear."""
+    if not limit or run.peft is None:
+        return 0
+    arch = run.arch
+    targets = _lora_targets(run.peft)
+    try:
+        match = arch._matching(targets if targets is not None else (arch.default_lora_targets or "all-linear"))
+    except (ValueError, re.error):
+        return 0
+    r = run.peft.rank
+    small = 0
+    for stack in arch.stacks:
+        copies = stack.num_layers * (max(stack.num_experts, 1))
+        tensors: list[tuple[int, int]] = []  # (numel, layers) of each adapter tensor
+        qkv = [lin for lin in stack.linears if match(stack, lin) and lin.name in _QKV] if run.peft.switches else []
+        if qkv:
+            tensors += [(r * len(qkv) * qkv[0].in_features, stack.num_layers),
+                        (r * sum(lin.out_features for lin in qkv), stack.num_layers)]
+        for lin in stack.linears:
+            if match(stack, lin) and lin not in qkv:
+                n = copies if lin.per_expert else stack.num_layers
+                tensors += [(r * lin.in_features, n), (r * lin.out_features, n)]
+        small += sum(numel * n for numel, n in tensors if numel < limit)
+    return small
+
+
+_QKV = ("q_proj", "k_proj", "v_proj")  # the projections LitGPT fuses into one qkv linear (LoRAQKVLinear)
 
 
 GATE_UP = ("gate_proj", "up_proj", "w1", "w3")  # the expert projections transformers fuses into gate_up_proj
@@ -551,6 +592,7 @@ class Activations:
     layer_grads: float = 0.0  # activation gradients in flight inside one layer's backward (checkpointing)
     note: str = ""
     kept_logits: float = 0.0  # logits a training loop keeps referenced across steps (LitGPT fit(): every phase)
+    kept_4bit_inputs: float = 0.0  # the previous step's 4-bit linear inputs its kept graph holds (forward only)
 
 
 def _layer_saved(run: Run, stack, tokens: int) -> float:
@@ -864,7 +906,40 @@ def activations(run: Run) -> Activations:
     else:
         a.logits_forward = T * arch.vocab_size * c * 2 / run.tp  # an MLM head over every token
         a.logits_backward = T * arch.vocab_size * 4 * 2 / run.tp
+    a.kept_4bit_inputs = _kept_4bit_inputs(run, layers_here)
     return a
+
+
+def _kept_4bit_inputs(run: Run, layers_here) -> float:
+    """The previous step's 4-bit linear inputs, alive through the next forward.
+
+    bitsandbytes before 0.43.2 keeps MatMul4Bit's input as a plain attribute of the autograd context
+    (`ctx.tensors = (A, B)`, bitsandbytes/autograd/_functions.py), not with `save_for_backward`, so backward does not
+    release it: it lives as long as the graph's nodes do. A training loop that keeps the step's output referenced
+    (LitGPT's fit() binds `logits = model(...)`, whose grad_fn reaches every node) keeps that graph, and with it one
+    input per distinct input tensor of the 4-bit linears, until the next forward returns: per layer each input group's
+    tensor in the compute dtype (the attention output included, which the step's SDPA no longer holds; routed experts:
+    their gathered T·k rows), and the head's input when the head is a 4-bit linear too (its 128-token chunks are views
+    of the final norm's output). MatMul4Bit keeps nothing where no input requires grad (`any(ctx.needs_input_grad[:2])`):
+    the first layer's first input, the norm of a frozen embedding's output."""
+    if not (run.bnb_saves_input and run.keeps_logits and run.peft is not None and run.peft.base_bits == 4):
+        return 0.0
+    c = BYTES[run.precision.compute_dtype]
+    T = run.tokens
+    total = 0.0
+    frozen_embedding = not any(m in ("embed_tokens", "wte", "word_embeddings") for m in run.peft.modules_to_save)
+    for stack, n in layers_here:
+        widths: dict[str, float] = {}
+        for lin in stack.linears:
+            rows = T * (stack.experts_per_token or 1) if lin.per_expert and stack.num_experts else T
+            widths.setdefault(lin.input_group, rows * lin.in_features)
+        total += n * sum(widths.values())
+        if frozen_embedding and n and widths:
+            total -= next(iter(widths.values()))  # the first layer's first input: no grad, nothing kept
+            frozen_embedding = False
+    if run.quantized_head and run.head == "lm":
+        total += T * run.arch.hidden_size
+    return total * c / run.tp
 
 
 def _tower_saved(run: Run) -> float:
@@ -1022,7 +1097,7 @@ STATES_READ = ("arch", "precision", "head", "tp", "pp", "cp", "world", "peft", "
 ACTIVATIONS_READ = ("arch", "precision", "tp", "pp", "cp", "micro_batch", "seq_len", "grad_ckpt", "attn", "peft",
                     "activation_offload", "head", "image_tokens", "loss_kernel", "fused_loss", "liger_accum_fp32",
                     "ssm_path", "kv_expanded", "logits_out_bytes", "keeps_logits",
-                    "fused_activation", "loss_chunks", "bnb_saves_input")
+                    "fused_activation", "loss_chunks", "bnb_saves_input", "quantized_head")
 
 
 class PartsMemo:
@@ -1101,11 +1176,16 @@ def _step(run: Run, memo: PartsMemo | None):
     # (plus the head's, saved for backward).
     forward_cache = head_cast + layer_cast if (st.amp_frozen and ckpt) else st.amp_weight_cache
     # bitsandbytes' MatMul4Bit.forward runs F.linear(A, dequantize_4bit(B).to(A.dtype).t()): the weight in 16 bits
-    # for the matmul (twice when the quant state's dtype is not the compute dtype), at the forward's end the head's
-    # when it is quantized, else a layer linear's.
-    dequant = _dequant_bytes(run)
+    # for the matmul (twice when the quant state's dtype is not the compute dtype), the head's when it is quantized
+    # (beside the logit chunks computed so far), else a layer linear's (before any logits exist): the forward's end
+    # is the larger of that moment and the logits' own peak. The previous step's 4-bit inputs (kept by its graph)
+    # live through both.
+    at_dequant, dequant = _dequant_moment(run)
+    head_end = max(act.logits_forward, at_dequant + dequant)
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
-               + act.logits_forward + dequant)
+               + act.kept_4bit_inputs + head_end)
+    if act.logits_forward >= at_dequant + dequant:
+        at_dequant, dequant = act.logits_forward, 0.0
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
     # (the loss gradient is gone by the time the last layer's backward runs: the larger of the two counts)
     backward_start = (resident + opt_states + accumulated + st.buffers + acts + cache_at_backward
@@ -1159,7 +1239,7 @@ def _step(run: Run, memo: PartsMemo | None):
             activation_bytes = acts
             note = act.note
         terms.append(["activations", "activations", activation_bytes, note])
-        logits = 0.0 if late_backward else (act.logits_forward if phase == "forward" else act.logits_backward)
+        logits = 0.0 if late_backward else (at_dequant if phase == "forward" else act.logits_backward)
         kernel = run.loss_kernel or ("liger" if run.fused_loss else None)
         note = {None: "HF cross-entropy upcasts the logits to fp32", "liger": "Liger fused linear cross-entropy",
                 "trl": "TRL's fused LM head (no full logits)", "trl_chunked": "TRL chunked_nll (256-token chunks)",
@@ -1185,7 +1265,11 @@ def _step(run: Run, memo: PartsMemo | None):
         if phase == "forward" and dequant:
             terms.append(["temporaries", "dequantized 4-bit weight", dequant,
                           "bitsandbytes dequantizes each 4-bit weight to 16 bits for its matmul"
-                          + (" (the head's, at the end of forward)" if run.quantized_head else "")])
+                          + (" (the head's, beside the logit chunks so far)" if run.quantized_head else "")])
+        if phase == "forward" and act.kept_4bit_inputs:
+            terms.append(["activations", "4-bit linear inputs of the step before", act.kept_4bit_inputs,
+                          "bitsandbytes < 0.43.2 keeps MatMul4Bit's input on its autograd context, and the loop's "
+                          "kept logits keep that graph until the next forward returns"])
         if phase == "forward" and act.kv_cache:
             terms.append(["buffers", "KV cache built in forward", act.kv_cache,
                           "use_cache keeps the un-repeated k/v alive with eager attention"])
@@ -1199,6 +1283,27 @@ def _step(run: Run, memo: PartsMemo | None):
         terms.append(["buffers", "communication / gather buffers", st.buffers, st.buffers_note])
     terms = [t for t in terms if t[2] > 0 or t[0] in ("weights", "gradients", "optimizer_states", "activations")]
     return terms, phase, phases, st, assumptions
+
+
+def _dequant_moment(run: Run) -> tuple[float, float]:
+    """(logits alive, 16-bit weight copies) at the largest 4-bit matmul of the forward's end; (0, 0) without a 4-bit
+    base. A layer linear is multiplied before any logits exist. A 4-bit head (LitGPT) is multiplied chunk by chunk
+    (`lm_head_chunk_size`: 128 positions x the micro-batch rows, else all T rows at once): at the last chunk the
+    earlier chunks' 16-bit logits are alive; MatMul4Bit then holds the quant state's dtype and its `.to(A.dtype)`
+    cast together (`dequant_copies`), and after the first is dropped, the cast beside the chunk's output."""
+    copies = _dequant_bytes(run)
+    if not copies or not run.quantized_head:
+        return 0.0, copies
+    arch = run.arch
+    c = BYTES[run.precision.compute_dtype]
+    T = run.tokens
+    V = arch.vocab_size / run.tp
+    rows = min(T, 128 * run.micro_batch) if run.loss_kernel == "litgpt_head_chunks" else T
+    earlier = (T - rows) * V * c
+    one = arch.vocab_size * arch.hidden_size / run.tp * 2
+    if copies >= one + rows * V * c:
+        return earlier, copies
+    return earlier + rows * V * c, one
 
 
 def _dequant_bytes(run: Run) -> float:
@@ -1239,4 +1344,4 @@ def _scaled(act: Activations, factor: float) -> Activations:
     return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
                        act.recompute * factor, act.outside * factor, act.logits_forward * factor,
                        act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note,
-                       act.kept_logits * factor)
+                       act.kept_logits * factor, act.kept_4bit_inputs * factor)
