@@ -206,7 +206,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value,
         attn=attn, peft=peft, fused_loss=bool(plan.fused_loss.value), task=task, deepspeed=deepspeed,
         activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value),
-        kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel,
+        kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel, grads_kept=bool(plan.grads_kept.value),
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
         ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),

@@ -145,6 +145,7 @@ class Run:
     loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked(_compiled); None: HF's loss (or Liger if fused_loss)
     liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
     optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
+    grads_kept: bool = False  # zero_grad(set_to_none=False): the zeroed gradients stay allocated between steps
     momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
     lowrank: tuple[str, int, Any] | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
@@ -1117,8 +1118,11 @@ def _step(run: Run, memo: PartsMemo | None):
     cache_at_backward = head_cast if ckpt else st.amp_weight_cache
     layer_cast = (st.amp_weight_cache - head_cast) / max(1, run.arch.num_layers) if st.amp_weight_cache else 0.0
     # With gradient accumulation the gradients of the earlier micro-batches stay allocated through
-    # every later micro-batch's forward and backward (zero_grad runs after the optimizer step).
-    accumulated = st.grads if run.grad_accum > 1 else 0.0
+    # every later micro-batch's forward and backward (zero_grad runs after the optimizer step). So do all of
+    # them when zero_grad fills them with zeros instead of freeing them (set_to_none=False, torch < 2.0's
+    # default: torch/optim/optimizer.py and torch/nn/modules/module.py zero_grad, changed in pytorch#92731).
+    # Under optimizer_in_bwd each gradient is freed by its own step.
+    accumulated = st.grads if run.grad_accum > 1 or (run.grads_kept and not run.optimizer_in_bwd) else 0.0
     # Forward end / loss: states from the previous step, all saved activations, the autocast cache
     # (all weight copies until autocast exits), and the logits at their forward peak.
     # Casts of frozen weights are not cached: with checkpointing only the layer being run holds its casts
@@ -1165,7 +1169,9 @@ def _step(run: Run, memo: PartsMemo | None):
         ["gradients", "gradients",
          st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
          else accumulated,
-         st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")],
+         st.grads_note + ((" (zeroed, not freed, by zero_grad)" if run.grads_kept and run.grad_accum == 1
+                           else " (kept across accumulation steps)") if accumulated and phase != "optimizer step"
+                          else "")],
         ["optimizer_states", "optimizer states", opt_states + st.master,
          st.optimizer_note + (" + fp32 master weights" if st.master else "")],
     ]
