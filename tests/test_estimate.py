@@ -48,6 +48,30 @@ def test_foreach_adamw_adds_a_state_sized_temporary():
     assert foreach.peak_allocated - fused.peak_allocated == pytest.approx(4 * P7, rel=1e-6)
 
 
+def test_zero_grad_to_zeros_keeps_the_gradients_through_forward():
+    """torch < 2.0: zero_grad(set_to_none=False) by default (pytorch#92731 made it True in 2.0), so the zeroed
+    gradients of the last step exist in the next forward and backward, as with gradient accumulation; the step's
+    peak is unchanged (the gradients are there either way), and optimizer_in_bwd frees each in its own step."""
+    freed = estimate_run(run(precision=FP32, seq_len=4096, micro_batch=2))
+    kept = estimate_run(run(precision=FP32, seq_len=4096, micro_batch=2, grads_kept=True))
+    assert freed.peak_phase != "optimizer step"
+    grads = model_states(run(precision=FP32)).grads
+    assert kept.phases["forward"] - freed.phases["forward"] == pytest.approx(grads, abs=1024)
+    assert kept.phases["optimizer step"] == freed.phases["optimizer step"]
+    gradient_terms = [t for t in kept.terms if t.key == "gradients"]
+    assert gradient_terms[0].bytes == grads and "zeroed, not freed" in gradient_terms[0].assumption
+    in_bwd = dict(precision=FP32, seq_len=4096, micro_batch=2, optimizer_in_bwd=True)
+    assert estimate_run(run(**in_bwd, grads_kept=True)).phases == estimate_run(run(**in_bwd)).phases
+
+
+def test_head_and_kept_gradients_flags_reach_the_plan():
+    """`trainlint estimate --head seq_cls --keep-zeroed-grads`: the flags set plan.head and plan.grads_kept."""
+    from trainlint.estimating import what_if_values
+
+    assert what_if_values(head="seq_cls", keep_zeroed_grads=True) == {"head": "seq_cls", "grads_kept": True}
+    assert what_if_values() == {}
+
+
 def test_deepspeed_zero2_matches_deepspeeds_own_estimator():
     # DeepSpeed: gpu = 2P + 18P/N ("2 fp16 params; 18 = 2 fp16 grads + 4 fp32 grads + 4 fp32 params + 8 Adam").
     st = model_states(run(precision=MASTER_BF16, zero_stage=2, world=8, deepspeed=True, reduce_bucket=1))

@@ -521,3 +521,16 @@ def test_torchtune_optimizer_in_backward_steps_one_parameter_at_a_time():
     assert st.step_temp == largest and st.grads == largest
     fused = text.replace("torch.optim.AdamW\n", "torch.optim.AdamW\n  fused: True\n")
     assert model_states(build_run(torchtune.read(parse_document(fused, "t.yaml")).plan, LLAMA32_1B, [])).step_temp == 0
+
+
+def test_torchtune_torchao_8bit_adamw_keeps_uint8_codes_and_a_scale_per_256():
+    """torchao AdamW8bit (tutorials/memory_optimizations.rst's `optimizer=torchao.prototype.low_bit_optim.AdamW8bit`):
+    _AdamBase._new_buffer makes each state an OptimState8bit.zeros -- uint8 codes plus an fp32 scale per 256-element
+    block -- 2 x (1 + 4/256) B per parameter, not bitsandbytes' 2048-element absmax layout."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE.replace("torch.optim.AdamW\n", "torchao.prototype.low_bit_optim.AdamW8bit\n")
+    run = build_run(torchtune.read(parse_document(text, "t.yaml")).plan, LLAMA32_1B, [])
+    assert run.optimizer.name == "adamw_8bit_torchao"
+    assert model_states(run).optimizer == pytest.approx(LLAMA32_1B.total_params * 2 * (1 + 4 / 256))
+    assert model_states(run).step_temp == 0
