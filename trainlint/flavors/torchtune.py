@@ -126,5 +126,6 @@ def _optimizer_variant(view: ConfigView, component: Setting) -> Setting:
         key, _, wanted = keyword.partition("=")
         given = view.bool("optimizer", key)
         if given is not None and given.value == as_bool(wanted):
-            return Setting(name, given.origin)
+            # The origin stays the component's: an edit of the optimizer rewrites `_component_`, not the keyword.
+            return Setting(name, component.origin)
     return component
