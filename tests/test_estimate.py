@@ -463,3 +463,19 @@ def test_totals_are_kept_from_a_processs_second_plan_on(tmp_path):
             [(d.code, d.message, d.fixes) for d in second.diagnostics]
     """)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("torch_version, kept", [("1.13.1", True), ("2.1.0", False)])
+def test_hf_trainer_on_torch_before_2_keeps_zeroed_gradients(tmp_path, torch_version, kept):
+    """A known torch < 2.0 (here a `# trainlint:` directive) under the HF Trainer, whose model.zero_grad() takes torch's
+    default: set_to_none=False before 2.0 (data "torch" zero_grad), so the plan keeps the zeroed gradients."""
+    from trainlint import estimating
+    from trainlint.context.settings import Overrides
+
+    config = tmp_path / "train.yaml"
+    config.write_text(f"# trainlint: torch={torch_version}\nmodel_name_or_path: bert-large-uncased\n"
+                      "per_device_train_batch_size: 4\noptim: adamw_torch_fused\n")
+    plan, _doc, _linked = estimating.file_plan(str(config), Overrides({}, Origin("cli")), use_project_config=False)
+    assert plan.grads_kept.value is kept
+    if kept:
+        assert plan.grads_kept.origin.kind == "inferred" and "set_to_none=False" in plan.grads_kept.origin.note
