@@ -69,3 +69,14 @@ def test_published_rows_are_complete_and_estimable():
     assert len(rows) == len(published)
     for r in rows:
         assert r["estimate"] > 0 and abs(r["error"]) < 1.0, r
+
+
+def test_a_published_rows_measured_context_replaces_the_assumed_one():
+    """A row that states its CUDA context (the device total with one tiny tensor, `cuda_context_mib`) is compared
+    with the estimate's total with that context in place of trainlint's 512 MiB torch 2.x term."""
+    compare = load_compare()
+    rows = json.loads((HERE / "published.json").read_text())
+    row = next(r for r in rows if r.get("cuda_context_mib"))
+    without = {k: v for k, v in row.items() if k != "cuda_context_mib"}
+    stated, assumed = compare.compare_published([row, without])
+    assert stated["estimate"] - assumed["estimate"] == row["cuda_context_mib"] * 2**20 - 512 * 2**20

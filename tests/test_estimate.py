@@ -48,6 +48,30 @@ def test_foreach_adamw_adds_a_state_sized_temporary():
     assert foreach.peak_allocated - fused.peak_allocated == pytest.approx(4 * P7, rel=1e-6)
 
 
+def test_zero_grad_to_zeros_keeps_the_gradients_through_forward():
+    """torch < 2.0: zero_grad(set_to_none=False) by default (pytorch#92731 made it True in 2.0), so the zeroed
+    gradients of the last step exist in the next forward and backward, as with gradient accumulation; the step's
+    peak is unchanged (the gradients are there either way), and optimizer_in_bwd frees each in its own step."""
+    freed = estimate_run(run(precision=FP32, seq_len=4096, micro_batch=2))
+    kept = estimate_run(run(precision=FP32, seq_len=4096, micro_batch=2, grads_kept=True))
+    assert freed.peak_phase != "optimizer step"
+    grads = model_states(run(precision=FP32)).grads
+    assert kept.phases["forward"] - freed.phases["forward"] == pytest.approx(grads, abs=1024)
+    assert kept.phases["optimizer step"] == freed.phases["optimizer step"]
+    gradient_terms = [t for t in kept.terms if t.key == "gradients"]
+    assert gradient_terms[0].bytes == grads and "zeroed, not freed" in gradient_terms[0].assumption
+    in_bwd = dict(precision=FP32, seq_len=4096, micro_batch=2, optimizer_in_bwd=True)
+    assert estimate_run(run(**in_bwd, grads_kept=True)).phases == estimate_run(run(**in_bwd)).phases
+
+
+def test_head_and_kept_gradients_flags_reach_the_plan():
+    """`trainlint estimate --head seq_cls --keep-zeroed-grads`: the flags set plan.head and plan.grads_kept."""
+    from trainlint.estimating import what_if_values
+
+    assert what_if_values(head="seq_cls", keep_zeroed_grads=True) == {"head": "seq_cls", "grads_kept": True}
+    assert what_if_values() == {}
+
+
 def test_deepspeed_zero2_matches_deepspeeds_own_estimator():
     # DeepSpeed: gpu = 2P + 18P/N ("2 fp16 params; 18 = 2 fp16 grads + 4 fp32 grads + 4 fp32 params + 8 Adam").
     st = model_states(run(precision=MASTER_BF16, zero_stage=2, world=8, deepspeed=True, reduce_bucket=1))
@@ -439,3 +463,19 @@ def test_totals_are_kept_from_a_processs_second_plan_on(tmp_path):
             [(d.code, d.message, d.fixes) for d in second.diagnostics]
     """)
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("torch_version, kept", [("1.13.1", True), ("2.1.0", False)])
+def test_hf_trainer_on_torch_before_2_keeps_zeroed_gradients(tmp_path, torch_version, kept):
+    """A known torch < 2.0 (here a `# trainlint:` directive) under the HF Trainer, whose model.zero_grad() takes torch's
+    default: set_to_none=False before 2.0 (data "torch" zero_grad), so the plan keeps the zeroed gradients."""
+    from trainlint import estimating
+    from trainlint.context.settings import Overrides
+
+    config = tmp_path / "train.yaml"
+    config.write_text(f"# trainlint: torch={torch_version}\nmodel_name_or_path: bert-large-uncased\n"
+                      "per_device_train_batch_size: 4\noptim: adamw_torch_fused\n")
+    plan, _doc, _linked = estimating.file_plan(str(config), Overrides({}, Origin("cli")), use_project_config=False)
+    assert plan.grads_kept.value is kept
+    if kept:
+        assert plan.grads_kept.origin.kind == "inferred" and "set_to_none=False" in plan.grads_kept.origin.note

@@ -288,7 +288,9 @@ TORCHTUNE = ("model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\ntoke
 def test_torchtune_chunked_output_loss():
     """CEWithChunkedOutputLoss (8 chunks): the model's chunked bf16 logits (T·V·2) until `del outputs`, every chunk's
     fp32 log-softmax (T·V·4) and one chunk's fp32 upcast in forward; backward: the log-softmax plus one chunk's
-    gradient (fp32 twice and the bf16 cast). T = 2 x 2,048, V = 128,256."""
+    gradient (fp32 twice and the bf16 cast) beside the head's gradient summed so far, or the chunk's bf16 gradient
+    while the next chunk's [V, h] head gradient is summed into the buffer (TransformerDecoder.chunked_output applies
+    the head once per chunk). T = 2 x 2,048, V = 128,256."""
     from trainlint.flavors import torchtune
 
     text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
@@ -297,7 +299,8 @@ def test_torchtune_chunked_output_loss():
     act = activations(build_run(plan, LLAMA32_1B, []))
     T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
     assert act.logits_forward == T * V * 2 + T * V * 4 + rows * V * 4
-    assert act.logits_backward == T * V * 4 + rows * V * (8 + 2)
+    head = V * LLAMA32_1B.hidden_size * 2  # the tied head's bf16 [V, h] gradient, summed over the 8 chunks
+    assert act.logits_backward == max(T * V * 4 + rows * V * (8 + 2) + head, T * V * 4 + rows * V * 2 + 2 * head)
     four = torchtune.read(parse_document(text + "  num_output_chunks: 4\n", "t.yaml")).plan
     assert build_run(four, LLAMA32_1B, []).loss_chunks == 4
 
@@ -305,7 +308,8 @@ def test_torchtune_chunked_output_loss():
 def test_torchtune_compiled_chunked_loss_keeps_no_fp32_chunks():
     """compile: true: training.compile_loss compiles CEWithChunkedOutputLoss.compute_cross_entropy, one inductor graph
     that keeps the bf16 chunks and per-row statistics, no fp32 copy or log-softmax: forward T·V·2 + 2 fp32 per row;
-    backward the chunks still saved plus one chunk's bf16 gradient. compile: false keeps the eager path."""
+    backward the chunks still saved plus one chunk's bf16 gradient and the trainable head's [V, h] gradient, or two of
+    those while a chunk's is summed into the buffer (none for a frozen head). compile: false keeps the eager path."""
     from trainlint.flavors import torchtune
 
     text = TORCHTUNE + "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
@@ -314,7 +318,12 @@ def test_torchtune_compiled_chunked_loss_keeps_no_fp32_chunks():
     act = activations(build_run(plan, LLAMA32_1B, []))
     T, V, rows = 4096, LLAMA32_1B.vocab_size, 4096 / 8
     assert act.logits_forward == T * V * 2 + T * 8
-    assert act.logits_backward == T * V * 2 + rows * V * 2 + T * 8
+    head = V * LLAMA32_1B.hidden_size * 2
+    assert act.logits_backward == T * V * 2 + max(rows * V * 2 + head, 2 * head) + T * 8
+    lora = TORCHTUNE.replace("llama3_2.llama3_2_1b\n", "llama3_2.lora_llama3_2_1b\n  lora_rank: 8\n")
+    frozen = activations(build_run(torchtune.read(parse_document(lora + text[len(TORCHTUNE):] + "compile: true\n",
+                                                                 "t.yaml")).plan, LLAMA32_1B, []))
+    assert frozen.logits_backward == T * V * 2 + rows * V * 2 + T * 8  # a frozen head: no head gradient
     eager = torchtune.read(parse_document(text + "compile: false\n", "t.yaml")).plan
     assert eager.loss_kernel.value == "torchtune_chunked"
 
@@ -551,3 +560,45 @@ def test_litgpt_qlora_trains_with_paged_adamw_whose_small_tensors_stay_on_the_de
     assert wide_states.optimizer == 0 and wide_states.paged == wide_states.trainable * 8
     plain = build_run(litgpt_plan(LITGPT_QLORA.replace("quantize: bnb.nf4\n", "")), LLAMA32_1B, [])
     assert plain.optimizer.name != "paged_adamw_32bit"
+
+
+@pytest.mark.parametrize("keyword, name, temp_params", [
+    ("", "adamw", "all"), ("  fused: True\n", "adamw_fused", None), ("  foreach: false\n", "adamw_loop", None),
+    ("  fused: false\n", "adamw", "all")])
+def test_torchtune_optimizer_keywords_pick_the_torch_step(keyword, name, temp_params):
+    """_setup_optimizer passes every `optimizer:` key to the component: torch.optim.AdamW(fused=True) steps with
+    torch._fused_adamw_ (no temporary), foreach=False one parameter at a time; unset, foreach on CUDA allocates
+    torch._foreach_sqrt of every exp_avg_sq (a bf16 copy of the parameters, 2 B each)."""
+    from trainlint.flavors import torchtune
+
+    plan = torchtune.read(parse_document(TORCHTUNE + keyword, "t.yaml")).plan
+    run = build_run(plan, LLAMA32_1B, [])
+    assert run.optimizer.name == name
+    assert model_states(run).step_temp == (LLAMA32_1B.total_params * 2 if temp_params else 0)
+
+
+def test_torchtune_optimizer_in_backward_steps_one_parameter_at_a_time():
+    """optimizer_in_bwd: one optimizer per parameter (`config.instantiate(cfg_optimizer, [p])`), stepped in its
+    post-accumulate-grad hook: a foreach AdamW's temporary is one parameter's, the largest (the tied embedding,
+    V x h in bf16) at most, beside that parameter's gradient; fused keeps none."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE + "optimizer_in_bwd: True\n"
+    st = model_states(build_run(torchtune.read(parse_document(text, "t.yaml")).plan, LLAMA32_1B, []))
+    largest = LLAMA32_1B.largest_module_params * 2
+    assert st.step_temp == largest and st.grads == largest
+    fused = text.replace("torch.optim.AdamW\n", "torch.optim.AdamW\n  fused: True\n")
+    assert model_states(build_run(torchtune.read(parse_document(fused, "t.yaml")).plan, LLAMA32_1B, [])).step_temp == 0
+
+
+def test_torchtune_torchao_8bit_adamw_keeps_uint8_codes_and_a_scale_per_256():
+    """torchao AdamW8bit (tutorials/memory_optimizations.rst's `optimizer=torchao.prototype.low_bit_optim.AdamW8bit`):
+    _AdamBase._new_buffer makes each state an OptimState8bit.zeros -- uint8 codes plus an fp32 scale per 256-element
+    block -- 2 x (1 + 4/256) B per parameter, not bitsandbytes' 2048-element absmax layout."""
+    from trainlint.flavors import torchtune
+
+    text = TORCHTUNE.replace("torch.optim.AdamW\n", "torchao.prototype.low_bit_optim.AdamW8bit\n")
+    run = build_run(torchtune.read(parse_document(text, "t.yaml")).plan, LLAMA32_1B, [])
+    assert run.optimizer.name == "adamw_8bit_torchao"
+    assert model_states(run).optimizer == pytest.approx(LLAMA32_1B.total_params * 2 * (1 + 4 / 256))
+    assert model_states(run).step_temp == 0

@@ -159,6 +159,11 @@ def _add_estimate_options(estimate: argparse.ArgumentParser) -> None:
     what_if.add_argument("--qlora", action="store_true", help="4-bit NF4 base under the LoRA adapters")
     what_if.add_argument("--fused-loss", action="store_true", help="fused / chunked cross-entropy (Liger)")
     what_if.add_argument("--task", choices=["sft", "pretrain", "dpo", "orpo", "kto", "grpo"], help="training objective")
+    what_if.add_argument("--head", choices=["lm", "seq_cls", "token_cls"],
+                         help="the model's head: language model, or sequence / token classification (no vocabulary logits)")
+    what_if.add_argument("--keep-zeroed-grads", action="store_true",
+                         help="zero_grad fills the gradients with zeros instead of freeing them (torch < 2.0's default "
+                              "set_to_none=False): they stay allocated through the next forward")
     plans = estimate.add_argument_group(
         "planning (each answer re-estimated with the memory model; docs/planning.md)",
         "With these, the output is the run, the answers and the assumptions instead of the breakdown table; the JSON "
@@ -283,7 +288,7 @@ def expand_paths(paths: list[str], args=None) -> list:
 
 # The what-if flags, by their argparse names (`estimating.what_if_values` takes them as keywords); `check` has none
 WHAT_IF_FLAGS = ("precision", "optimizer", "zero", "fsdp", "offload_optimizer", "offload_params", "grad_ckpt", "attn",
-                 "lora_r", "lora_targets", "qlora", "fused_loss", "task")
+                 "lora_r", "lora_targets", "qlora", "fused_loss", "task", "head", "keep_zeroed_grads")
 
 
 def _what_if_values(args) -> dict:

@@ -41,7 +41,8 @@ def what_if_values(precision: str | None = None, optimizer: str | None = None, z
                    fsdp: str | None = None, offload_optimizer: str | None = None, offload_params: str | None = None,
                    grad_ckpt: str | None = None, attn: str | None = None, lora_r: int | None = None,
                    lora_targets: str | None = None, qlora: bool | None = False, fused_loss: bool | None = False,
-                   task: str | None = None) -> dict[str, Any]:
+                   task: str | None = None, head: str | None = None,
+                   keep_zeroed_grads: bool | None = False) -> dict[str, Any]:
     """Plan field -> value for the what-if changes, given as the flags name them: a `PRECISION_FLAGS` word,
     `fsdp="no_shard"` and an offload of "none" for none, `lora_r` / `qlora` for LoRA adapters (rank 16 and every
     linear layer unless said; `lora_targets` comma-separated). What is not given is left out."""
@@ -68,6 +69,10 @@ def what_if_values(precision: str | None = None, optimizer: str | None = None, z
         values["fused_loss"] = True
     if task:
         values["task"] = task
+    if head:
+        values["head"] = head
+    if keep_zeroed_grads:
+        values["grads_kept"] = True
     return values
 
 

@@ -228,6 +228,8 @@ class TrainingPlan:
     trainer: Setting[str | None] = default(None, "the plain framework trainer")  # trl | llamafactory | open-instruct | ...
     trainer_version: Setting[str | None] = default(None, "the trainer library's version is not known")
     head: Setting[str] = default("lm", "a language-model head")  # lm | seq_cls | token_cls
+    # zero_grad fills the gradients with zeros instead of freeing them (torch < 2.0's set_to_none=False default)
+    grads_kept: Setting[bool] = default(False, "zero_grad frees the gradients (set_to_none=True, torch >= 2.0)")
     optimizer_in_bwd: Setting[bool] = default(False, "the optimizer steps after the backward pass")
     optim_args: Setting[tuple] = default((), "no optimizer arguments")  # (("momentum", 0.9), ...)
     optim_target_modules: Setting[object] = default(None, "no GaLore/APOLLO target modules")

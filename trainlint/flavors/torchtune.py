@@ -81,7 +81,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         changes["activation_offload"] = offload
     optimizer = view.str("optimizer", "_component_")
     if optimizer is not None:
-        changes["optimizer"] = optimizer
+        changes["optimizer"] = _optimizer_variant(view, optimizer)
     compile_flag = view.bool("compile")
     if compile_flag is not None:
         changes["torch_compile"] = compile_flag
@@ -115,3 +115,17 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     if tp is not None and tp.value > 1:
         changes["tensor_parallel"] = tp
     return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))
+
+
+def _optimizer_variant(view: ConfigView, component: Setting) -> Setting:
+    """The optimizer component with the keywords the recipe passes it (`config.instantiate(cfg_optimizer, ...)`)
+    that change its step's memory: torch AdamW/Adam `fused: true` (no temporary) or `foreach: false` (one parameter
+    at a time) instead of the foreach default (data/framework_semantics.json "torchtune" optimizer)."""
+    variants = (semantics.entry("torchtune", "optimizer", "variants") or {}).get(component.value) or {}
+    for keyword, name in variants.items():
+        key, _, wanted = keyword.partition("=")
+        given = view.bool("optimizer", key)
+        if given is not None and given.value == as_bool(wanted):
+            # The origin stays the component's: an edit of the optimizer rewrites `_component_`, not the keyword.
+            return Setting(name, component.origin)
+    return component

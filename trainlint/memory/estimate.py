@@ -214,7 +214,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value,
         attn=attn, peft=peft, fused_loss=bool(plan.fused_loss.value), task=task, deepspeed=deepspeed,
         activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value),
-        kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel,
+        kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel, grads_kept=bool(plan.grads_kept.value),
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
         ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
@@ -403,12 +403,28 @@ def with_versions(plan: TrainingPlan, versions) -> TrainingPlan:
     """The plan with the trainer library's resolved version (from `LintContext.versions`), so every re-estimate of
     it (fix planner, hovers) follows the same framework semantics."""
     # LitGPT runs its own scripts: its release is the trainer's version.
+    plan = _zeroed_grads_kept(plan, versions)
     trainer = plan.trainer.value or ("litgpt" if plan.flavor == "litgpt" else None)
     found = versions.get(trainer) if versions is not None and trainer and hasattr(versions, "get") else None
     if found is None or not getattr(found, "version", None) or not plan.trainer_version.is_default:
         return plan
     note = found.describe() if hasattr(found, "describe") else str(found.version)
     return plan.with_(trainer_version=Setting(found.version, Origin("inferred", note=note)))
+
+
+def _zeroed_grads_kept(plan: TrainingPlan, versions) -> TrainingPlan:
+    """The plan with `grads_kept` when the run's torch is known to be one whose `zero_grad()` fills the gradients with
+    zeros (before 2.0) and its trainer calls it with the default (data/framework_semantics.json "torch" zero_grad)."""
+    entry = semantics.entry("torch", "zero_grad") or {}
+    admits = getattr(versions, "admits", None)
+    if not plan.grads_kept.is_default or plan.flavor not in entry.get("default_callers", ()) or admits is None:
+        return plan
+    if admits("torch", entry.get("keeps_zeroed", "")) is not True:
+        return plan
+    found = versions.get("torch")
+    note = (f"{found.describe() if hasattr(found, 'describe') else 'torch'}: the Trainer's model.zero_grad() keeps "
+            "zero-filled gradients (set_to_none=False before torch 2.0)")
+    return plan.with_(grads_kept=Setting(True, Origin("inferred", note=note)))
 
 
 def estimate_plan(plan: TrainingPlan, arch, gpu=None) -> Breakdown:

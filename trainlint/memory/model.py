@@ -148,6 +148,7 @@ class Run:
     loss_kernel: str | None = None  # liger | cce | trl | torchtune_chunked(_compiled); None: HF's loss (or Liger if fused_loss)
     liger_accum_fp32: bool = False  # Liger accum_dtype=float32 for the head-weight gradient
     optimizer_in_bwd: bool = False  # the step runs per parameter in backward (torchtune, layer-wise GaLore/APOLLO)
+    grads_kept: bool = False  # zero_grad(set_to_none=False): the zeroed gradients stay allocated between steps
     momentum: float | None = None  # optim_args momentum for SGD / RMSprop (None: the table's state count)
     lowrank: tuple[str, int, Any] | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
@@ -379,7 +380,10 @@ def model_states(run: Run) -> States:
         largest = arch.largest_module_params if run.peft is None else max(1, trainable // max(1, arch.num_layers))
         s.grads = min(s.grads, largest * (s.grads / max(1, trainable)))
         s.grads_note += "; freed parameter by parameter by the optimizer step in backward"
-        s.step_temp = 0.0
+        if not opt.factored:
+            # One optimizer per parameter (torchtune `config.instantiate(cfg_optimizer, [p])`): a foreach step's
+            # tensor-list temporary (torch._foreach_sqrt) is that one parameter's, the largest at most.
+            s.step_temp = min(s.step_temp, largest * opt.step_temp_factor * state_dtype / model_split)
     _shard(run, s, trainable)
     return s
 
@@ -1029,10 +1033,11 @@ def _logits(run: Run) -> tuple[float, float]:
         # compile: true (data "torchtune" loss "compiled"): the per-chunk upcast and cross-entropy run as one
         # inductor graph that saves the 16-bit chunk and its per-row statistics, no fp32 copy or log-softmax. The
         # model's chunked 16-bit logits (T·V·c) stay saved until each chunk's backward, which writes one chunk's
-        # 16-bit gradient.
+        # 16-bit gradient; a trainable head's [V, h] gradient is summed chunk by chunk (_chunked_head_grad).
         rows = T / max(1, run.loss_chunks)
+        head = _chunked_head_grad(run, V, h, wb) if head_trainable else 0.0
         forward = T * V * c + T * 4 * 2
-        backward = T * V * c + rows * V * c + T * 4 * 2
+        backward = T * V * c + max(rows * V * c + head, _summed_head_grads(run, head)) + T * 4 * 2
         return forward, backward
     if kernel in ("litgpt_head_chunks", "litgpt_ce_chunks", "litgpt_pretrain_ce"):
         return _litgpt_logits(run, kernel, T, V, c)
@@ -1042,12 +1047,15 @@ def _logits(run: Run) -> tuple[float, float]:
         # holds the model's chunked 16-bit logits (T·V·c) until the recipe's `del outputs`; LinearCrossEntropyLoss
         # projects each chunk of hidden states inside the loss (one chunk's 16-bit logits at a time). Forward: the
         # saved log-softmax plus one chunk's cast; backward (outputs deleted): the log-softmax plus one chunk's
-        # gradient (fp32 through the log-softmax, then the 16-bit cast).
+        # gradient (fp32 through the log-softmax, then the 16-bit cast), and a trainable head's summed gradient.
         rows = T / max(1, run.loss_chunks)
         upcast = rows * V * 4 if c != 4 else 0.0
         held = T * V * c if kernel == "torchtune_chunked" else rows * V * c
+        head = _chunked_head_grad(run, V, h, wb) if head_trainable else 0.0
         forward = held + T * V * 4 + upcast
-        backward = T * V * 4 + rows * V * (8 + (c if c != 4 else 0))
+        buffered = _summed_head_grads(run, head) - head  # the buffer from the chunks already through backward
+        backward = max(T * V * 4 + rows * V * (8 + (c if c != 4 else 0)) + buffered,
+                       T * V * 4 + rows * V * c + _summed_head_grads(run, head))
         return forward, backward
     copy = T * V * 4 if c != 4 else 0
     forward = T * V * c + copy + T * V * 4
@@ -1058,6 +1066,23 @@ def _logits(run: Run) -> tuple[float, float]:
         forward += T * V * c
         backward += T * V * c
     return forward, backward
+
+
+def _chunked_head_grad(run: Run, V: float, h: int, wb: int) -> float:
+    """The head weight's gradient while torchtune's chunks run backward.
+
+    The head is applied once per chunk (torchtune/modules/transformer.py: TransformerDecoder.chunked_output,
+    `[self.output(chunk) for chunk in ...]`; LinearCrossEntropyLoss projects each chunk itself), so its weight
+    (the embedding's, through TiedLinear, when tied) feeds n matmuls whose [V, h] gradients the autograd engine
+    sums into the weight's AccumulateGrad input buffer (torch/csrc/autograd/input_buffer.cpp: accumulate) until the
+    last use's backward: from the second chunk's backward on, the buffer and the new chunk's gradient exist at
+    once. Returned: one [V, h] gradient in the weight dtype."""
+    return V * h * wb
+
+
+def _summed_head_grads(run: Run, head: float) -> float:
+    """The head's gradient buffer and the next chunk's gradient being summed into it (one with a single chunk)."""
+    return 2 * head if run.loss_chunks > 1 else head
 
 
 def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[float, float]:
@@ -1168,8 +1193,11 @@ def _step(run: Run, memo: PartsMemo | None):
     cache_at_backward = head_cast if ckpt else st.amp_weight_cache
     layer_cast = (st.amp_weight_cache - head_cast) / max(1, run.arch.num_layers) if st.amp_weight_cache else 0.0
     # With gradient accumulation the gradients of the earlier micro-batches stay allocated through
-    # every later micro-batch's forward and backward (zero_grad runs after the optimizer step).
-    accumulated = st.grads if run.grad_accum > 1 else 0.0
+    # every later micro-batch's forward and backward (zero_grad runs after the optimizer step). So do all of
+    # them when zero_grad fills them with zeros instead of freeing them (set_to_none=False, torch < 2.0's
+    # default: torch/optim/optimizer.py and torch/nn/modules/module.py zero_grad, changed in pytorch#92731).
+    # Under optimizer_in_bwd each gradient is freed by its own step.
+    accumulated = st.grads if run.grad_accum > 1 or (run.grads_kept and not run.optimizer_in_bwd) else 0.0
     # Forward end / loss: states from the previous step, all saved activations, the autocast cache
     # (all weight copies until autocast exits), and the logits at their forward peak.
     # Casts of frozen weights are not cached: with checkpointing only the layer being run holds its casts
@@ -1221,7 +1249,9 @@ def _step(run: Run, memo: PartsMemo | None):
         ["gradients", "gradients",
          st.grads if phase == "optimizer step" or (late_backward and not (early and not end_backward))
          else accumulated,
-         st.grads_note + (" (kept across accumulation steps)" if accumulated and phase != "optimizer step" else "")],
+         st.grads_note + ((" (zeroed, not freed, by zero_grad)" if run.grads_kept and run.grad_accum == 1
+                           else " (kept across accumulation steps)") if accumulated and phase != "optimizer step"
+                          else "")],
         ["optimizer_states", "optimizer states", opt_states + st.master,
          st.optimizer_note + (" + fp32 master weights" if st.master else "")],
     ]
@@ -1275,7 +1305,10 @@ def _step(run: Run, memo: PartsMemo | None):
                           "use_cache keeps the un-repeated k/v alive with eager attention"])
     else:
         terms.append(["temporaries", "optimizer temporaries", st.step_temp,
-                      "foreach AdamW allocates sqrt(v) for every parameter" if st.step_temp else ""])
+                      ("Adafactor's fp32 temporaries of the largest parameter" if run.optimizer.factored
+                       else "the step in backward of the largest parameter: its gradient and its foreach temporary"
+                       if run.optimizer_in_bwd else "foreach AdamW allocates sqrt(v) for every parameter")
+                      if st.step_temp else ""])
     if act.kept_logits:
         terms.append(["logits", "logits kept from the step before", act.kept_logits,
                       "the training loop keeps the last step's logits referenced until the next forward returns"])

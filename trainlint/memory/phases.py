@@ -135,6 +135,8 @@ def _evaluation(run: Run, st: States, ref_model: float, memo: PartsMemo | None, 
     rows = run.eval_batch * (2 if run.task in PREFERENCE else 1)
     act = _forward_acts(run, rows, memo)
     terms = _resident("evaluation", st, ref_model)
+    if run.grads_kept and not run.optimizer_in_bwd and st.grads > 0:
+        terms.append(Term("gradients", "gradients", st.grads, st.grads_note + " (zeroed, not freed, by zero_grad)"))
     copies = _autocast_copies(run, st)
     if copies:
         terms.append(Term("buffers", "autocast weight copies", copies,
