@@ -225,3 +225,43 @@ def test_plain_words_are_what_the_pattern_matched():
             assert _plain_word(text) == bool(pattern.fullmatch(text)), repr(text)
     for text in ("", "sdpa", "adamw_8bit", "a-b/c.d", "8bit", "x y", "a\n", "é", "aé"):
         assert _plain_word(text) == bool(pattern.fullmatch(text)), repr(text)
+
+
+TORCHTUNE_FULL = """\
+# trainlint: gpu=27GB
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_3b
+batch_size: 2
+gradient_accumulation_steps: 1
+enable_activation_checkpointing: True
+dtype: bf16
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Llama-3.2-3B-Instruct/original/tokenizer.model
+  max_seq_len: 4096
+loss:
+  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+"""
+
+
+@pytest.mark.parametrize("keyword, offered", [("", True), ("  weight_decay: 0.01\n", True),
+                                              ("  fused: True\n", False), ("  foreach: False\n", False)])
+def test_torchtune_eight_bit_optimizer_is_written_as_a_component_its_keywords_fit(tmp_path, keyword, offered):
+    """torchtune instantiates `optimizer._component_` with the section's other keys: the 8-bit fix writes the
+    bitsandbytes class path (never the planner's own name), and only where every keyword is one AdamW8bit takes."""
+    path = tmp_path / "full.yaml"
+    path.write_text(TORCHTUNE_FULL + keyword)
+    result = engine.check_path(str(path), Settings(use_project_config=False))
+    oom = [d for d in result.diagnostics if d.code == "TL100"]
+    assert oom
+    eight_bit = [f for d in oom for f in d.fixes if "8-bit" in f.title]
+    assert bool(eight_bit) is offered
+    for fix in eight_bit:
+        assert [e.new_text for e in fix.edits] == ["bitsandbytes.optim.AdamW8bit"]
+        text, _ = apply_edits(path.read_text(), list(fix.edits))
+        with overlay({str(path): text}):
+            after = engine.check_path(str(path), Settings(use_project_config=False))
+        assert not [d for d in after.diagnostics if d.code in ("TL100", "TL649")], after.diagnostics

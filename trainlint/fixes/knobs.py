@@ -49,15 +49,26 @@ ACTIVATION_OFFLOAD = ("axolotl", "torchtune")
 # Fields a linked DeepSpeed file holds for its host config.
 LINKED_DEEPSPEED = {"zero_stage": ("zero_optimization", "stage")}
 
-# How a plan value is written in each flavor.
-OPTIMIZER_NAMES = {"huggingface": {"adamw_8bit": "adamw_bnb_8bit"}, "axolotl": {"adamw_8bit": "adamw_bnb_8bit"}}
+# How an optimizer the planner names is written in each flavor: HF's and axolotl's `optim`/`optimizer` names, a
+# torchtune `_component_` class path. A flavor (or an optimizer) not listed has no spelling known: no edit is made.
+OPTIMIZER_NAMES = {"huggingface": {"adamw_8bit": "adamw_bnb_8bit"}, "axolotl": {"adamw_8bit": "adamw_bnb_8bit"},
+                   "torchtune": {"adamw_8bit": "bitsandbytes.optim.AdamW8bit"}}
+# The keywords a torchtune `optimizer:` section may keep when its `_component_` becomes the 8-bit class: torchtune's
+# recipes pass every other key of the section to the constructor (`config.instantiate(cfg_optimizer, params)`), and
+# bitsandbytes' AdamW8bit takes these in every release (bitsandbytes/optim/adamw.py AdamW8bit.__init__; 0.46 dropped
+# percentile_clipping and block_wise). Any other (torch's `fused`, `foreach`) would end in a TypeError.
+COMPONENT_KEYWORDS = {"bitsandbytes.optim.AdamW8bit": frozenset({
+    "_component_", "lr", "betas", "eps", "weight_decay", "amsgrad", "optim_bits", "args", "min_8bit_size",
+    "is_paged"})}
 
 
 def config_value(flavor: str, field: str, value: Any) -> Any:
+    """How the plan's `value` of `field` is written in a file of `flavor`; None for an optimizer the flavor has no
+    known spelling of."""
     if field == "grad_ckpt":
         return value != "none"
     if field == "optimizer":
-        return OPTIMIZER_NAMES.get(flavor, {}).get(value, value)
+        return OPTIMIZER_NAMES.get(flavor, {}).get(value)
     return value
 
 
@@ -78,13 +89,31 @@ def setting_edits(ctx, field: str, value: Any) -> list[Edit] | None:
         node = doc.find(origin.key_path) if doc is not None else None
         if node is not None and node.kind == "scalar" and node.alias_of is None:
             flavor = "deepspeed" if doc is not ctx.document else ctx.flavor
-            return [replace_value(doc, node, config_value(flavor, field, value))]
+            written = config_value(flavor, field, value)
+            if written is None and field == "optimizer":
+                return None
+            if field == "optimizer" and not _keywords_taken(doc, origin.key_path, written):
+                return None
+            return [replace_value(doc, node, written)]
     if field in LINKED_DEEPSPEED and ctx.linked:
         return _insert(ctx.linked[0], LINKED_DEEPSPEED[field], config_value("deepspeed", field, value))
     path = KEYS.get(ctx.flavor, {}).get(field)
-    if path is None:
+    written = config_value(ctx.flavor, field, value)
+    if path is None or written is None:
         return None
-    return _insert(ctx.document, path, config_value(ctx.flavor, field, value))
+    return _insert(ctx.document, path, written)
+
+
+def _keywords_taken(doc, key_path: tuple, component: Any) -> bool:
+    """Whether the section holding a `_component_` that becomes `component` has only keywords that class takes
+    (COMPONENT_KEYWORDS; a component not listed, or a key not a component's, is not checked)."""
+    accepted = COMPONENT_KEYWORDS.get(component) if isinstance(component, str) else None
+    if accepted is None or not key_path or key_path[-1] != "_component_":
+        return True
+    section = doc.find(key_path[:-1])
+    if section is None or section.kind != "mapping":
+        return True
+    return all(str(key) in accepted for key in section.keys())
 
 
 def held_origin(ctx, field: str) -> Origin | None:
