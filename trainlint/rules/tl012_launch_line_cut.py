@@ -59,7 +59,7 @@ def check(ctx: LintContext):
             word = word[:MAX_SHOWN] + "..."
         certain = cut.following.startswith("-")
         span = Span(Pos(cut.line, cut.column, cut.offset), Pos(cut.line, cut.end, cut.offset + cut.end - cut.column))
-        fixes = ()
+        fixes: tuple[Fix, ...] = ()
         if not cut.comment:
             blanks = Span(Pos(cut.line, cut.column + 1, cut.offset + 1), span.end)
             fixes = (Fix("delete the blanks after the backslash", (Edit(shown, blanks, ""),)),)

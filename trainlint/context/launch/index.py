@@ -283,11 +283,11 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
                 joined = joined[:-1] + " " + lines[i + 1].strip()
                 i += 1
         else:
-            quote, more, cut = _scan(raw)
+            quote, continues, cut = _scan(raw)
             offset = 0  # where the physical line last scanned begins in `joined`
             while i + 1 < len(lines):
                 piece = lines[i + 1].lstrip()
-                if more:  # bash removes the backslash-newline (`a\` + `b` is `ab`)
+                if continues:  # bash removes the backslash-newline (`a\` + `b` is `ab`)
                     glued = len(joined) > 1 and not joined[-2].isspace() and lines[i + 1][:1] not in (" ", "\t")
                     joined = joined[:-1] + ("" if glued else " ")
                 elif quote == '"' and not workflow and not makefile and in_block and i - start < MAX_JOINED and \
@@ -297,7 +297,7 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
                     break
                 offset = len(joined)
                 joined += piece
-                quote, more, cut = _scan(piece, quote)
+                quote, continues, cut = _scan(piece, quote)
                 i += 1
             if cut >= 0:
                 # `\` then blanks: bash reads an escaped blank and ends the command at the newline
