@@ -182,3 +182,13 @@ def test_tl012_fix_deletes_the_blanks(tmp_path):
     assert fixed == README.replace("Instruct \\ \n", "Instruct \\\n").replace("train \\  \n", "train \\\n")
     L.clear_cache()
     assert index.cuts_in(fixed, "README.md") == []
+
+
+def test_tl012_says_what_the_escaped_blank_becomes(tmp_path):
+    repo = make_repo(tmp_path, {"run.sh": "torchrun train.py --config sft.yaml --output_dir out\\ \n    --bf16\n",
+                                "sft.yaml": SFT})
+    [d] = _tl012(engine.check_path(str(repo / "sft.yaml"), Settings()))
+    assert "(the word before it ends in a blank)" in d.detail and d.severity.value == "error"
+    [d] = _tl012(engine.check_path(str(make_repo(tmp_path / "b", {"run.sh": SCRIPT, "sft.yaml": SFT}) / "sft.yaml"),
+                                   Settings()))
+    assert "(an extra argument ' ')" in d.detail

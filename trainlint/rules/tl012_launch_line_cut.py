@@ -10,7 +10,7 @@ into bash.
 **Why**: bash continues a line only when an unquoted backslash is its very last character: "If a \newline pair
 appears, and the backslash itself is not quoted, the \newline is treated as a line continuation" (Bash Reference
 Manual, 3.1.2.1 Escape Character). A backslash followed by a blank escapes that blank instead: the launch gets an
-extra argument `' '` and the command ends at the newline, so every argument on the lines after it is dropped (the
+extra argument `' '` (or, `x\ `, a word ending in a blank) and the command ends at the newline, so every argument on the lines after it is dropped (the
 script runs with their defaults, or stops on the stray `' '`: HfArgumentParser's "Some specified arguments are not
 used by the HfArgumentParser: [' ']"). Bash then runs the next line as a command of its own; a line that begins
 with `--` fails: "line 13: --max_prompt_length: command not found" (exit 127). An error when the next line begins
@@ -19,9 +19,10 @@ read without their line ending: `\` before CRLF is taken as a continuation (bash
 so in a CRLF file no line continues; git's `core.autocrlf` checks LF files out that way, and such a script fails in
 bash at its first line whatever its continuations). Whole-line comments (`# torchrun ... \  `) are not checked.
 
-**Evidence**: bash's manual, 3.1.2.1 Escape Character (quoted above), and bash 5.2 itself: `printf 'echo a \\  \n--x
-y\n' | bash` prints `a  ` and then "bash: line 2: --x: command not found". First message: "--max_prompt_length:
-command not found".
+**Evidence**: bash's manual, 3.1.2.1 Escape Character (quoted above), and bash 5.2.15 itself: a file `t.sh` holding
+`echo a \  ` then `--x y` prints `a  ` (the escaped blank is an argument) and then "t.sh: line 2: --x: command not
+found" (tests/context/test_launch_lines.py runs bash on such a file where bash is installed). First message:
+"--max_prompt_length: command not found".
 
 **Example**: `    --dataset_name leonardPKU/clevr_cogen_a_train \  ` (two spaces after the backslash) →
 `    --dataset_name leonardPKU/clevr_cogen_a_train \`.
@@ -66,6 +67,7 @@ def check(ctx: LintContext):
         rest = cut.following if len(cut.following) <= 80 else cut.following[:80] + "..."
         runs = (f"bash then runs the next line as a command: \"{word}: command not found\" (exit 127)" if certain else
                 f"bash then runs the next line (`{rest}`) as a command of its own")
+        extra = "the word before it ends in a blank" if cut.glued else "an extra argument ' '"
         how = ("Delete the blanks after the backslash." if not cut.comment else
                "Move the comment above the command and end the line with the backslash.")
         yield RULE.diagnostic(
@@ -75,6 +77,6 @@ def check(ctx: LintContext):
             "`\\` followed by a blank does not continue the line: bash ends the command here",
             fixes, severity=Severity.ERROR if certain else Severity.WARNING,
             detail=f"Bash continues a line only when the backslash is its very last character; here it escapes the "
-                   f"blank after it (an extra argument ' '), and the command ends at the newline: "
+                   f"blank after it ({extra}), and the command ends at the newline: "
                    f"`{cut.command[:160]}{'...' if len(cut.command) > 160 else ''}` runs without the arguments on "
                    f"the lines after it, and {runs}. {how}")

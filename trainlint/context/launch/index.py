@@ -234,8 +234,9 @@ def cuts_in(text: str, path: str) -> list[Cut]:
             continue
         comment = "#" in lines[line][column + 1:]
         shift = bom if line == 0 else 0  # the mark counts in the first line's columns, in every offset
+        glued = column > 0 and lines[line][column - 1] not in " \t"
         out.append(Cut(path, line, column - shift, starts[line] + column - bom, len(lines[line]) - shift, comment,
-                       command, following))
+                       glued, command, following))
         last = line
     return out
 

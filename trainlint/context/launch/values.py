@@ -131,5 +131,6 @@ class Cut:
     offset: int  # the backslash's offset in the file's text (a byte-order mark left out)
     end: int  # the length of that line (the blanks, or blanks and a comment, after the backslash end there)
     comment: bool  # a comment follows the blanks
+    glued: bool  # the backslash follows a word's last character (`x\ `: the word gets a blank; else `' '` is a word)
     command: str  # the command as bash runs it, up to the backslash
     following: str  # the next line, which bash runs as a command of its own (stripped)
