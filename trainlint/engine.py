@@ -325,7 +325,10 @@ def surroundings(doc: Document, project: ProjectConfig, directive: Directive | N
         launch = launch_context.find(doc.path, doc.comments() if doc.kind == "yaml" else [])
     elif launch is None:
         launch = launch_context.find_in_comments(doc.path, doc.comments() if doc.kind == "yaml" else [])
-    return versions, launch or launch_context.Launch()
+    launch = launch or launch_context.Launch()
+    if use_repo:
+        launch = replace(launch, cuts=launch_context.cuts_for(doc.path))
+    return versions, launch
 
 
 def _dialect(doc: Document, flavor: str, launch: launch_context.Launch, versions: version_context.Versions,
@@ -508,7 +511,7 @@ def _cap_assumed_launch(diagnostics: list[Diagnostic], ctx: LintContext, reader:
     """A launch matched from a working directory that is only plausible (`Launch.assumed`) makes nothing certain:
     each error or warning the rules do not also make without that launch (same code, place and severity) carries
     the assumption, so is at most a warning and says what it assumed."""
-    bare = launch_context.Launch()
+    bare = launch_context.Launch(cuts=ctx.launch.cuts)  # the repository's cut commands are not the file's launch
     plan, linked = reader.read(bare)
     alone = replace(ctx, launch=bare, plan=plan, linked=linked, estimate=None)
     _estimate(alone, FileResult(ctx.document.path, ctx.flavor, ctx.document))

@@ -485,3 +485,29 @@ def test_deepspeed_argument_through_an_unknown_variable(tmp_path):
     (repo / "sft.yaml").write_text(SFT)
     result = engine.check_path(repo / "sft.yaml")
     assert not L.sharding_known(result.plan, result.launch, "huggingface")
+
+
+def test_an_exported_variable_reaches_the_invoked_script(tmp_path):
+    """bash hands exported variables to the processes it starts: `export N_GPUS=4` then `bash train.sh` gives the
+    script $N_GPUS; a plain assignment stays in the invoking shell (the script's $N_GPUS is then empty); a prefix
+    (`N_GPUS=8 bash train.sh`) is the script's environment too, and wins over an export."""
+    train = "torchrun --nproc_per_node $N_GPUS t.py c.yaml\n"
+    for run, expected in (("export N_GPUS=4\nbash train.sh\n", 4), ("N_GPUS=4\nexport N_GPUS\nbash train.sh\n", 4),
+                          ("N_GPUS=4\nbash train.sh\n", None), ("export N_GPUS=4\nN_GPUS=8 bash train.sh\n", 8),
+                          ("bash train.sh\nexport N_GPUS=4\n", None)):
+        L.clear_cache()
+        repo = make_repo(tmp_path / str(len(list(tmp_path.iterdir()))),
+                         {"c.yaml": SFT, "t.py": "", "train.sh": train, "run.sh": run})
+        assert L.find(str(repo / "c.yaml"), root=str(repo)).num_processes.value == expected, run
+
+
+def test_a_copied_usage_header_of_a_recipe_is_not_this_files_launch(tmp_path):
+    """SWE-Gym's policy configs keep torchtune's qwen2_5/7B_full header ("To launch on 2 devices ... --config
+    qwen2_5/7B_full") in files of other names: that is the recipe's launch, not theirs (no world size of 2)."""
+    header = ("# To launch on 2 devices, run the following command from root:\n"
+              "#   tune run --nnodes 1 --nproc_per_node 2 full_finetune_distributed --config qwen2_5/7B_full\n")
+    body = "model:\n  _component_: torchtune.models.qwen2_5.qwen2_5_7b_instruct\nbatch_size: 2\n"
+    repo = make_repo(tmp_path, {"configs/policy/1116-qwen25_coder_32b_full-lr1e-4.yaml": header + body,
+                                "configs/7B_full.yaml": header + body})
+    assert not engine.check_path(repo / "configs/policy/1116-qwen25_coder_32b_full-lr1e-4.yaml").launch.found
+    assert engine.check_path(repo / "configs/7B_full.yaml").launch.num_processes.value == 2

@@ -191,8 +191,10 @@ def _refuse(outcome: FixOutcome, refused: set, diagnostic, fix, writable: set[st
 
 def _unparsable(body: str, new_body: str, path: str) -> str | None:
     check = parse_document(new_body, path)
-    before = parse_document(body, path) if check.errors else None
-    if check.syntax_error is not None or (before is not None and len(check.errors) > len(before.errors)):
+    before = parse_document(body, path) if check.errors or check.syntax_error is not None else None
+    # a file that did not parse before the fix (a launch script or README a launch finding fixes) is not made so by it
+    if (check.syntax_error is not None and (before is None or before.syntax_error is None)) or \
+            (before is not None and len(check.errors) > len(before.errors)):
         reason = (check.syntax_error or check.errors[-1]).message
         return f"{path}: a fix would leave the file unparsable ({reason}); it was not applied"
     kind = check.kind

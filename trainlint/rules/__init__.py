@@ -28,6 +28,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl009_unused_suppression", "TL009", ""),
     ("tl010_invalid_settings", "TL010", ""),
     ("tl011_unusable_number", "TL011", ""),
+    ("tl012_launch_line_cut", "TL012", ""),
     ("tl100_out_of_memory", "TL100", ""),
     ("tl101_near_capacity", "TL101", ""),
     ("tl102_memory_not_checked", "TL102", ""),

@@ -136,6 +136,26 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
     return find_in_comments(config_path, comments, [repo, config.parent])
 
 
+def cuts_for(config_path: str) -> tuple:
+    """The launch commands cut short by a backslash followed by blanks (index.Cut) in the repository of a file:
+    from the folder above its project folder that holds `.git`, or the working directory, when one is within
+    reach (a repository's scripts sit beside the Python package whose setup.py marks the project), else from
+    its project folder."""
+    try:
+        config = pins.resolved(config_path)
+        if not config.parent.is_dir():
+            return ()
+        root = pins.repo_root(config.parent)
+        cwd = Path.cwd().resolve()
+        for folder in [root, *root.parents][:pins.MAX_LEVELS]:
+            if (folder / ".git").exists() or folder == cwd:
+                root = folder
+                break
+        return tuple(index_for(str(root)).cuts())
+    except (OSError, RuntimeError, ValueError):
+        return ()
+
+
 MAX_COMPARED = 16  # launches compared per file
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from trainlint.context.launch import invoking
 from trainlint.context.launch.resolving import _ASSIGN, _cd_target, _expand
-from trainlint.context.launch.values import Command
-from trainlint.document.reading import read_regular_file
+from trainlint.context.launch.values import Command, Cut
+from trainlint.document.reading import overlay_text, read_regular_file
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "env", ".env", "__pycache__", "site-packages", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "wandb", ".idea", ".vscode", ".cache",
@@ -59,6 +59,7 @@ class LaunchIndex:
     files: int = 0
     truncated: bool = False
     mentioned: dict | None = None  # _mentions, once built
+    cut: dict | None = None  # {path: its cuts} as read from the files, once
 
     def _commands_of(self, entry: list) -> list:
         if entry[3] is None:
@@ -108,6 +109,23 @@ class LaunchIndex:
                 if needle in entry[2]
                 or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
                 for command in self._commands_of(entry)]
+
+    def cuts(self) -> list[Cut]:
+        """The launch commands of the repository's scripts and READMEs that a backslash followed by blanks cuts
+        short (`cuts_in`), in walk order: read once from the files, and again from the text that stands in for a
+        file (an unsaved buffer, a fix being settled: `document.reading.overlay`)."""
+        if self.cut is None:
+            self.cut = {entry[0]: cuts_in(entry[2].decode("utf-8", errors="replace"), entry[0])
+                        for entry in self.scripts if (entry[1] == 0 or entry[0].endswith((".md", ".rst")))
+                        and _CUT_BYTES.search(entry[2]) is not None}
+        out: list[Cut] = []
+        for entry in self.scripts:
+            text = overlay_text(entry[0])
+            if text is not None and (entry[1] == 0 or entry[0].endswith((".md", ".rst"))):
+                out.extend(cuts_in(text, entry[0]))
+            else:
+                out.extend(self.cut.get(entry[0], ()))
+        return out
 
     @property
     def commands(self) -> list:
@@ -190,14 +208,53 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             if has_launch_words(line)]
 
 
+_CUT_BYTES = re.compile(rb"\\[ \t]+(?:#[^\n]*)?\r?\n")  # a backslash, blanks, maybe a comment, the line's end
+
+
+def cuts_in(text: str, path: str) -> list[Cut]:
+    """Where a backslash followed by blanks ends a launch command that its next lines were written to continue
+    (`shell_lines`' cuts): the command up to the backslash names a launcher, or is itself what such a cut left of
+    one (`--dataset_name x \\ ` after a cut line); and the next line holds what bash now runs as a command (not a
+    blank line, a comment or a code block's end)."""
+    found: list[tuple] = []
+    for _ in shell_lines(text, path, cuts=found):
+        pass
+    lines = text.splitlines()
+    starts = [0]
+    for kept in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(kept))
+    bom = 1 if text.startswith("\ufeff") else 0
+    out: list[Cut] = []
+    last = -2  # the line of the last cut kept
+    for start, line, column, command in found:
+        if not (has_launch_words(command) or (command.startswith("-") and start == last + 1)):
+            continue
+        following = lines[line + 1].strip() if line + 1 < len(lines) else ""
+        if not following or following.startswith(("#", "```", "~~~")):
+            continue
+        comment = "#" in lines[line][column + 1:]
+        shift = bom if line == 0 else 0  # the mark counts in the first line's columns, in every offset
+        glued = column > 0 and lines[line][column - 1] not in " \t"
+        out.append(Cut(path, line, column - shift, starts[line] + column - bom, len(lines[line]) - shift, comment,
+                       glued, command, following))
+        last = line
+    return out
+
+
 def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict | None = None,
-                extra_env: tuple = ()):
+                extra_env: tuple = (), cuts: list | None = None):
     """The shell command lines of a script, Makefile, workflow or the code blocks of a README, as the shell reads
     them: (first line, the line (continuation lines and multi-line quoted strings joined), its physical lines when
     more than one, the variables set before it, the `cd`s before it). Assignments are not yielded: their values,
     expanded when assigned (as the shell does), are in the variables of the lines after them; one made inside a
     conditional block (`if`, `case`, a loop) that changes a value set before it leaves the variable unknown, unless
-    it is one of the script's parameters that `bound` (an invocation's arguments) decides."""
+    it is one of the script's parameters that `bound` (an invocation's arguments) decides.
+
+    A line continues only as bash continues it (`_scan`): an unquoted (or double-quoted) backslash that is the
+    line's very last character. A backslash followed by blanks (and perhaps a comment) escapes a blank, and bash
+    ends the command at that newline: the command is read up to the backslash, the next line is a command of its
+    own, and `cuts` (when given) gets (the command's first line, the line of the backslash, its column, the command
+    up to it). Whole-line comments keep the textual reading of commented examples (`# cmd \\` then `#  args`)."""
     markdown = path.endswith((".md", ".rst")) if markdown is None else markdown
     env: dict[str, str] = dict(extra_env)
     if bound:
@@ -221,15 +278,35 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
             continue
         start = i
         joined = raw.rstrip()
-        while i + 1 < len(lines):
-            if joined.endswith("\\"):
+        if raw.lstrip().startswith("#"):
+            # a commented example (`# accelerate launch ... \` then `#   train.py ...`): read as the text it shows
+            while i + 1 < len(lines) and joined.endswith("\\"):
                 joined = joined[:-1] + " " + lines[i + 1].strip()
-            elif not workflow and not makefile and in_block and i - start < MAX_JOINED and _open_quote(joined) and \
-                    not lines[i + 1].lstrip().startswith(("```", "~~~")):
-                joined = joined + " " + lines[i + 1].strip()  # a quoted string spans lines (`export CMD=" ... "`)
-            else:
-                break
-            i += 1
+                i += 1
+        else:
+            quote, continues, cut = _scan(raw)
+            offset = 0  # where the physical line last scanned begins in `joined`
+            while i + 1 < len(lines):
+                piece = lines[i + 1].lstrip()
+                if continues:  # bash removes the backslash-newline (`a\` + `b` is `ab`)
+                    glued = len(joined) > 1 and not joined[-2].isspace() and lines[i + 1][:1] not in (" ", "\t")
+                    joined = joined[:-1] + ("" if glued else " ")
+                elif quote == '"' and not workflow and not makefile and in_block and i - start < MAX_JOINED and \
+                        not piece.startswith(("```", "~~~")):
+                    joined += " "  # a quoted string spans lines (`export CMD=" ... "`)
+                else:
+                    break
+                offset = len(joined)
+                joined += piece
+                quote, continues, cut = _scan(piece, quote)
+                i += 1
+            if cut >= 0:
+                # `\` then blanks: bash reads an escaped blank and ends the command at the newline
+                if cuts is not None:
+                    physical = lines[i]
+                    column = cut + (len(physical) - len(physical.lstrip()) if i > start else 0)
+                    cuts.append((start, i, column, joined[:offset + cut].strip().lstrip("$> ").strip()))
+                joined = joined[:offset + cut]
         i += 1
         pieces = tuple(lines[start:i]) if i - start > 1 else ()
         line = joined.strip().lstrip("$> ").strip()
@@ -281,24 +358,51 @@ _OPENS = re.compile(r"(?:^|[;&|(]\s*|\b(?:then|do|else)\s+)(?:if|case|for|while|
 _CLOSES = re.compile(r"(?:^|[;&|]\s*|\b(?:then|do|else)\s+)(?:fi|esac|done)\b")
 
 
-def _open_quote(text: str) -> bool:
-    """Whether a double-quoted string is still open at the end of `text` (single quotes and escapes followed)."""
-    quote = ""
-    i = 0
-    while i < len(text):
+def _scan(text: str, quote: str = "") -> tuple[str, bool, int]:
+    """One physical line as bash reads it, from inside `quote` ("", "'" or '"': what the lines before left open):
+    (the quote still open at its end, whether the line continues, the column of a cut or -1).
+
+    bash (Bash Reference Manual, 3.1.2.1 Escape Character: "If a \\newline pair appears, and the backslash itself is
+    not quoted, the \\newline is treated as a line continuation"; 3.1.2.3: inside double quotes too) continues a line
+    only when an unquoted or double-quoted backslash is its very last character: not `\\\\` (an escaped backslash),
+    not in single quotes, not in a comment (a `#` that begins a word). A cut: an unquoted backslash that escapes a
+    blank, after which the line holds only blanks, or blanks and a comment (`--x y \\  # note`): the escaped blank is
+    an argument of its own and the newline ends the command. The lines are split without their line ending, so
+    `\\` before CRLF continues: bash itself reads `\r` as a character (in a CRLF file no backslash continues a
+    line and each line's last word ends in `\r`), but a CRLF checkout (git's core.autocrlf) of an LF file is the
+    likelier reading, and the file fails in bash at its first line whatever its continuations."""
+    i, n = 0, len(text)
+    cut = -1
+    word_start = True  # an unquoted `#` here begins a comment
+    while i < n:
         c = text[i]
-        if c == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            if c == quote:
+        if quote == "'":
+            if c == "'":
                 quote = ""
-        elif c in "\"'":
+            i += 1
+            continue
+        if c == "\\":
+            if i + 1 == n:
+                return quote, True, -1
+            cut = i if not quote and text[i + 1] in " \t" else -1
+            i += 2
+            word_start = False
+            continue
+        if quote == '"':
+            if c == '"':
+                quote = ""
+            i += 1
+            continue
+        if c == "#" and word_start:
+            return quote, False, cut  # a comment to the line's end
+        if c in "'\"":
             quote = c
-        elif c == "#" and (i == 0 or text[i - 1] in " \t"):
-            return False  # a comment: its quotes do not count
+            cut = -1
+        elif c not in " \t":
+            cut = -1
+        word_start = c in " \t;&|()<>"
         i += 1
-    return quote == '"'
+    return quote, False, cut
 
 
 def _assign(env: dict, name: str, raw: str, depth: int, bound: dict | None) -> None:

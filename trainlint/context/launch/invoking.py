@@ -196,7 +196,35 @@ def invocations(script: Path, script_text: str, entries: list, root: str, lines_
             if found is None:
                 continue
             args, slurm, here = found  # the script runs where it is invoked from
+            if entry[1] == 0 or path.endswith((".md", ".rst")):
+                slurm = {**_exported(text, start, dict(env), script_text), **slurm}
             out.append((args, slurm, f"{os.path.relpath(path, root)}:{start + 1}", line, here))
             if len(out) >= MAX_INVOCATIONS:
                 return out
     return out
+
+
+_EXPORT = re.compile(r"^\s*export\s+(.*)$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _exported(text: str, before: int, env: dict, script_text: str) -> dict:
+    """The variables the invoking file exports before line `before` (`export NAME=value`, `export NAME`) that the
+    invoked script reads (`$NAME`, `${NAME...}`): bash hands exported variables to the processes it starts, so the
+    script sees them (plain assignments stay in the invoking shell). Values as the invoking file's lines set them
+    (`env`); a script's own shell session or README only (a Makefile's `export` is make's, a CI step a shell of its
+    own)."""
+    names: list[str] = []
+    for raw in text.splitlines()[:before]:
+        if "export" not in raw:
+            continue
+        m = _EXPORT.match(raw)
+        if m is None:
+            continue
+        for word in m.group(1).split("#", 1)[0].replace(";", " ").split():
+            name = word.split("=", 1)[0]
+            if _NAME.fullmatch(name):
+                names.append(name)
+    return {name: env[name] for name in dict.fromkeys(names)
+            if name in env and re.search(r"\$\{?" + name + r"\b", script_text) is not None}
+

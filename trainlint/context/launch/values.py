@@ -61,6 +61,9 @@ class Launch:
     # The accelerate config keys (dotted: `num_processes`, `deepspeed_config.zero_stage`) that every accelerate
     # launch naming the file as its --config_file sets on its own command line: the file's value is never used.
     overrides: tuple = ()
+    # The repository's launch commands that a backslash followed by blanks cuts short (index.Cut), whatever file
+    # they launch: read with the repository (never for a file checked alone).
+    cuts: tuple = ()
 
     def get(self, name: str):
         return dict(self.extra).get(name)
@@ -115,3 +118,19 @@ class Command:
     lines: tuple = ()  # the physical lines it spans, as written (to say on which line an argument is)
     cd: tuple = ()  # the `cd X` (and CI `working-directory: X`) before it in the file, in order, as written
     via: str = ""  # the invocation of the script that set its parameters (`README.md:12: sbatch train.slurm ...`)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A launch command that a backslash followed by blanks ends where its next lines were written to continue it
+    (bash reads `\\ ` as an escaped blank, then ends the command at the newline)."""
+
+    path: str  # the file holding it
+    line: int  # 0-based line of the backslash
+    column: int  # the backslash's column
+    offset: int  # the backslash's offset in the file's text (a byte-order mark left out)
+    end: int  # the length of that line (the blanks, or blanks and a comment, after the backslash end there)
+    comment: bool  # a comment follows the blanks
+    glued: bool  # the backslash follows a word's last character (`x\ `: the word gets a blank; else `' '` is a word)
+    command: str  # the command as bash runs it, up to the backslash
+    following: str  # the next line, which bash runs as a command of its own (stripped)
