@@ -397,3 +397,25 @@ def test_lora_fix_is_not_offered_where_llamafactory_refuses_lora(tmp_path):
     result = engine.check_path(path, SETTINGS)
     ctx = type("Ctx", (), {"flavor": result.flavor, "plan": result.plan, "document": result.document})()
     assert lora_edits(ctx, qlora=False) is None and lora_edits(ctx, qlora=True) is None
+
+
+# ---- TL433: accelerate launch's own options, at the launch line ------------------------------------------------------
+
+ACCELERATE_FILE = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n"
+
+
+@pytest.mark.parametrize("option,expected", [
+    ("--num_process 8", [(3, "error")]),  # in no release (allow_abbrev=False: no prefix either)
+    ("--num-processes 8", []),  # the hyphen spelling CustomArgumentParser reads (0.28+; the newest is assumed)
+    ("--use_xpu", [(3, "warning")]),  # dropped in 1.13: the release assumed lacks it
+    ("--fsdp_version 2", []),
+])
+def test_accelerate_launch_options(tmp_path, option, expected):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "acc.yaml").write_text(ACCELERATE_FILE)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\naccelerate launch --config_file acc.yaml \\\n  {option} \\\n"
+                                     "  train.py --lr 1\n")
+    result = engine.check_path(tmp_path / "acc.yaml", Settings())
+    got = sorted((d.span.start.line + 1, d.severity.value) for d in result.diagnostics if d.code == "TL433")
+    assert got == expected
+    assert all(d.path.endswith("run.sh") for d in result.diagnostics if d.code == "TL433")

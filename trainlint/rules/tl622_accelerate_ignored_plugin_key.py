@@ -151,13 +151,13 @@ def check(ctx: LintContext):
                 if unread is not None:
                     spec, policy = unread
                     versions = str(spec.get("versions") or "")
-                    holds, assumptions = version_status(ctx, "accelerate", versions) if versions else (True, ())
+                    holds, assumed = version_status(ctx, "accelerate", versions) if versions else (True, ())
                     if holds is not False:
                         cond = spec["read_when"]
                         yield RULE.at(doc, entry.key_span,
                                       f"`{section}.{key}` is ignored under {policy}: read only with "
                                       f"{' or '.join(cond['values'])}",
-                                      assumptions=assumptions,
+                                      assumptions=assumed,
                                       detail=f"accelerate ({spec.get('where')}) does not read it with "
                                              f"`{cond['key']}: {policy}`, so it has no effect. Remove it, or set the "
                                              "policy that reads it.")
