@@ -158,11 +158,37 @@ bf16: true
 
 def test_refused_finetuning_type_gets_no_memory_verdict(tmp_path):
     path = tmp_path / "lf.yaml"
-    path.write_text(LF_QLORA)
+    path.write_text("# trainlint: dialect=llamafactory\n" + LF_QLORA)
     result = engine.check_path(path, Settings(use_project_config=False, cli=_gpu("A100-80GB")))
-    assert found(result, "TL648") == [(4, "error")]
+    assert found(result, "TL648") == [(5, "error")]
     assert not {"TL100", "TL101", "TL104"} & {d.code for d in result.diagnostics}
     assert result.estimate is None
+
+
+def test_refused_value_on_a_parser_guessed_from_the_keys_is_a_warning(tmp_path):
+    """Only the keys say LLaMA-Factory (a fork such as Javkonline/AMoPO adds stages): the verdict rests on the guess."""
+    result = lint(LF_QLORA.replace("finetuning_type: qlora", "finetuning_type: lora").replace("stage: sft",
+                                                                                           "stage: modpo"), tmp_path)
+    (diag,) = [d for d in result.diagnostics if d.code == "TL648"]
+    assert diag.severity is Severity.WARNING and "upstream LLaMA-Factory" in diag.message
+    assert any("dialect=llamafactory" in a for a in diag.assumptions)
+
+
+@pytest.mark.parametrize("how", ["launch", "pin", "version"])
+def test_refused_value_is_an_error_where_the_context_names_llamafactory(tmp_path, how):
+    text = LF_QLORA.replace("finetuning_type: qlora", "finetuning_type: lora").replace("stage: sft", "stage: modpo")
+    if how == "launch":
+        (tmp_path / ".git").mkdir()
+        (tmp_path / "train.sh").write_text("llamafactory-cli train lf.yaml\n")
+        path = tmp_path / "lf.yaml"
+        path.write_text(text)
+        result = engine.check_path(path, Settings())
+    elif how == "pin":
+        result = lint(text, tmp_path, name="lf.yaml", pins="llamafactory==0.9.3\n")
+    else:
+        result = lint("# trainlint: llamafactory=0.9.3\n" + text, tmp_path)
+    (diag,) = [d for d in result.diagnostics if d.code == "TL648"]
+    assert diag.severity is Severity.ERROR and "upstream" not in diag.message and not diag.assumptions
 
 
 def _gpu(name: str):
@@ -207,6 +233,27 @@ def test_axolotl_adapter_with_plugins_is_not_judged_from_0_17(tmp_path):
     assert found(lint(text, tmp_path), "TL647") == []
     text = AXOLOTL.format(v="0.16.1", line="adapter: mora\nplugins:\n  - axolotl.integrations.mora.MoRAPlugin")
     assert found(lint(text, tmp_path), "TL647") == [(9, "error")]
+
+
+# ---- TL650: the builder named by model._component_ reads lora_attn_modules ------------------------------------------
+
+TORCHTUNE_LORA = """model:
+  _component_: {builder}
+  lora_attn_modules: ['q_proj', 'v_proj', 'o_proj']
+  lora_rank: 8
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 3.0e-4
+batch_size: 2
+epochs: 1
+dtype: bf16
+"""
+
+
+@pytest.mark.parametrize("builder,severity", [("torchtune.models.llama3.lora_llama3_8b", "error"),
+                                              ("my_project.models.lora_llama3_8b", "warning")])
+def test_torchtune_lora_names_by_builder(tmp_path, builder, severity):
+    assert [s for _, s in found(lint(TORCHTUNE_LORA.format(builder=builder), tmp_path), "TL650")] == [severity]
 
 
 # ---- TL649 / TL651: paths and keys per release ----------------------------------------------------------------------
@@ -261,6 +308,22 @@ def test_litgpt_unknown_nested_key_in_every_release(tmp_path):
     assert diag.severity is Severity.ERROR and "train.epoch" in diag.message and "epochs" in diag.message
 
 
+@pytest.mark.parametrize("declared,severity", [("", "warning"), ("# trainlint: litgpt=0.5.13\n", "error"),
+                                               ("# trainlint: dialect=litgpt\n", "error")])
+def test_litgpt_key_with_no_close_spelling_rests_on_the_reader(tmp_path, declared, severity):
+    """A fork's setup() may take a key upstream lacks (calvintwr/litgpt's `pad_id`): only a guessed reader says no."""
+    text = declared + LITGPT.split("\n", 1)[1] + "pad_id: 0\n"
+    result = lint(text, tmp_path)
+    assert [s for _, s in found(result, "TL651")] == [severity]
+    (diag,) = [d for d in result.diagnostics if d.code == "TL651"]
+    assert bool(diag.assumptions) is (severity == "warning")
+
+
+def test_litgpt_misspelt_key_is_an_error_on_a_guessed_reader(tmp_path):
+    text = LITGPT.split("\n", 1)[1].replace("  epochs: 1", "  epoch: 1")
+    assert [s for _, s in found(lint(text, tmp_path), "TL651")] == ["error"]
+
+
 # ---- TL432 ----------------------------------------------------------------------------------------------------------
 
 def test_processes_not_a_multiple_of_machines(tmp_path):
@@ -287,6 +350,12 @@ output_dir: output
 def test_ms_swift_rlhf_type_by_release(tmp_path, version, reported):
     result = lint(SWIFT, tmp_path, pins=f"ms-swift=={version}\n")
     assert [s for _, s in found(result, "TL652")] == (["error"] if reported else [])
+
+
+def test_ms_swift_choice_on_a_parser_guessed_from_the_keys(tmp_path):
+    result = lint(SWIFT.split("\n", 1)[1], tmp_path)
+    diags = [d for d in result.diagnostics if d.code == "TL652"]
+    assert diags and all(d.severity is Severity.WARNING and d.assumptions for d in diags)
 
 
 @pytest.mark.parametrize("version,reported", [("0.8.3", True), ("0.9.5", True), ("0.8.2", False)])
@@ -328,3 +397,25 @@ def test_lora_fix_is_not_offered_where_llamafactory_refuses_lora(tmp_path):
     result = engine.check_path(path, SETTINGS)
     ctx = type("Ctx", (), {"flavor": result.flavor, "plan": result.plan, "document": result.document})()
     assert lora_edits(ctx, qlora=False) is None and lora_edits(ctx, qlora=True) is None
+
+
+# ---- TL433: accelerate launch's own options, at the launch line ------------------------------------------------------
+
+ACCELERATE_FILE = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: 8\n"
+
+
+@pytest.mark.parametrize("option,expected", [
+    ("--num_process 8", [(3, "error")]),  # in no release (allow_abbrev=False: no prefix either)
+    ("--num-processes 8", []),  # the hyphen spelling CustomArgumentParser reads (0.28+; the newest is assumed)
+    ("--use_xpu", [(3, "warning")]),  # dropped in 1.13: the release assumed lacks it
+    ("--fsdp_version 2", []),
+])
+def test_accelerate_launch_options(tmp_path, option, expected):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "acc.yaml").write_text(ACCELERATE_FILE)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\naccelerate launch --config_file acc.yaml \\\n  {option} \\\n"
+                                     "  train.py --lr 1\n")
+    result = engine.check_path(tmp_path / "acc.yaml", Settings())
+    got = sorted((d.span.start.line + 1, d.severity.value) for d in result.diagnostics if d.code == "TL433")
+    assert got == expected
+    assert all(d.path.endswith("run.sh") for d in result.diagnostics if d.code == "TL433")

@@ -50,10 +50,23 @@ class Dialect:
     # Where the repository installs that package without a ref, when it does: (path, line, start column, end column,
     # start offset, the command) with 0-based positions. An install without a ref gets the newest release.
     era_install: tuple = ()
+    # Decided from the file alone (its characteristic keys, or a format that is the framework's: axolotl, torchtune,
+    # LitGPT, Lightning): no declaration, launch, script, pin or repository script names the parser. A verdict that
+    # holds only for that framework's own release (a closed set of values a fork may extend) rests on the guess.
+    guessed: bool = False
 
     @property
     def known(self) -> bool:
         return self.name != "unknown"
+
+    def guess_assumption(self) -> tuple[str, ...]:
+        """The assumption a claim that only this parser's own releases decide rests on when the parser was guessed
+        from the file alone, else ()."""
+        if not self.known or not self.guessed:
+            return ()
+        return (f"assumed {self.label} itself reads this file (decided from {self.origin.note or 'the file'}; no "
+                f"launch, script, pin or vendored source names the parser, and a fork may accept more): declare it "
+                f"with `# trainlint: dialect={self.name}`",)
 
     def declares(self, key: str) -> bool:
         """Whether the repository's own argument classes declare `key`."""
@@ -368,11 +381,11 @@ def _decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), 
             return made(name, Origin("inferred", script, note=f"the repository's scripts parse with it "
                                                               f"({Path(script).name})"), script)
     if flavor in BY_FLAVOR:
-        return made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file"))
+        return replace(made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file")), guessed=True)
     if flavor == "huggingface":
         by_keys = _by_keys(doc)
         if by_keys:
-            return made(by_keys, Origin("inferred", note="the file's characteristic keys"))
+            return replace(made(by_keys, Origin("inferred", note="the file's characteristic keys")), guessed=True)
     return Dialect()
 
 

@@ -72,6 +72,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl430_fsdp_wrap_class_not_in_model", "TL430", "huggingface accelerate axolotl"),
     ("tl431_zero3_init_flag_below_stage3", "TL431", "accelerate"),
     ("tl432_accelerate_processes_per_machine", "TL432", "accelerate"),
+    ("tl433_accelerate_unknown_launch_option", "TL433", ""),
     ("tl500_deepspeed_unknown_section_key", "TL500", "deepspeed huggingface axolotl accelerate lightning"),
     ("tl501_deepspeed_unknown_top_level_key", "TL501", "deepspeed huggingface axolotl accelerate lightning"),
     ("tl502_deepspeed_deprecated_key", "TL502", "deepspeed huggingface axolotl accelerate lightning"),

@@ -191,6 +191,26 @@ def hf_dialect(doc: Document, ctx=None) -> str:
     return dialect(doc)
 
 
+# Where a framework version comes from when the repository or the user names the framework (not the newest known
+# release, nor the package installed beside trainlint).
+NAMING_ORIGINS = ("cli", "directive", "project", "pin")
+
+
+def reader_assumption(ctx, package: str) -> tuple[str, ...]:
+    """() when the context establishes that `package`'s own parser reads the file (a declared dialect, a launch, the
+    script it runs, the repository's pins or scripts, a declared or pinned `package` version), else the assumption
+    the parser was guessed from the file alone (`Dialect.guess_assumption`): a verdict only that framework's own
+    releases decide (a value outside its closed set, which a fork may extend) is then at most a warning."""
+    known = getattr(ctx, "dialect", None)
+    if known is None or not known.known or not known.guessed:
+        return ()
+    versions = getattr(ctx, "versions", None)
+    found = versions.get(package) if versions is not None else None
+    if found is not None and getattr(found, "origin", "") in NAMING_ORIGINS:
+        return ()
+    return known.guess_assumption()
+
+
 def parser_unknown(ctx) -> tuple[str, ...]:
     """The assumption a claim about unknown keys rests on when no launch, script or pin names the parser."""
     known = getattr(ctx, "dialect", None)

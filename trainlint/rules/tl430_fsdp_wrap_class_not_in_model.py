@@ -19,6 +19,10 @@ Accelerate 0.2x - 1.15.
 **Example**: model `BAAI/bge-m3` (xlm-roberta) with `fsdp_transformer_layer_cls_to_wrap: BertLayer` →
 `XLMRobertaLayer`.
 
+In an Accelerate config whose `fsdp_auto_wrap_policy` is SIZE_BASED_WRAP or NO_WRAP the class names are never read
+(`FullyShardedDataParallelPlugin.__post_init__` reads them only for TRANSFORMER_BASED_WRAP): not judged here, TL622
+reports the key as having no effect.
+
 The HF TrainingArguments field `fsdp_transformer_layer_cls_to_wrap` (the top-level key of transformers 4.x,
 moved into `fsdp_config` by `TrainingArguments.__post_init__`) is read where `fsdp` is set. A name that differs
 from the model's own class only in case is refused the same way (the lookup compares `__class__.__name__`
@@ -41,6 +45,7 @@ from trainlint.diagnostics import Severity
 from trainlint.document.tree import Node
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules.base import LintContext, Rule
+from trainlint.rules.tl622_accelerate_ignored_plugin_key import unread_under
 
 RULE = Rule("TL430", "fsdp-wrap-class-not-in-model", Severity.ERROR,
             "FSDP transformer_layer_cls_to_wrap names a class the model does not have",
@@ -97,10 +102,15 @@ def _nodes(ctx: LintContext, doc):
     """The values that name the classes to wrap: `fsdp_config.{fsdp_,}transformer_layer_cls_to_wrap`, and the HF
     TrainingArguments field `fsdp_transformer_layer_cls_to_wrap` where `fsdp` turns FSDP on (the Trainer moves
     it into fsdp_config; without `fsdp` nothing reads it)."""
+    section = doc.find(("fsdp_config",))
     for key in KEYS:
         node = doc.find(("fsdp_config", key))
-        if node is not None:
-            yield node
+        if node is None:
+            continue
+        if ctx.flavor == "accelerate" and section is not None and section.kind == "mapping" and \
+                unread_under(section, "fsdp_config", f"fsdp_{key}" if not key.startswith("fsdp_") else key):
+            continue  # a wrap policy that never reads it (SIZE_BASED_WRAP, NO_WRAP): TL622's
+        yield node
     if ctx.plan is not None and getattr(ctx.plan, "flavor", "") == "huggingface":
         node = doc.find(("fsdp_transformer_layer_cls_to_wrap",))
         fsdp = doc.find(("fsdp",))

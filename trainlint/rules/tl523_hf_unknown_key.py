@@ -28,7 +28,8 @@ parser reads it (every plausible reader either stops or trains without the setti
 >= 0.19 stop, TrlParser 0.13 - 0.18 and scripts that read the keys they know drop it), and an error when the parser
 is known, its fields are complete and it stops on unknown keys (LLaMA-Factory, open-instruct, ms-swift); a key with
 no close known spelling is reported only against a complete field list, and is info when no launch, script or pin
-names the parser.
+names the parser; where only the file's keys name that parser (`Dialect.guessed`), the warning says it assumed the
+parser itself, not a fork that declares the key, and how to declare it.
 
 A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
 would price is a reading of a file the framework does not start with (`Rule.misreads`).
@@ -53,9 +54,11 @@ from __future__ import annotations
 
 from trainlint.catalog import dialects, schemas
 from trainlint.context import codeargs
+from trainlint.context.dialect import PACKAGE_OF
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, suggest, trl_unknown_key
+from trainlint.rules._frameworks import SCRIPT_KEYS, hf_dialect, parser_unknown, reader_assumption, suggest, \
+    trl_unknown_key
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL523", "hf-unknown-key", Severity.WARNING,
@@ -153,8 +156,10 @@ def check(ctx: LintContext):
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
         if guess is None:
             read = _releases_read(ctx.dialect.name) if fields is not None else ""
+            # the field list is that parser's own: where only the file's keys name it, a fork's may take the key
+            guessed = reader_assumption(ctx, PACKAGE_OF.get(ctx.dialect.name, ctx.dialect.name)) if fields else ()
             yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=unknown_parser,
-                          assumptions=assumptions,
+                          assumptions=(*assumptions, *guessed),
                           detail=f"Not a {what} argument{read}: {parser}. Remove it or move it where it belongs.")
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []

@@ -19,12 +19,23 @@ launch options of each release) is judged at the accelerate in play: not reporte
 maps it, reported where they say a newer one, and a warning naming the releases that read it where the release is
 not known.
 
+A plugin key that accelerate reads only under some value of another key (`catalog/data/accelerate_conditional_keys.json`)
+is reported where the file sets that other key to a value that does not read it: `fsdp_min_num_params` under
+`fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP` or NO_WRAP, `fsdp_transformer_layer_cls_to_wrap` under SIZE_BASED_WRAP
+or NO_WRAP. `utils/launch.py: prepare_multi_gpu_env` exports both as environment variables, but
+`utils/dataclasses.py: FullyShardedDataParallelPlugin.__post_init__` (`set_auto_wrap_policy` before 1.0) reads
+FSDP_MIN_NUM_PARAMS only in its SIZE_BASED_WRAP branch and FSDP_TRANSFORMER_CLS_TO_WRAP only in its
+TRANSFORMER_BASED_WRAP branch; `accelerate config` (`commands/config/cluster.py`) writes each key only for its policy.
+The run wraps by the policy and the key has no effect (a warning, as for TL400's DeepSpeed keys that have no effect
+at the stage). Without the policy key nothing is claimed (the environment may set it).
+
 A key set to null (`fsdp_ignored_modules: null`, as `accelerate config` writes unset keys) is not reported:
 there is nothing to lose. A plugin key newer than the accelerate in use (the schema's `x-trainlint-since`:
 `fsdp_ignored_modules`, read since 1.10.0) is reported only when that accelerate is known to be older.
 
 **Evidence**: `accelerate/commands/launch.py: _validate_launch_command` (silent); verified against
-accelerate 1.13 - 1.15.
+accelerate 1.13 - 1.15; the wrap-policy keys: `accelerate/utils/dataclasses.py:
+FullyShardedDataParallelPlugin.__post_init__` (silent), accelerate 0.12.0 - 1.14.0 and main.
 
 **Example**: `deepspeed_config: {zero_stage: 3, stage3_gather_16bit_weights_on_model_save: true}`.
 
@@ -96,6 +107,32 @@ def _older_releases(section: str, key: str) -> str | None:
     return ",".join(bounds) or None
 
 
+@lru_cache(maxsize=1)
+def _conditional() -> dict:
+    return data_mapping("accelerate_conditional_keys.json", "sections")
+
+
+def unread_under(section_node, section: str, name: str) -> tuple[dict, str] | None:
+    """(the key's entry in `catalog/data/accelerate_conditional_keys.json`, the value its section sets) when
+    `section_node` sets the key that decides whether accelerate reads `name` (`fsdp_auto_wrap_policy`) to a value under
+    which it is not read (`fsdp_min_num_params` with TRANSFORMER_BASED_WRAP), else None. An unset policy is not judged
+    (the launch exports none, and the environment may)."""
+    spec = ((_conditional().get("sections") or {}).get(section) or {}).get(name)
+    if not isinstance(spec, dict) or not isinstance(spec.get("read_when"), dict):
+        return None
+    cond = spec["read_when"]
+    decider = str(cond.get("key") or "")
+    node = section_node.get(decider)
+    if node is None and decider.startswith("fsdp_"):
+        node = section_node.get(decider[len("fsdp_"):])
+    if node is None or node.kind != "scalar" or not isinstance(node.value, str) or not node.value.strip():
+        return None
+    value = node.value.strip().upper()
+    if value in {str(v).upper() for v in cond.get("values") or []}:
+        return None
+    return spec, value
+
+
 def check(ctx: LintContext):
     doc = ctx.document
     for section in SECTIONS:
@@ -110,6 +147,21 @@ def check(ctx: LintContext):
             name = key if key in keys else (f"fsdp_{key}" if section == "fsdp_config" and f"fsdp_{key}" in keys
                                             else None)
             if name is not None:
+                unread = unread_under(node, section, name)
+                if unread is not None:
+                    spec, policy = unread
+                    versions = str(spec.get("versions") or "")
+                    holds, assumed = version_status(ctx, "accelerate", versions) if versions else (True, ())
+                    if holds is not False:
+                        cond = spec["read_when"]
+                        yield RULE.at(doc, entry.key_span,
+                                      f"`{section}.{key}` is ignored under {policy}: read only with "
+                                      f"{' or '.join(cond['values'])}",
+                                      assumptions=assumed,
+                                      detail=f"accelerate ({spec.get('where')}) does not read it with "
+                                             f"`{cond['key']}: {policy}`, so it has no effect. Remove it, or set the "
+                                             "policy that reads it.")
+                    continue
                 since = _since(section, name)
                 if since is None or version_status(ctx, "accelerate", f"<{since}")[0] is not True:
                     continue  # a plugin setting (on the release in use, or possibly so)

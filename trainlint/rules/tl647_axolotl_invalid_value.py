@@ -23,6 +23,12 @@ provides this adapter to `plugins:`."); 0.15 - 0.16 type it as a `Literal`; befo
 after the base model is loaded. Where the file lists `plugins:` on 0.17 or later, `adapter` is not checked (a
 plugin may provide it).
 
+The reader is established by the format: an Axolotl YAML (`base_model` with Axolotl's own sections,
+`flavors/axolotl.py: detect`) is read by Axolotl's CLI alone (`axolotl train`, `python -m axolotl.cli.train`), and
+the extension point Axolotl has for such values, `plugins:` (`axolotl/integrations/base.py: PluginManager`), is
+written in the file itself, which the check above honours. Unlike a LLaMA-Factory YAML (HfArgumentParser's format,
+read by forks that vendor and extend LLaMA-Factory's dataclasses: TL648), the file names its reader.
+
 The value is judged at the Axolotl release the file runs under (its pins, settings or the installed package):
 valid there, no finding; refused by every release in play, an error; refused only by some of the releases a
 range or an unknown version leaves open, a warning that names them where the release assumed (the newest known,

@@ -26,8 +26,11 @@ values of `stage` and `finetuning_type` there (read with `ast`, never run), what
 checks are not applied to it.
 
 The parser is LLaMA-Factory when the run's context says so (`llamafactory-cli train`, a script importing
-llamafactory, the repository's pins) or, failing that, when the file's own keys are LLaMA-Factory's (then the
-finding says it assumed the parser). The value is judged at the LLaMA-Factory release in play, as TL647 does for
+llamafactory, the repository's pins or scripts, a declared `dialect` or LLaMA-Factory version, vendored source) or,
+failing that, when the file's own keys are LLaMA-Factory's. Every check here is LLaMA-Factory's own, which a fork
+changes (Javkonline/AMoPO adds `stage: modpo`), so on a parser guessed from the keys a finding is a warning that
+names the assumption ("refused by upstream LLaMA-Factory") and how to declare the parser; it is an error only where
+the context establishes the parser (a misspelt key, TL523, is a defect whichever parser). The value is judged at the LLaMA-Factory release in play, as TL647 does for
 Axolotl: an error where every release in play refuses it, a warning where it depends on the release and the
 release assumed refuses it, nothing where only releases other than the one assumed do.
 
@@ -54,7 +57,7 @@ from trainlint.fixes.edits import fix, replace_value
 from trainlint.catalog.files import read_data
 from trainlint.context.pins import repo_root
 from trainlint.rules._closed_values import judged_at, rejected, severity_of
-from trainlint.rules._frameworks import hf_dialect
+from trainlint.rules._frameworks import hf_dialect, reader_assumption
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL648", "llamafactory-invalid-argument", Severity.ERROR,
@@ -68,14 +71,22 @@ ADVICE = {"qlora": "QLoRA is `finetuning_type: lora` with `quantization_bit: 4`"
 
 
 def _parser_assumptions(ctx: LintContext) -> tuple[str, ...] | None:
-    """() when the context says LLaMA-Factory reads the file, an assumption when only its keys do, None when it
-    is another parser's file."""
+    """() when the context establishes that LLaMA-Factory reads the file (a declared dialect, `llamafactory-cli`, a
+    script importing llamafactory, the repository's pins, a declared LLaMA-Factory version), the assumption when only
+    the file's keys say so, None when it is another parser's file. Every verdict of this rule holds for LLaMA-Factory's
+    own releases only (a fork such as Javkonline/AMoPO adds stages): on a guessed parser it is at most a warning."""
     if ctx.dialect.known:
-        return () if ctx.dialect.name == "llamafactory" else None
+        return reader_assumption(ctx, "llamafactory") if ctx.dialect.name == "llamafactory" else None
     if hf_dialect(ctx.document, ctx) != "llamafactory":
         return None
-    return ("assumed LLaMA-Factory reads this file (its keys are LLaMA-Factory's; no launch, script or pin names the "
-            "parser): declare it with `# trainlint: dialect=llamafactory`",)
+    return ("assumed LLaMA-Factory itself reads this file (its keys are LLaMA-Factory's; no launch, script, pin or "
+            "vendored source names the parser, and a fork may accept more): declare it with "
+            "`# trainlint: dialect=llamafactory`",)
+
+
+def _guessed(parser: tuple[str, ...], severity: Severity | None) -> Severity | None:
+    """The finding's severity: a warning at most where the parser is only guessed."""
+    return Severity.WARNING if parser and severity in (None, Severity.ERROR) else severity
 
 
 VENDORED = ("src/llamafactory/hparams/finetuning_args.py", "llamafactory/hparams/finetuning_args.py",
@@ -134,8 +145,8 @@ def check(ctx: LintContext):
     if parser is None:
         return
     literals = vendored_literals(doc)
-    if literals is not None:
-        yield from _vendored(ctx, literals, parser)
+    if literals is not None:  # the repository's own LLaMA-Factory source reads it: no guess left
+        yield from _vendored(ctx, literals, ())
         return  # a fork: its own checks, not the releases', decide the rest
     refused_type = False
     for r in rejected(ctx, "llamafactory"):
@@ -147,9 +158,10 @@ def check(ctx: LintContext):
         there = " there" if releases and not r.release else ""
         guess = f"; did you mean `{r.suggestion}`?" if fixes else ""
         advice = f" {ADVICE[r.value]}." if r.value in ADVICE else ""
+        upstream = "upstream " if parser else ""
         yield RULE.at(doc, r.node,
-                      f"`{r.key}: {r.value}` is refused by LLaMA-Factory{releases}: the run stops{there}{guess}", fixes,
-                      severity=severity_of(r), assumptions=(*parser, *r.assumptions),
+                      f"`{r.key}: {r.value}` is refused by {upstream}LLaMA-Factory{releases}: the run stops{there}{guess}",
+                      fixes, severity=_guessed(parser, severity_of(r)), assumptions=(*parser, *r.assumptions),
                       detail=f"LLaMA-Factory ({r.range.get('where')}) stops {r.range.get('when')}: "
                              f"\"{r.message()}\". Allowed{releases}: {', '.join(r.allowed())}.{advice}")
     if not refused_type:
@@ -206,7 +218,8 @@ def _cross_checks(ctx: LintContext, parser: tuple[str, ...]):
             continue
         releases = f" {spec}" if spec and holds is None else ""
         yield RULE.at(doc, target, f"{what}: LLaMA-Factory{releases} stops",
-                      severity=None if holds else Severity.WARNING, assumptions=(*parser, *assumptions),
+                      severity=_guessed(parser, None if holds else Severity.WARNING),
+                      assumptions=(*parser, *assumptions),
                       detail=f"LLaMA-Factory{' ' + spec if spec else ''} "
                              "(src/llamafactory/hparams/finetuning_args.py: FinetuningArguments.__post_init__) stops "
                              f"when the arguments are parsed: \"{check.get('raises')}\"")
@@ -227,7 +240,7 @@ def _quantization(ctx: LintContext, parser: tuple[str, ...]):
         return  # OFT takes quantization from 0.9.4, the release that added it (before it `oft` is refused above)
     yield RULE.at(doc, bits.key_span,
                   f"`quantization_bit` with `finetuning_type: {value}`: LLaMA-Factory quantizes only for LoRA (or OFT) "
-                  "and stops", severity=None, assumptions=parser,
+                  "and stops", severity=_guessed(parser, None), assumptions=parser,
                   detail="LLaMA-Factory (src/llamafactory/hparams/parser.py: _verify_model_args) stops when the "
                          "arguments are parsed: \"Quantization is only compatible with the LoRA or OFT method.\" "
                          "(\"... "

@@ -19,7 +19,8 @@ class or function the path reaches).
 
 A file inside a checkout of torchtune itself (pytorch/torchtune, or a fork: a project root whose pyproject.toml
 names `torchtune` beside the `torchtune/` package) is not judged: its own source, not a release, resolves the paths.
-A path in no release is an error whatever the version. One that only some releases have is judged at the
+A `torchtune.*` path names its reader itself (the `torchtune` package that `config.instantiate` imports, whichever
+recipe runs the file), so the file alone establishes it. A path in no release is an error whatever the version. One that only some releases have is judged at the
 release in play: an error where that release lacks it (a pin, a setting, the installed package), a warning where
 the release is assumed and lacks it, nothing where it has it, nor where the release is only assumed and
 torchtune's main branch has the path (the file may be written for a source install, as torchtune's own recipes

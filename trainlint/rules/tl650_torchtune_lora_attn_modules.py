@@ -12,6 +12,11 @@ matches nothing: no error, no warning, and that projection trains without LoRA (
 no attention LoRA at all; an empty list is refused: "Must pass one or more of ... as lora_modules"). The config
 silently does something other than it says, for every torchtune release (0.1.0 - 0.6.1 and main).
 
+The reader is established by the format itself: `model._component_: torchtune.models...` names torchtune's builder
+by its import path (resolved by `torchtune/config/_utils.py: _get_component_from_path`), whichever recipe runs it.
+Where `model._component_` is not a `torchtune.` path, the repository's own builder decides the names: a warning that
+says so.
+
 **Evidence**: `torchtune/modules/peft/_utils.py: LORA_ATTN_MODULES` and `torchtune/models/llama3/_component_builders.py:
 lora_llama3_self_attention` (silent); torchtune v0.1.0 - v0.6.1 and main (2026-04).
 
@@ -40,8 +45,20 @@ SAME_LAYER = {"o_proj": "output_proj", "out_proj": "output_proj", "query": "q_pr
               "wv": "v_proj", "wo": "output_proj", "dense": "output_proj"}
 
 
+def _builder_assumption(doc) -> tuple[str, ...]:
+    """() where `model._component_` is torchtune's own builder (or absent: the recipe's model is torchtune's), else
+    the assumption that the repository's builder hands the names to torchtune's: its own code decides them."""
+    node = doc.find(("model", "_component_"))
+    path = node.value if node is not None and node.kind == "scalar" and isinstance(node.value, str) else ""
+    if not path or path.startswith("torchtune."):
+        return ()
+    return (f"assumed `{path}` builds the LoRA layers with torchtune's builders (it is not a torchtune path, so its "
+            "own code decides which names it tests)",)
+
+
 def check(ctx: LintContext):
     doc = ctx.document
+    builder = _builder_assumption(doc)
     for r in rejected(ctx, "torchtune"):
         if r.key != "model.lora_attn_modules":
             continue
@@ -54,7 +71,7 @@ def check(ctx: LintContext):
             "; MLP layers take `apply_lora_to_mlp: true`" if mlp else "")
         yield RULE.at(doc, r.node,
                       f"`{r.value}` in lora_attn_modules matches no torchtune layer: it silently gets no LoRA{hint}",
-                      fixes,
+                      fixes, severity=Severity.WARNING if builder else None, assumptions=builder,
                       detail="torchtune's LoRA builders test only for q_proj, k_proj, v_proj and output_proj "
                              "(`\"q_proj\" in lora_modules`); any other name is ignored without a word, so that "
                              "projection trains without LoRA. MLP layers are `apply_lora_to_mlp: true`, the output "

@@ -17,7 +17,10 @@ judged here.)
 
 A file inside a checkout of LitGPT itself (Lightning-AI/litgpt or a fork such as calvintwr/litgpt, whose
 `setup()` takes `pad_id` and `fsdp`: a project root whose pyproject.toml names `litgpt` beside the `litgpt/`
-package) is not judged: its own source decides the keys. A key in no release is an error whatever the version.
+package) is not judged: its own source decides the keys. A key in no release is an error whatever the version
+where a `litgpt` launch, a pin, or a declared dialect or LitGPT version establishes the reader, or where it is one
+typo away from a LitGPT key; a key with no close LitGPT spelling in a file that only its keys name LitGPT (the format
+admits a fork's extra `setup()` arguments, as `flavors/litgpt.py: detect` does) is a warning naming that assumption.
 One that only some releases have (`log:` since 0.5.9,
 `train.max_time` since 0.5.11) is judged at the LitGPT release in play: an error where that release lacks it, a
 warning where the release is assumed and lacks it, nothing where it has it. A key that another subcommand takes
@@ -42,7 +45,7 @@ from trainlint._versions import parse_specifier
 from trainlint.catalog.files import data_mapping
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
-from trainlint.rules._frameworks import runs_own_source, suggest, version_status
+from trainlint.rules._frameworks import reader_assumption, runs_own_source, suggest, version_status
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL651", "litgpt-unknown-key", Severity.ERROR,
@@ -150,7 +153,11 @@ def _judge(ctx: LintContext, doc, parent, entry, dotted: str, accepted: dict[str
     guess = suggest(key, [k for k in accepted if k not in parent.keys()], cutoff=0.75)
     fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if guess else []
     hint = f"; did you mean `{guess}`?" if guess else ""
+    # A misspelt LitGPT key is a defect whichever setup() reads it; a key with no close LitGPT spelling is refused
+    # only by LitGPT's own setup(): where the file alone names LitGPT, a fork's may take it (a warning).
+    parser = () if guess else reader_assumption(ctx, "litgpt")
     yield RULE.at(doc, entry.key_span, f"`{dotted}` is not accepted by {where}: jsonargparse stops{hint}", fixes,
+                  severity=Severity.WARNING if parser else None, assumptions=parser,
                   detail=f"LitGPT's CLI (jsonargparse over setup()) refuses the config before anything runs: "
                          f"\"{said}\" (jsonargparse >= 4.44: \"... does not accept option '{dotted}'\"). Known "
                          f"keys: {', '.join(sorted(accepted))}.")

@@ -12,7 +12,9 @@ with "argument --rlhf_type: invalid choice: 'ipo' (choose from 'dpo', 'orpo', ..
 releases read a JSON file with `parse_json_file`, which does not check a Literal: not judged there. The Megatron entry
 point (`megatron rlhf`) has its own set and is not judged here.
 
-The value is judged at the ms-swift release in play, as TL647 does for Axolotl.
+The value is judged at the ms-swift release in play, as TL647 does for Axolotl. The choices are ms-swift's own (a
+fork may add an `rlhf_type`): where only the file's keys name ms-swift (no `swift rlhf` launch, script, pin, declared
+dialect or ms-swift version), the finding is a warning that names that assumption, as TL648 does for LLaMA-Factory.
 
 A file refused this way gets this finding and no memory verdict (TL100, TL101, TL103, TL104): the run does not
 start (`Rule.misreads`).
@@ -30,6 +32,7 @@ from __future__ import annotations
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._closed_values import rejected, severity_of
+from trainlint.rules._frameworks import reader_assumption
 from trainlint.rules.base import LintContext, Rule
 
 RULE = Rule("TL652", "ms-swift-invalid-choice", Severity.ERROR,
@@ -44,6 +47,7 @@ def check(ctx: LintContext):
     if ctx.dialect.name != "ms-swift":
         return
     doc = ctx.document
+    parser = reader_assumption(ctx, "ms-swift")  # the keys alone named ms-swift: a fork may add choices
     for r in rejected(ctx, "ms-swift"):
         fixes = []
         if r.suggestion is not None and r.suggestion in r.allowed() and r.value not in ADVICE:
@@ -52,7 +56,10 @@ def check(ctx: LintContext):
         there = " there" if releases and not r.release else ""
         guess = f"; did you mean `{r.suggestion}`?" if fixes else ""
         advice = f" {ADVICE[r.value]}." if r.value in ADVICE else ""
+        upstream = "upstream " if parser else ""
+        severity = Severity.WARNING if parser else severity_of(r)
         yield RULE.at(doc, r.node,
-                      f"`{r.key}: {r.value}` is refused by ms-swift{releases}: the run stops{there}{guess}", fixes, severity=severity_of(r), assumptions=r.assumptions,
+                      f"`{r.key}: {r.value}` is refused by {upstream}ms-swift{releases}: the run stops{there}{guess}",
+                      fixes, severity=severity, assumptions=(*parser, *r.assumptions),
                       detail=f"ms-swift ({r.range.get('where')}) stops {r.range.get('when')}: \"{r.message()}\". "
                              f"Allowed{releases}: {', '.join(r.allowed())}.{advice}")
