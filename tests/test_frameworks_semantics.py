@@ -263,6 +263,21 @@ def test_litgpt_model_keeps_its_own_head():
     assert build_run(plan, LLAMA32_1B, []).arch is run.arch  # one object per architecture (estimate caches)
 
 
+@pytest.mark.parametrize("model, padded", [
+    (PHI2, 51_200),  # litgpt/config.py phi-2: vocab_size 50,257, padded_vocab_size 51,200
+    (PYTHIA_1B, 50_304),  # pythia-1b: find_multiple(50,254, padding_multiple 128)
+    (LLAMA32_1B, 128_256),  # Llama-3.2-1B: vocab_size 128,000, padded_vocab_size 128,256
+])
+def test_litgpt_padded_vocabulary_is_the_hf_vocab_size_for_phi2_pythia_and_llama(model, padded):
+    """LitGPT sizes wte, lm_head and the logits by Config.padded_vocab_size; trainlint sizes them by the HF config's
+    vocab_size, through LitGPT's own architecture (semantics.litgpt_arch), which is the same number for these."""
+    plan = litgpt_plan(f"checkpoint_dir: checkpoints/{model.name}\nprecision: bf16-true\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 256\n", "full.yaml")
+    run = build_run(plan, model, [])
+    assert model.vocab_size == padded and run.arch.vocab_size == padded
+    assert activations(run).kept_logits == 256 * padded * 4
+
+
 def test_litgpt_phi_blocks_have_no_dropout_and_one_gelu():
     """Phi-2 as LitGPT builds it: no dropout (HF's config trains with resid_pdrop 0.1: two 1-byte [T, h] masks per
     layer) and one F.gelu(approximate="tanh") saving its input (HF's gelu_new saves four [T, f] tensors): per layer
