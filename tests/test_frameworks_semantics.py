@@ -123,6 +123,15 @@ def test_axolotl_held_conditions():
         assert not semantics.axolotl_held("bf16", **{**kw, **change}).fp32_rest, change
     assert not semantics.axolotl_held("fp32", **kw).fp32_rest
 
+def test_axolotl_liger_plugin_fuses_the_head_and_the_loss():
+    """LigerPlugin.pre_model_load applies the model's Liger patch with fused_linear_cross_entropy when
+    `liger_fused_linear_cross_entropy: true`: no [tokens, vocab] logits (loss kernel `liger`)."""
+    plan = axolotl_plan(AXOLOTL_FULL + "plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+                        "liger_fused_linear_cross_entropy: true\n")
+    assert plan.loss_kernel.value == "liger" and plan.fused_loss.value is True
+    assert axolotl_plan(AXOLOTL_FULL).loss_kernel.value != "liger"
+
+
 
 # ---- LitGPT ----------------------------------------------------------------------------------------------------
 
