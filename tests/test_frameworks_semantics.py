@@ -14,7 +14,7 @@ from trainlint.catalog import semantics
 from trainlint.catalog.files import read_data
 from trainlint.catalog.models import find_model
 from trainlint.document.reading import parse_document
-from trainlint.flavors import axolotl, litgpt
+from trainlint.flavors import axolotl, huggingface, litgpt
 from trainlint.memory.estimate import build_run, estimate_plan
 from trainlint.memory.model import Run, activations, model_states, optimizer_spec
 from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Precision
@@ -231,6 +231,36 @@ def test_litgpt_checkpoint_dir_keeps_its_folder(tmp_path):
     other = litgpt.read(parse_document("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\n",
                                        str(config))).plan
     assert other.model.value == "meta-llama/Llama-3.2-1B"
+
+
+# ---- the script families (open-r1, alignment-handbook, open-instruct) -----------------------------------------
+
+
+def hf_plan(text: str, name: str = "config.yaml"):
+    return huggingface.read(parse_document(text, name)).plan
+
+
+@pytest.mark.parametrize("dtype, weights", [("bfloat16", "bf16"), ("null", "fp32")])
+def test_script_family_recipes_load_in_their_torch_dtype(dtype, weights):
+    """open-r1 and alignment-handbook get_model(): from_pretrained(torch_dtype=ModelConfig.torch_dtype), None ->
+    transformers 4.x's fp32; the recipes write bf16: true with torch_dtype bfloat16 (bf16 weights) or null (fp32
+    weights under the bf16 autocast)."""
+    plan = hf_plan(f"model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: {dtype}\nbf16: true\n"
+                   "dataset_name: open-r1/OpenR1-Math-220k\nmax_length: 4096\ngradient_checkpointing: true\n")
+    assert plan.trainer.value == "trl"
+    assert plan.precision.value.param_dtype == weights
+    assert plan.precision.value.master_weights is False
+    if weights == "fp32":
+        assert plan.precision.value.autocast == "bf16"
+
+
+def test_open_instruct_liger_and_cached_reference():
+    """open-instruct use_liger_kernel: AutoLigerKernelForCausalLM(fused_linear_cross_entropy=True); its DPO scripts
+    cache the reference log-probs before training (dpo_utils.build_reference_logprobs_cache): no reference model."""
+    plan = hf_plan("model_name_or_path: allenai/OLMo-2-1124-7B\nuse_flash_attn: true\nuse_liger_kernel: true\n"
+                   "beta: 5\ndpo_loss_type: dpo_norm\nmax_seq_length: 2048\n")
+    assert plan.trainer.value == "open-instruct" and plan.task.value == "dpo"
+    assert plan.fused_loss.value is True and plan.ref_logps_precomputed.value is True
 
 
 # ---- the data file and the pages -------------------------------------------------------------------------------
