@@ -263,6 +263,20 @@ def test_open_instruct_liger_and_cached_reference():
     assert plan.fused_loss.value is True and plan.ref_logps_precomputed.value is True
 
 
+def test_ms_swift_deepspeed_names_and_unknown_keys():
+    """ms-swift SftArguments._init_deepspeed maps `deepspeed: zero0 ... zero3_offload` to its bundled
+    swift/config/<name>.json (zero3_offload: stage 3, optimizer and parameters offloaded to the CPU; zero2: stage 2,
+    no offload); SwiftPipeline._parse_args raises 'remaining_argv: [...]' on a key no dataclass has."""
+    from trainlint.catalog import dialects
+
+    names = dialects.builtin_deepspeed("ms-swift", "4.5.2")
+    assert {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"} <= set(names)
+    assert (names["zero3_offload"]["stage"], names["zero3_offload"]["offload_optimizer"],
+            names["zero3_offload"]["offload_param"]) == (3, "cpu", "cpu")
+    assert names["zero2"]["stage"] == 2 and not names["zero2"].get("offload_optimizer")
+    assert dialects.unknown_keys_action("ms-swift") == "error"
+
+
 # ---- the data file and the pages -------------------------------------------------------------------------------
 
 
