@@ -423,6 +423,19 @@ def test_torchtune_linear_cross_entropy_projects_per_chunk():
 # ---- LLaMA-Factory ---------------------------------------------------------------------------------------------
 
 
+def test_llama_factory_pure_bf16_keeps_trainables_in_bf16():
+    """LLaMA-Factory's init_adapter casts the trainable parameters to fp32 unless pure_bf16 (or BAdam, or ZeRO-3
+    without quantization): pure_bf16 trains bf16 weights and states; bf16 alone fp32 weights under bf16 autocast."""
+    from trainlint.flavors import huggingface
+
+    base = ("model_name_or_path: Qwen/Qwen2.5-1.5B\nstage: sft\nfinetuning_type: full\ntemplate: qwen\n"
+            "cutoff_len: 1024\nbf16: true\n")
+    pure = huggingface.read(parse_document(base + "pure_bf16: true\n", "lf.yaml")).plan.precision.value
+    mixed = huggingface.read(parse_document(base, "lf.yaml")).plan.precision.value
+    assert pure == PURE_BF16
+    assert (mixed.param_dtype, mixed.autocast) == ("fp32", "bf16")
+
+
 def test_llama_factory_liger_is_fused_only_for_pt_and_sft():
     """apply_liger_kernel(require_logits=stage not in [pt, sft]): a DPO stage gets Liger without its fused linear
     cross-entropy, so the full logits are built."""
