@@ -123,6 +123,18 @@ def test_axolotl_held_conditions():
         assert not semantics.axolotl_held("bf16", **{**kw, **change}).fp32_rest, change
     assert not semantics.axolotl_held("fp32", **kw).fp32_rest
 
+def test_axolotl_deepspeed_keeps_bf16_weights_with_an_fp32_master(tmp_path):
+    """axolotl's `deepspeed:` JSON (normalize_config loads it): the DeepSpeed engine casts the module to bf16 and its
+    ZeRO optimizer keeps an fp32 master partition and fp32 states (docs/frameworks/deepspeed.md)."""
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}')
+    config = tmp_path / "a.yaml"
+    config.write_text(AXOLOTL_FULL + "flash_attention: true\ndeepspeed: ds.json\n")
+    result = axolotl.read(parse_document(config.read_text(), str(config)))
+    precision = result.plan.precision.value
+    assert (precision.param_dtype, precision.master_weights) == ("bf16", True)
+    assert result.plan.zero_stage.value == 2 and [d.path for d in result.linked] == [str(tmp_path / "ds.json")]
+
+
 def test_axolotl_liger_plugin_fuses_the_head_and_the_loss():
     """LigerPlugin.pre_model_load applies the model's Liger patch with fused_linear_cross_entropy when
     `liger_fused_linear_cross_entropy: true`: no [tokens, vocab] logits (loss kernel `liger`)."""
