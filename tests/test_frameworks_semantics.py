@@ -14,7 +14,7 @@ from trainlint.catalog import semantics
 from trainlint.catalog.files import read_data
 from trainlint.catalog.models import find_model
 from trainlint.document.reading import parse_document
-from trainlint.flavors import axolotl, litgpt
+from trainlint.flavors import axolotl, huggingface, litgpt
 from trainlint.memory.estimate import build_run, estimate_plan
 from trainlint.memory.model import Run, activations, model_states, optimizer_spec
 from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Precision
@@ -123,6 +123,27 @@ def test_axolotl_held_conditions():
         assert not semantics.axolotl_held("bf16", **{**kw, **change}).fp32_rest, change
     assert not semantics.axolotl_held("fp32", **kw).fp32_rest
 
+def test_axolotl_deepspeed_keeps_bf16_weights_with_an_fp32_master(tmp_path):
+    """axolotl's `deepspeed:` JSON (normalize_config loads it): the DeepSpeed engine casts the module to bf16 and its
+    ZeRO optimizer keeps an fp32 master partition and fp32 states (docs/frameworks/deepspeed.md)."""
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}, "bf16": {"enabled": "auto"}}')
+    config = tmp_path / "a.yaml"
+    config.write_text(AXOLOTL_FULL + "flash_attention: true\ndeepspeed: ds.json\n")
+    result = axolotl.read(parse_document(config.read_text(), str(config)))
+    precision = result.plan.precision.value
+    assert (precision.param_dtype, precision.master_weights) == ("bf16", True)
+    assert result.plan.zero_stage.value == 2 and [d.path for d in result.linked] == [str(tmp_path / "ds.json")]
+
+
+def test_axolotl_liger_plugin_fuses_the_head_and_the_loss():
+    """LigerPlugin.pre_model_load applies the model's Liger patch with fused_linear_cross_entropy when
+    `liger_fused_linear_cross_entropy: true`: no [tokens, vocab] logits (loss kernel `liger`)."""
+    plan = axolotl_plan(AXOLOTL_FULL + "plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+                        "liger_fused_linear_cross_entropy: true\n")
+    assert plan.loss_kernel.value == "liger" and plan.fused_loss.value is True
+    assert axolotl_plan(AXOLOTL_FULL).loss_kernel.value != "liger"
+
+
 
 # ---- LitGPT ----------------------------------------------------------------------------------------------------
 
@@ -224,6 +245,50 @@ def test_litgpt_checkpoint_dir_keeps_its_folder(tmp_path):
     assert other.model.value == "meta-llama/Llama-3.2-1B"
 
 
+# ---- the script families (open-r1, alignment-handbook, open-instruct) -----------------------------------------
+
+
+def hf_plan(text: str, name: str = "config.yaml"):
+    return huggingface.read(parse_document(text, name)).plan
+
+
+@pytest.mark.parametrize("dtype, weights", [("bfloat16", "bf16"), ("null", "fp32")])
+def test_script_family_recipes_load_in_their_torch_dtype(dtype, weights):
+    """open-r1 and alignment-handbook get_model(): from_pretrained(torch_dtype=ModelConfig.torch_dtype), None ->
+    transformers 4.x's fp32; the recipes write bf16: true with torch_dtype bfloat16 (bf16 weights) or null (fp32
+    weights under the bf16 autocast)."""
+    plan = hf_plan(f"model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\ntorch_dtype: {dtype}\nbf16: true\n"
+                   "dataset_name: open-r1/OpenR1-Math-220k\nmax_length: 4096\ngradient_checkpointing: true\n")
+    assert plan.trainer.value == "trl"
+    assert plan.precision.value.param_dtype == weights
+    assert plan.precision.value.master_weights is False
+    if weights == "fp32":
+        assert plan.precision.value.autocast == "bf16"
+
+
+def test_open_instruct_liger_and_cached_reference():
+    """open-instruct use_liger_kernel: AutoLigerKernelForCausalLM(fused_linear_cross_entropy=True); its DPO scripts
+    cache the reference log-probs before training (dpo_utils.build_reference_logprobs_cache): no reference model."""
+    plan = hf_plan("model_name_or_path: allenai/OLMo-2-1124-7B\nuse_flash_attn: true\nuse_liger_kernel: true\n"
+                   "beta: 5\ndpo_loss_type: dpo_norm\nmax_seq_length: 2048\n")
+    assert plan.trainer.value == "open-instruct" and plan.task.value == "dpo"
+    assert plan.fused_loss.value is True and plan.ref_logps_precomputed.value is True
+
+
+def test_ms_swift_deepspeed_names_and_unknown_keys():
+    """ms-swift SftArguments._init_deepspeed maps `deepspeed: zero0 ... zero3_offload` to its bundled
+    swift/config/<name>.json (zero3_offload: stage 3, optimizer and parameters offloaded to the CPU; zero2: stage 2,
+    no offload); SwiftPipeline._parse_args raises 'remaining_argv: [...]' on a key no dataclass has."""
+    from trainlint.catalog import dialects
+
+    names = dialects.builtin_deepspeed("ms-swift", "4.5.2")
+    assert {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"} <= set(names)
+    assert (names["zero3_offload"]["stage"], names["zero3_offload"]["offload_optimizer"],
+            names["zero3_offload"]["offload_param"]) == (3, "cpu", "cpu")
+    assert names["zero2"]["stage"] == 2 and not names["zero2"].get("offload_optimizer")
+    assert dialects.unknown_keys_action("ms-swift") == "error"
+
+
 # ---- the data file and the pages -------------------------------------------------------------------------------
 
 
@@ -261,6 +326,21 @@ def test_litgpt_model_keeps_its_own_head():
     assert run.arch.total_params == 1_498_482_688 and not run.arch.tie_word_embeddings
     assert any("own lm_head" in n for n in notes)
     assert build_run(plan, LLAMA32_1B, []).arch is run.arch  # one object per architecture (estimate caches)
+
+
+@pytest.mark.parametrize("model, padded", [
+    (PHI2, 51_200),  # litgpt/config.py phi-2: vocab_size 50,257, padded_vocab_size 51,200
+    (PYTHIA_1B, 50_304),  # pythia-1b: find_multiple(50,254, padding_multiple 128)
+    (LLAMA32_1B, 128_256),  # Llama-3.2-1B: vocab_size 128,000, padded_vocab_size 128,256
+])
+def test_litgpt_padded_vocabulary_is_the_hf_vocab_size_for_phi2_pythia_and_llama(model, padded):
+    """LitGPT sizes wte, lm_head and the logits by Config.padded_vocab_size; trainlint sizes them by the HF config's
+    vocab_size, through LitGPT's own architecture (semantics.litgpt_arch), which is the same number for these."""
+    plan = litgpt_plan(f"checkpoint_dir: checkpoints/{model.name}\nprecision: bf16-true\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 256\n", "full.yaml")
+    run = build_run(plan, model, [])
+    assert model.vocab_size == padded and run.arch.vocab_size == padded
+    assert activations(run).kept_logits == 256 * padded * 4
 
 
 def test_litgpt_phi_blocks_have_no_dropout_and_one_gelu():
@@ -353,6 +433,19 @@ def test_torchtune_linear_cross_entropy_projects_per_chunk():
 
 
 # ---- LLaMA-Factory ---------------------------------------------------------------------------------------------
+
+
+def test_llama_factory_pure_bf16_keeps_trainables_in_bf16():
+    """LLaMA-Factory's init_adapter casts the trainable parameters to fp32 unless pure_bf16 (or BAdam, or ZeRO-3
+    without quantization): pure_bf16 trains bf16 weights and states; bf16 alone fp32 weights under bf16 autocast."""
+    from trainlint.flavors import huggingface
+
+    base = ("model_name_or_path: Qwen/Qwen2.5-1.5B\nstage: sft\nfinetuning_type: full\ntemplate: qwen\n"
+            "cutoff_len: 1024\nbf16: true\n")
+    pure = huggingface.read(parse_document(base + "pure_bf16: true\n", "lf.yaml")).plan.precision.value
+    mixed = huggingface.read(parse_document(base, "lf.yaml")).plan.precision.value
+    assert pure == PURE_BF16
+    assert (mixed.param_dtype, mixed.autocast) == ("fp32", "bf16")
 
 
 def test_llama_factory_liger_is_fused_only_for_pt_and_sft():
