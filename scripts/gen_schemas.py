@@ -881,9 +881,17 @@ HF_REMOVED = {
 }
 
 
-# Enum values older transformers releases accepted (OptimizerNames read from the wheels 4.49 - 5.24):
-# key: {value: (package, first release without it, hint)}.
+# Enum values older releases accepted (OptimizerNames read from the wheels 4.49 - 5.24; TRL's packing strategies
+# from its tags): key: {value: (package, first release without it, hint[, what refuses it, its message])}; without
+# the last two, TrainingArguments refuses it with "{value} is not a valid OptimizerNames".
 HF_REMOVED_VALUES = {
+    "packing_strategy": {
+        # SFTConfig default "ffd" in 0.19.0 - 0.19.1; renamed "bfd" in 0.20.0 (0353d6766, the packing was best-fit):
+        # trl/data_utils.py pack_dataset raises when SFTTrainer packs the dataset (packing: true)
+        "ffd": (_TRL, "0.20.0", "Write `packing_strategy: bfd` (the same packing, renamed in TRL 0.20).",
+                "SFTTrainer's pack_dataset (packing: true)", "Invalid packing strategy: ffd. Use 'bfd' or 'wrapped'.",
+                "packing"),
+    },
     "optim": {
         "adamw_hf": (_T, "4.50.0", "Write `optim: adamw_torch` (the same AdamW update; transformers' own AdamW class went in 4.50)."),
         "adamw_apex_fused": (_T, "5.8.0", "Write `optim: adamw_torch_fused`."),
@@ -986,7 +994,9 @@ def gen_hf() -> dict:
     for key, values in HF_REMOVED_VALUES.items():
         if key in props:
             allowed = set(props[key].get("enum") or ())
-            kept = {v: {"package": pkg.lower(), "removed": rem, "hint": hint} for v, (pkg, rem, hint) in values.items()
+            kept = {v: {"package": pkg.lower(), "removed": rem, "hint": hint,
+                        **({"refused_by": rest[0], "raises": rest[1], "when": rest[2]} if rest else {})}
+                    for v, (pkg, rem, hint, *rest) in values.items()
                     if v not in allowed}  # a value the installed release still has needs no entry
             if kept:
                 props[key]["x-trainlint-removed-values"] = kept

@@ -290,6 +290,23 @@ def test_optim_values_older_transformers_accepted_follow_the_release_in_use(tmp_
     apex = "output_dir: out\noptim: adamw_apex_fused\n"
     assert tl521(lint(tmp_path, "apex.yaml", f"# trainlint: transformers=5.7.0\n{apex}")) == []
     assert [s for s, _ in tl521(lint(tmp_path, "apex2.yaml", f"# trainlint: transformers=5.8.0\n{apex}"))] == ["error"]
+
+
+def test_trl_packing_strategy_ffd_follows_the_release_and_the_packing_switch(tmp_path):
+    # SFTConfig's "ffd" (0.19.0 - 0.19.1) became "bfd" in 0.20.0; trl/data_utils.py pack_dataset raises
+    # "Invalid packing strategy: ffd. Use 'bfd' or 'wrapped'." and runs only with packing: true
+    text = "model_name_or_path: HuggingFaceTB/SmolLM3-3B\npacking: true\npacking_strategy: ffd\n"
+
+    def tl521(result):
+        return [(d.severity.value, d.message + " " + d.detail) for d in result.diagnostics if d.code == "TL521"]
+
+    assert tl521(lint(tmp_path, "old.yaml", f"# trainlint: trl=0.19.1\n{text}")) == []
+    [(severity, message)] = tl521(lint(tmp_path, "new.yaml", f"# trainlint: trl=0.20.0\n{text}"))
+    assert severity == "error" and "removed in TRL 0.20" in message and "Invalid packing strategy: ffd" in message
+    [(severity, message)] = tl521(lint(tmp_path, "unknown.yaml", text))
+    assert severity == "warning" and "older releases accept it" in message
+    unpacked = text.replace("packing: true\n", "")
+    assert tl521(lint(tmp_path, "unpacked.yaml", f"# trainlint: trl=0.20.0\n{unpacked}")) == []
     # a value no release had stays an error whatever the release
     bogus = "output_dir: out\noptim: adamw_8bits\n"
     assert [s for s, _ in tl521(lint(tmp_path, "bogus.yaml", f"# trainlint: transformers=4.34.0\n{bogus}"))] == ["error"]

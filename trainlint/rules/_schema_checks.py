@@ -210,7 +210,8 @@ def _removed_value(path: tuple, value) -> dict | None:
     if not isinstance(entry, dict) or not entry.get("removed"):
         return None
     return {"package": str(entry.get("package") or "transformers").lower(), "removed": str(entry["removed"]),
-            "hint": entry.get("hint")}
+            "hint": entry.get("hint"), "refused_by": entry.get("refused_by"), "raises": entry.get("raises"),
+            "when": entry.get("when")}
 
 
 @lru_cache(maxsize=1)

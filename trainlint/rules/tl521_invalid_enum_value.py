@@ -24,7 +24,9 @@ Values an older transformers accepted (the schema's `x-trainlint-removed-values`
 4.50; `optim: adamw_apex_fused`, removed in 5.8) are checked against the release the file runs under: not
 reported where the pins or settings say a release that has the value (Firefly, ChatGLM-era repositories pin
 transformers 4.3x with `optim: adamw_hf`), an error where the release lacks it, a warning naming the removal
-where the release is not known.
+where the release is not known. TRL's `packing_strategy: ffd` (SFTConfig 0.19.0 - 0.19.1, renamed `bfd` in 0.20.0) is
+judged the same way, and only with `packing: true`: `trl/data_utils.py: pack_dataset` is what refuses it ("Invalid
+packing strategy: ffd. Use 'bfd' or 'wrapped'."), and it runs only when SFTTrainer packs.
 
 A file this rule reports as refused (an error) gets no memory verdict (TL100, TL101, TL103, TL104): the plan they
 would price is a reading of a file the framework does not start with (`Rule.misreads`).
@@ -67,11 +69,17 @@ def check(ctx: LintContext):
             older = "" if f.certain else "; older releases accept it"
             hint = f" {f.removed['hint']}" if f.removed.get("hint") else ""
             key = ".".join(str(k) for k in f.key_path)
-            yield RULE.at(doc, f.node, f"`{key}: {f.node.value}` was removed in {package} {removed}: TrainingArguments "
-                          "refuses it at startup", fixes,
+            refused_by = f.removed.get("refused_by") or "TrainingArguments"
+            raises = f.removed.get("raises") or f"{f.node.value} is not a valid OptimizerNames"
+            when = f.removed.get("when")
+            switch = doc.find((when,)) if when else None
+            if when and (switch is None or switch.value is not True):
+                continue  # only that switch reads the value (TRL packs only with `packing: true`)
+            refuses = f"{refused_by.split(' (')[0]} refuses it" if f.removed.get("refused_by") else \
+                "TrainingArguments refuses it at startup"
+            yield RULE.at(doc, f.node, f"`{key}: {f.node.value}` was removed in {package} {removed}: {refuses}", fixes,
                           severity=None if f.certain else Severity.WARNING, assumptions=f.assumptions,
-                          detail=f"On {package} >= {removed} TrainingArguments refuses it at startup "
-                                 f"(\"{f.node.value} is not a valid OptimizerNames\"){older}.{hint}")
+                          detail=f"On {package} >= {removed} {refused_by} refuses it (\"{raises}\"){older}.{hint}")
             continue
         yield RULE.at(doc, f.node, message, fixes,
                       detail=f"The framework refuses the value at startup. {f.detail}".rstrip())
