@@ -142,6 +142,23 @@ def test_dpo_concatenated_forward_is_one_forward_of_twice_the_rows():
     assert by_key(dpo)["weights"] == pytest.approx(2 * by_key(sft)["weights"])
 
 
+def test_amp_dpo_reference_forward_keeps_its_autocast_weight_copies():
+    """Under AMP the fp32 reference model's parameters still require grad, so autocast caches their 16-bit casts
+    during its no-grad forward until autocast exits (autocast_mode.cpp cached_cast): the forward's end holds both
+    models' copies. Not with PEFT (the adapter-disabled policy is the reference) or precomputed reference log-probs."""
+    arch = find_model("HuggingFaceTB/SmolLM2-135M")
+    base = dict(arch=arch, micro_batch=4, seq_len=1024, precision=AMP_BF16, optimizer=optimizer_spec("adamw_torch_fused"),
+                loss_kernel="trl", task="dpo")
+    est = estimate_run(Run(**base))
+    copies = {t.label: t.bytes for t in est.terms if t.key == "buffers"}
+    assert est.peak_phase == "forward"
+    assert copies["reference model's autocast weight copies"] == copies["autocast weight copies"] > 0
+    for other in ({"ref_logps_precomputed": True}, {"peft": Peft("lora", 16, "all-linear", None)}):
+        terms = estimate_run(Run(**{**base, **other})).terms
+        assert not any(t.label == "reference model's autocast weight copies" for t in terms), other
+    assert estimate_run(Run(**{**base, "precision": PURE_BF16})).phases["forward"] < est.phases["forward"]
+
+
 # ---- the estimate through the engine ---------------------------------------------------------
 
 CONFIG = """# trainlint: gpu=A100-80GB num-gpus=1

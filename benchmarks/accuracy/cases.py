@@ -378,6 +378,9 @@ CASES = [
     case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 2, 2048, gc=True, loss_kernel="trl", dpo={"precompute_ref_log_probs": False}),
     # LoRA: the reference is the adapter-disabled policy (peft disable_adapter), no second model
     case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 4, 1024, lora=LORA_ALL, loss_kernel="trl", dpo={"precompute_ref_log_probs": False}),
+    # AMP: fp32 policy and reference model under the Trainer's autocast (the reference forward included)
+    case("smollm2-135m", "amp_bf16", "adamw_fused", "sdpa", 4, 1024, loss_kernel="trl",
+         dpo={"precompute_ref_log_probs": False}),
     # precompute_ref_log_probs: no reference model in training (ref_chosen_logps / ref_rejected_logps in the batch)
     case("smollm2-135m", "bf16", "adamw_fused", "sdpa", 4, 2048, loss_kernel="trl",
          dpo={"precompute_ref_log_probs": True}),

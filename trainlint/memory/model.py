@@ -1214,8 +1214,15 @@ def _step(run: Run, memo: PartsMemo | None):
     # live through both.
     at_dequant, dequant = _dequant_moment(rows_run)
     head_end = max(act.logits_forward, at_dequant + dequant)
+    # A separate reference model runs its no-grad forward after the policy's, inside the same autocast region (TRL
+    # DPOTrainer._compute_loss under Trainer.compute_loss_context_manager), with every policy activation saved. Its
+    # fp32 parameters still require grad (from_pretrained; Accelerator.prepare_model(evaluation_mode=True) does not
+    # freeze them), and autocast caches the 16-bit cast of any fp32 leaf that requires grad, grad mode or not
+    # (aten/src/ATen/autocast_mode.cpp, cached_cast: can_try_cache): the reference model's copies stay until autocast
+    # exits. Its head's forward replaces the policy's: the forward's end is the reference forward's end plus them.
+    ref_cast = st.amp_weight_cache if ref_model and run.peft is None else 0.0
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
-               + act.kept_4bit_inputs + head_end)
+               + act.kept_4bit_inputs + head_end + ref_cast)
     if act.logits_forward >= at_dequant + dequant:
         at_dequant, dequant = act.logits_forward, 0.0
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
@@ -1296,6 +1303,10 @@ def _step(run: Run, memo: PartsMemo | None):
                 (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
             terms.append(["buffers", "autocast weight copies", cache,
                           "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"])
+        if phase == "forward" and ref_cast:
+            terms.append(["buffers", "reference model's autocast weight copies", ref_cast,
+                          "the reference forward runs under the same autocast: its fp32 weights' 16-bit copies "
+                          "are cached until autocast exits"])
         if phase == "forward" and dequant:
             terms.append(["temporaries", "dequantized 4-bit weight", dequant,
                           "bitsandbytes dequantizes each 4-bit weight to 16 bits for its matmul"
