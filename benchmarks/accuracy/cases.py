@@ -207,7 +207,7 @@ _OPT_TAG = {"adamw": "adamw", "adamw_fused": "adamwfused", "adamw_foreach": "ada
 
 
 def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=None, notes="", head=None,
-         loss_kernel=None, ssm_path=None, eval_batch=None):
+         loss_kernel=None, ssm_path=None, eval_batch=None, dpo=None):
     name, cfg = MODELS[model]
     cfg = copy.deepcopy(cfg)
     tag = model
@@ -235,6 +235,8 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
         parts.append("gc")
     if loss_kernel:
         parts.append(loss_kernel)
+    if dpo is not None:
+        parts.append("dpo" + ("-precompute" if dpo.get("precompute_ref_log_probs") else ""))
     parts += [f"b{b}", f"s{s}"]
     if eval_batch:
         parts.append(f"eval{eval_batch}")
@@ -253,6 +255,7 @@ def case(model, precision, optimizer, attn, b, s, gc=False, lora=None, layers=No
         **({"loss_kernel": loss_kernel} if loss_kernel else {}),
         **({"ssm_path": ssm_path} if ssm_path else {}),
         **({"eval_batch": eval_batch} if eval_batch else {}),
+        **({"dpo": dpo} if dpo is not None else {}),
     }
 
 
@@ -368,6 +371,19 @@ CASES = [
     case("qwen25-0.5b", "amp_bf16", "adamw_fused", "sdpa", 4, 1024, gc=True, lora=LORA_ALL_D5),
     case("llama32-1b", "bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, lora=LORA_ALL_D5_BF16),
     case("qwen25-0.5b", "amp_bf16", "adamw_fused", "sdpa", 4, 2048, gc=True, lora=LORA_ALL),
+    # TRL 1.16 DPOTrainer: its own _compute_loss (harness.dpo_trainer) on the concatenated chosen + rejected batch
+    # (2 x micro_batch rows) through the fused LM head; the reference forward under no_grad.
+    # A separate bf16 reference model (full fine-tuning):
+    case("smollm2-135m", "bf16", "adamw_fused", "sdpa", 4, 1024, loss_kernel="trl", dpo={"precompute_ref_log_probs": False}),
+    case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 2, 2048, gc=True, loss_kernel="trl", dpo={"precompute_ref_log_probs": False}),
+    # LoRA: the reference is the adapter-disabled policy (peft disable_adapter), no second model
+    case("qwen25-0.5b", "bf16", "adamw_fused", "sdpa", 4, 1024, lora=LORA_ALL, loss_kernel="trl", dpo={"precompute_ref_log_probs": False}),
+    # AMP: fp32 policy and reference model under the Trainer's autocast (the reference forward included)
+    case("smollm2-135m", "amp_bf16", "adamw_fused", "sdpa", 4, 1024, loss_kernel="trl",
+         dpo={"precompute_ref_log_probs": False}),
+    # precompute_ref_log_probs: no reference model in training (ref_chosen_logps / ref_rejected_logps in the batch)
+    case("smollm2-135m", "bf16", "adamw_fused", "sdpa", 4, 2048, loss_kernel="trl",
+         dpo={"precompute_ref_log_probs": True}),
 ]
 
 

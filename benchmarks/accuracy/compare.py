@@ -44,13 +44,16 @@ def run_for(case: dict) -> Run:
     if lora:
         peft = Peft("lora", lora["r"], lora.get("target_modules") or None, None, dropout=lora.get("dropout", 0.0),
                     adapter_dtype=lora.get("adapter_dtype"))
+    dpo = case.get("dpo")  # TRL DPOTrainer (harness.dpo_trainer)
     archs = case["model_config"].get("architectures") or []
     head = ("seq_cls" if any(a.endswith("ForSequenceClassification") for a in archs) else
             "token_cls" if any(a.endswith("ForTokenClassification") for a in archs) else "lm")
     return Run(arch=arch, micro_batch=case["micro_batch"], seq_len=case["seq_len"],
                precision=PRECISION[case["precision"]], optimizer=optimizer_spec(OPTIMIZER[case["optimizer"]]),
                grad_ckpt="full" if case["grad_ckpt"] else "none", attn=case["attn_implementation"], peft=peft,
-               head=head, loss_kernel=case.get("loss_kernel"), ssm_path=case.get("ssm_path") or "fused")
+               head=head, loss_kernel=case.get("loss_kernel"), ssm_path=case.get("ssm_path") or "fused",
+               task="dpo" if dpo is not None else "sft",
+               ref_logps_precomputed=bool(dpo and dpo.get("precompute_ref_log_probs")))
 
 
 def compare(cases: list[dict], measured: dict[str, int]) -> list[dict]:

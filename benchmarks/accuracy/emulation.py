@@ -337,3 +337,20 @@ def _patch_transformers() -> None:
     import transformers.masking_utils as mu
 
     mu.find_packed_sequence_indices = lambda position_ids: None
+
+
+class AllValidMaskIndex(torch.utils._python_dispatch.TorchDispatchMode):
+    """Boolean-mask indexing (``x[mask]``) has a data-dependent output shape, which fake tensors refuse
+    (DynamicOutputShapeException on aten.nonzero). For a batch whose masks are all true -- the DPO cases'
+    completion masks (harness.make_dpo_batch), read by DPOTrainer._compute_loss's metrics -- the result is every
+    element: a new tensor of ``mask.numel()`` rows, allocated here as ``aten.index`` would. Only for such batches."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.ops.aten.index.Tensor:
+            x, indices = args[0], args[1]
+            if len(indices) == 1 and indices[0] is not None and indices[0].dtype == torch.bool:
+                mask = indices[0]
+                return torch.empty((mask.numel(), *x.shape[mask.dim():]), dtype=x.dtype, device=x.device)
+        return func(*args, **kwargs)
+

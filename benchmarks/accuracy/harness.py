@@ -60,11 +60,17 @@ def build_config(model_config: dict):
     return transformers.AutoConfig.for_model(model_type, **cfg)
 
 
-def build_model(case: dict, device: str):
+DPO_HEAD_OUTPUTS = ("log_probs", "entropy", "mean_logits", "is_top1")  # TRL 1.16 DPOTrainer.__init__, no use_weighting
+
+
+def build_model(case: dict, device: str, reference: bool = False):
     """Build the model (random init) for ``case`` on ``device`` ("cuda", "cpu" or "meta").
 
     The fake-tensor tracer builds on "meta" and converts with ``meta_to_fake`` (module ``.to()``
-    of fake parameters fails in torch 2.13: swap_tensors refuses tensors with weakrefs)."""
+    of fake parameters fails in torch 2.13: swap_tensors refuses tensors with weakrefs).
+
+    ``reference``: the separate reference model of a full-fine-tuning DPO case, as DPOTrainer.__init__ makes it
+    (same model in the same dtype, no PEFT, no gradient checkpointing, its own fused head, eval mode)."""
     import transformers
 
     config = build_config(case["model_config"])
@@ -78,10 +84,23 @@ def build_model(case: dict, device: str):
     if case["precision"] == "bf16":
         model.to(torch.bfloat16)
     if case.get("loss_kernel") == "trl":
-        # TRL 1.x SFTTrainer/DPOTrainer: the fused, tiled LM head (added before PEFT wraps the model).
+        # TRL 1.x SFTTrainer/DPOTrainer: the fused, tiled LM head (added before PEFT wraps the model). DPOTrainer
+        # asks the policy's head for the per-token fields its metrics read (dpo_trainer.py, __init__: `outputs`).
         from trl.trainer.utils import add_fused_lm_head
 
-        add_fused_lm_head(model)
+        if case.get("dpo") is not None and not reference:
+            add_fused_lm_head(model, outputs=DPO_HEAD_OUTPUTS)
+        else:
+            add_fused_lm_head(model)
+    if case.get("dpo") is not None and case["dpo"].get("disable_dropout", True):
+        # DPOConfig.disable_dropout (default True): DPOTrainer.__init__ sets every nn.Dropout of the policy and the
+        # reference model to p=0 before PEFT sees the model
+        from trl.trainer.utils import disable_dropout_in_model
+
+        disable_dropout_in_model(model)
+    if reference:
+        model.eval()
+        return model
     if case.get("lora"):
         import peft
 
@@ -103,6 +122,106 @@ def build_model(case: dict, device: str):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     return model
+
+
+def needs_reference_model(case: dict) -> bool:
+    """DPOTrainer.__init__ (TRL 1.16): no reference model for a PEFT policy (the adapter-disabled policy is the
+    reference) or with precompute_ref_log_probs (outside FSDP); otherwise a separate copy of the model."""
+    dpo = case.get("dpo")
+    return dpo is not None and not case.get("lora") and not dpo.get("precompute_ref_log_probs")
+
+
+class _HostMetric:
+    """What a single-process ``accelerator.gather``/``gather_for_metrics`` hands DPOTrainer's metrics after the
+    device ops that made it: the values are only read on the host (``.item()``), which fake tensors cannot do."""
+
+    def sum(self, *a, **k):
+        return self
+
+    def mean(self, *a, **k):
+        return self
+
+    def __truediv__(self, other):
+        return self
+
+    def __gt__(self, other):
+        return False
+
+    def item(self):
+        return 0.0
+
+
+class _MetricsAccelerator:
+    """The parts of an Accelerator that DPOTrainer._compute_loss touches, for one process."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def unwrap_model(self, model):
+        return model
+
+    def gather(self, tensor):
+        return _HostMetric()
+
+    gather_for_metrics = gather
+
+
+class _DPOBatch(dict):
+    """The collated DPO batch. The unpadded batch's all-ones ``attention_mask`` is read by the token-count metric but
+    not passed to the model (``items()`` leaves it out): on a GPU transformers drops an all-ones mask
+    (masking_utils._ignore_causal_mask_sdpa -> is_causal attention), which it cannot see on fake tensors."""
+
+    def items(self):
+        return [(k, v) for k, v in super().items() if k != "attention_mask"]
+
+
+def make_dpo_batch(case: dict, vocab_size: int, real: bool, device=None) -> dict:
+    """DataCollatorForPreference's batch (TRL 1.16 dpo_trainer.py): chosen rows then rejected rows, (2b, s) each,
+    int64 masks. Every position is a completion token (completion_mask all ones), so every label is valid and TRL's
+    CUDA path (only the valid positions are scored) and its fallback (every position) score the same rows."""
+    b, s = case["micro_batch"], case["seq_len"]
+    ids = torch.randint(0, vocab_size, (2 * b, s), device=device) if real else torch.zeros((2 * b, s), dtype=torch.long)
+    batch = _DPOBatch(input_ids=ids, attention_mask=torch.ones((2 * b, s), dtype=torch.long, device=device),
+                      completion_mask=torch.ones((2 * b, s), dtype=torch.long, device=device))
+    if case["dpo"].get("precompute_ref_log_probs"):
+        batch["ref_chosen_logps"] = torch.zeros((b,), device=device)
+        batch["ref_rejected_logps"] = torch.zeros((b,), device=device)
+    return batch
+
+
+def dpo_trainer(case: dict, model, ref_model, device):
+    """A DPOTrainer (TRL 1.16) whose own ``_compute_loss`` runs the step. ``__init__`` needs a tokenizer and a dataset,
+    so the instance gets the attributes ``__init__`` sets from a default DPOConfig (sigmoid loss, beta 0.1), with
+    the case's precompute_ref_log_probs and gradient checkpointing; only the metrics' host reads are replaced."""
+    import tempfile
+    from collections import defaultdict
+
+    from trl import DPOConfig, DPOTrainer
+
+    dpo = case["dpo"]
+    args = DPOConfig(output_dir=tempfile.gettempdir(), report_to="none", use_cpu=True,
+                     precompute_ref_log_probs=bool(dpo.get("precompute_ref_log_probs")),
+                     gradient_checkpointing=case["grad_ckpt"],
+                     gradient_checkpointing_kwargs={"use_reentrant": False})
+    trainer = object.__new__(DPOTrainer)
+    trainer.args = args
+    trainer.model = model
+    trainer.ref_model = ref_model
+    trainer.accelerator = _MetricsAccelerator(device)
+    trainer.beta = args.beta
+    trainer.precompute_ref_logps = args.precompute_ref_log_probs
+    trainer.loss_types = args.loss_type
+    trainer.loss_weights = args.loss_weights or [1.0] * len(trainer.loss_types)
+    trainer.ld_alpha = args.ld_alpha
+    trainer.f_divergence_type = args.f_divergence_type
+    trainer.f_alpha_divergence_coef = args.f_alpha_divergence_coef
+    trainer.label_smoothing = args.label_smoothing
+    trainer.use_weighting = args.use_weighting
+    trainer.aux_loss_enabled = False  # dense models
+    trainer._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
+    trainer._total_train_tokens = 0
+    trainer._tp_size = 1
+    return trainer
 
 
 def meta_to_fake(model, fake_mode, device: str = "cpu"):
@@ -216,7 +335,7 @@ class _Scaler:
 
 
 def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, steps: int = 2, autocast_device: str = "cuda", real_scaler: bool = True,
-                   eval_inputs=None):
+                   eval_inputs=None, dpo_trainer=None):
     """Run ``steps`` Trainer-style steps; ``tracker.set_phase`` is called at phase boundaries. With ``eval_inputs``
     (the case's ``eval_batch``: ids, labels) one evaluation step follows, as Trainer.prediction_step runs it without
     a compute_metrics: model.eval(), a no-grad forward under the training autocast, the loss kept (phase
@@ -235,6 +354,9 @@ def training_steps(case: dict, model, optimizer, ids, labels, tracker=None, step
     hook = head.register_forward_hook(lambda *a: tr.set_phase("loss")) if head is not None else None
 
     def forward(ids=ids, labels=labels):
+        if dpo_trainer is not None:
+            # DPOTrainer.compute_loss -> _compute_loss: ``ids`` is the collated DPO batch (make_dpo_batch)
+            return {"loss": dpo_trainer._compute_loss(model, ids, return_outputs=False)}
         kwargs = {"input_ids": ids, "labels": labels}
         if head_kind(case["model_config"]) in ("lm", "seq_cls", "token_cls"):
             kwargs["use_cache"] = False

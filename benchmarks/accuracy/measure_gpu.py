@@ -154,13 +154,20 @@ def measure_case(case: dict, steps: int = 2) -> dict:
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
     base_reserved = torch.cuda.memory_reserved()
-    model = opt = ids = labels = None
+    model = opt = ids = labels = ref_model = dpo = None
     try:
         torch.manual_seed(0)
         model = harness.build_model(case, device="cuda")
+        ref_model = harness.build_model(case, device="cuda", reference=True) if harness.needs_reference_model(case) \
+            else None
         opt = harness.build_optimizer(case, model, on_cuda=True)
         vocab = case["model_config"]["vocab_size"]
-        ids, labels = harness.make_batch(case, "cuda", vocab, real=True)
+        dpo = None
+        if case.get("dpo") is not None:  # TRL DPOTrainer._compute_loss on the concatenated batch
+            ids, labels = harness.make_dpo_batch(case, vocab, real=True, device="cuda"), None
+            dpo = harness.dpo_trainer(case, model, ref_model, torch.device("cuda"))
+        else:
+            ids, labels = harness.make_batch(case, "cuda", vocab, real=True)
         eval_inputs = (harness.make_batch({**case, "micro_batch": case["eval_batch"]}, "cuda", vocab, real=True)
                        if case.get("eval_batch") else None)
         torch.cuda.synchronize()
@@ -169,7 +176,8 @@ def measure_case(case: dict, steps: int = 2) -> dict:
         ph = CudaPhases()
         with SdpaSpy() as spy:
             harness.training_steps(case, model, opt, ids, labels, tracker=ph, steps=steps,
-                                   autocast_device="cuda", real_scaler=True, eval_inputs=eval_inputs)
+                                   autocast_device="cuda", real_scaler=True, eval_inputs=eval_inputs,
+                                   dpo_trainer=dpo)
         torch.cuda.synchronize()
         ph.set_phase("done")
         ph._close()
@@ -204,7 +212,7 @@ def measure_case(case: dict, steps: int = 2) -> dict:
         return {"id": case["id"], "status": "error", "error": f"{type(e).__name__}: {e}"[:600],
                 "traceback": traceback.format_exc(limit=8), "seconds": round(time.time() - t0, 1)}
     finally:
-        del model, opt, ids, labels
+        del model, opt, ids, labels, ref_model, dpo
         _cleanup()
 
 
@@ -322,7 +330,8 @@ def main(argv=None) -> int:
             results.append({"id": cid, "status": "skipped", "error": "--max-seconds reached"})
             continue
         r = measure_case(table[cid], steps=args.steps)
-        if not args.no_trainer and r["status"] == "ok":
+        # (the DPO cases run DPOTrainer's own loss in the harness; the Trainer check is of the SFT-style loop)
+        if not args.no_trainer and r["status"] == "ok" and table[cid].get("dpo") is None:
             r["hf_trainer"] = measure_case_trainer(table[cid], steps=args.steps)
         results.append(r)
         if r["status"] == "ok":

@@ -12,6 +12,7 @@ See README.md for what is and is not counted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -71,13 +72,25 @@ def _run_once(case: dict, snapshot_at: int | None):
     model = harness.build_model(case, device="meta")
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     harness.meta_to_fake(model, fake_mode)
+    ref_model = None
+    if harness.needs_reference_model(case):
+        ref_model = harness.meta_to_fake(harness.build_model(case, device="meta", reference=True), fake_mode)
     with fake_mode:
         opt = harness.build_optimizer(case, model, on_cuda=False)
         vocab = model.config.vocab_size if hasattr(model, "config") else case["model_config"]["vocab_size"]
-        ids, labels = harness.make_batch(case, None, vocab, real=False)
+        dpo = None
+        if case.get("dpo") is not None:
+            batch = harness.make_dpo_batch(case, vocab, real=False)
+            dpo = harness.dpo_trainer(case, model, ref_model, torch.device("cpu"))
+            ids, labels = batch, None
+            input_tensors = tuple(dict.items(batch))
+            input_tensors = tuple(v for _, v in input_tensors)
+        else:
+            ids, labels = harness.make_batch(case, None, vocab, real=False)
+            input_tensors = (ids, labels)
 
         def snapshot():
-            tracker.snapshot = _categorise(tracker, model, opt, (ids, labels), case)
+            tracker.snapshot = _categorise(tracker, model, opt, input_tensors, case, ref_model)
             tracker.snapshot_total = tracker.total
             raise _StopAtPeak()
 
@@ -96,8 +109,14 @@ def _run_once(case: dict, snapshot_at: int | None):
                 sim.free(fp32_history.pop(i))
         for b in model.buffers():
             tracker.track(b)
-        tracker.track(ids)
-        tracker.track(labels)
+        if ref_model is not None:
+            for p in ref_model.parameters():
+                tracker.track(p)
+                tracker.param_keys.add(tracker.storage_key(p))
+            for b in ref_model.buffers():
+                tracker.track(b)
+        for t in input_tensors:
+            tracker.track(t)
         eval_inputs = None
         if case.get("eval_batch"):
             eval_inputs = harness.make_batch({**case, "micro_batch": case["eval_batch"]}, None, vocab, real=False)
@@ -115,9 +134,11 @@ def _run_once(case: dict, snapshot_at: int | None):
 
         tracker.set_phase = set_phase
         try:
-            with tracker:
+            masks = emulation.AllValidMaskIndex() if dpo is not None else contextlib.nullcontext()
+            with tracker, masks:
                 harness.training_steps(case, model, opt, ids, labels, tracker=tracker, steps=2,
-                                       autocast_device="cpu", real_scaler=False, eval_inputs=eval_inputs)
+                                       autocast_device="cpu", real_scaler=False, eval_inputs=eval_inputs,
+                                       dpo_trainer=dpo)
         except Exception:  # _StopAtPeak, possibly re-wrapped by the autograd engine
             if tracker.snapshot is None:
                 raise
@@ -126,7 +147,9 @@ def _run_once(case: dict, snapshot_at: int | None):
             state["sim"] = {"peak_allocated_bytes": int(tracker.sim_peak), "peak_phase": tracker.sim_peak_phase,
                             "peak_reserved_bytes": int(tracker.sim_peak_reserved)}
         state["opt_state_bytes"] = _opt_state_bytes(opt, tracker)
-        del model, opt
+        if ref_model is not None:
+            state["summary"]["reference_params"] = sum(p.numel() for p in ref_model.parameters())
+        del model, opt, ref_model, dpo
     return tracker, state
 
 
@@ -143,7 +166,7 @@ def _opt_state_bytes(opt, tracker) -> int:
     return total
 
 
-def _categorise(tracker, model, opt, inputs, case) -> dict:
+def _categorise(tracker, model, opt, inputs, case, ref_model=None) -> dict:
     live = tracker.live_device_entries()
     key = tracker.storage_key
     train_p, frozen_p, grads = set(), set(), set()
@@ -151,7 +174,9 @@ def _categorise(tracker, model, opt, inputs, case) -> dict:
         (train_p if p.requires_grad else frozen_p).add(key(p))
         if p.grad is not None:
             grads.add(key(p.grad))
-    bufs = {key(b) for b in model.buffers()}
+    if ref_model is not None:  # DPO's frozen reference model
+        frozen_p.update(key(p) for p in ref_model.parameters())
+    bufs = {key(b) for b in model.buffers()} | ({key(b) for b in ref_model.buffers()} if ref_model is not None else set())
     opt_keys = set()
     for st in opt.state.values():
         for v in st.values():
@@ -225,6 +250,7 @@ def trace_case(case: dict) -> dict:
         "optimizer_state_bytes": state["opt_state_bytes"],
         "params": state["summary"]["params"],
         "trainable_params": state["summary"]["trainable_params"],
+        **({"reference_params": state["summary"]["reference_params"]} if "reference_params" in state["summary"] else {}),
         "aten_ops_traced": n_ops,
         "trace_seconds": round(time.time() - t0, 1),
         "notes": "; ".join(notes),

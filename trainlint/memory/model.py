@@ -1174,13 +1174,17 @@ def _step(run: Run, memo: PartsMemo | None):
     """The step's phases and the terms resident at its peak, as [key, label, bytes, assumption] lists (in the order
     and with the values of `Estimate.terms`), with the states and the assumptions."""
     st = memo.states(run) if memo is not None else model_states(run)
-    act = memo.activations(run) if memo is not None else activations(run)
     assumptions: list[str] = []
     ref_model = reference_model(run, assumptions)
+    rows_run = run
     if run.task in ("dpo", "orpo", "kto"):
-        # Chosen and rejected sequences run through the model together: twice the rows.
-        act = _scaled(act, 2)
+        # Chosen and rejected sequences run through the model together: one forward of twice the rows (TRL
+        # DPOTrainer._compute_loss on DataCollatorForPreference's [chosen; rejected] batch). The activations are
+        # those of that forward, not twice one of b rows: what does not grow with the rows -- the fused head's
+        # [4096, 32768] logits tile, the head weight's gradient -- is there once.
+        rows_run = replace(run, micro_batch=2 * run.micro_batch)
         assumptions.append("chosen and rejected completions are concatenated: 2 x micro-batch rows")
+    act = memo.activations(rows_run) if memo is not None else activations(rows_run)
 
     resident = st.weights + st.master + ref_model + act.kept_logits  # always there
     opt_states = st.optimizer
@@ -1208,10 +1212,17 @@ def _step(run: Run, memo: PartsMemo | None):
     # (beside the logit chunks computed so far), else a layer linear's (before any logits exist): the forward's end
     # is the larger of that moment and the logits' own peak. The previous step's 4-bit inputs (kept by its graph)
     # live through both.
-    at_dequant, dequant = _dequant_moment(run)
+    at_dequant, dequant = _dequant_moment(rows_run)
     head_end = max(act.logits_forward, at_dequant + dequant)
+    # A separate reference model runs its no-grad forward after the policy's, inside the same autocast region (TRL
+    # DPOTrainer._compute_loss under Trainer.compute_loss_context_manager), with every policy activation saved. Its
+    # fp32 parameters still require grad (from_pretrained; Accelerator.prepare_model(evaluation_mode=True) does not
+    # freeze them), and autocast caches the 16-bit cast of any fp32 leaf that requires grad, grad mode or not
+    # (aten/src/ATen/autocast_mode.cpp, cached_cast: can_try_cache): the reference model's copies stay until autocast
+    # exits. Its head's forward replaces the policy's: the forward's end is the reference forward's end plus them.
+    ref_cast = st.amp_weight_cache if ref_model and run.peft is None else 0.0
     forward = (resident + opt_states + accumulated + st.buffers + acts + forward_cache + act.kv_cache
-               + act.kept_4bit_inputs + head_end)
+               + act.kept_4bit_inputs + head_end + ref_cast)
     if act.logits_forward >= at_dequant + dequant:
         at_dequant, dequant = act.logits_forward, 0.0
     # Start of backward: the vocabulary-sized loss gradient on top of everything saved.
@@ -1292,6 +1303,10 @@ def _step(run: Run, memo: PartsMemo | None):
                 (cache_at_backward + layer_cast if early else layer_cast) if late_backward else cache_at_backward)
             terms.append(["buffers", "autocast weight copies", cache,
                           "torch.autocast keeps a 16-bit copy of each fp32 weight for backward"])
+        if phase == "forward" and ref_cast:
+            terms.append(["buffers", "reference model's autocast weight copies", ref_cast,
+                          "the reference forward runs under the same autocast: its fp32 weights' 16-bit copies "
+                          "are cached until autocast exits"])
         if phase == "forward" and dequant:
             terms.append(["temporaries", "dequantized 4-bit weight", dequant,
                           "bitsandbytes dequantizes each 4-bit weight to 16 bits for its matmul"
@@ -1371,10 +1386,3 @@ def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
         ref_model /= max(1, run.dp)
     said.append("preference training (DPO/KTO) keeps a frozen reference model on the GPU")
     return ref_model
-
-
-def _scaled(act: Activations, factor: float) -> Activations:
-    return Activations(act.per_layer * factor, act.layer_input * factor, act.stack_total * factor,
-                       act.recompute * factor, act.outside * factor, act.logits_forward * factor,
-                       act.logits_backward * factor, act.kv_cache * factor, act.layer_grads * factor, act.note,
-                       act.kept_logits * factor, act.kept_4bit_inputs * factor)
