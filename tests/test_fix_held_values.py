@@ -100,13 +100,14 @@ def test_a_value_set_by_a_flag_is_named_with_the_value_that_fits_and_no_edit(tmp
     assert "TL100" not in {d.code for d in after.diagnostics}
 
 
-def test_a_value_set_in_tool_trainlint_is_named_there(tmp_path):
+def test_a_value_set_in_tool_trainlint_is_named_there(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the settings file is named relative to the working directory, as a user runs it
     (tmp_path / ".git").mkdir()
     (tmp_path / "pyproject.toml").write_text('[tool.trainlint]\ngpu = "A100-80GB"\nmicro-batch = 16\n')
     path = tmp_path / "train.yaml"
     path.write_text(BODY)
     oom = _oom(engine.check_path(str(path), Settings()))
-    assert re.search(r"micro-batch 16 is set by `micro-batch` in \[tool\.trainlint\] in \S*pyproject\.toml; \d+ fits: "
+    assert re.search(r"micro-batch 16 is set by `micro-batch` in \[tool\.trainlint\] in pyproject\.toml; \d+ fits: "
                      "change it there", oom.detail), oom.detail
     assert not any("micro-batch" in fix.title for fix in oom.fixes)
 

@@ -8,6 +8,7 @@ point at the line that decided it and fixes know what to edit or where to insert
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
@@ -28,22 +29,32 @@ class Origin:
     note: str = ""  # for defaults and inferences: why this value
 
     def describe(self) -> str:
+        path = _shown(self.path)
         if self.kind in ("config", "linked"):
             key = ".".join(str(k) for k in self.key_path)
-            return f"{key} in {self.path}" if key else self.path
+            return f"{key} in {path}" if key else path
         if self.kind == "cli":
             return "command line"
         if self.kind == "directive":
             return "trainlint directive comment"
         if self.kind == "project":
-            return f"[tool.trainlint] in {self.path}" if self.path else "[tool.trainlint]"
+            return f"[tool.trainlint] in {path}" if path else "[tool.trainlint]"
         if self.kind == "launch":
-            where = self.path + (f":{self.span.start.line + 1}" if self.span is not None else "")
+            where = path + (f":{self.span.start.line + 1}" if self.span is not None else "")
             return "launch " + ", ".join(x for x in (self.note, where) if x)
         return f"{self.kind}: {self.note}" if self.note else self.kind
 
 
 DEFAULT = Origin("default")
+
+
+def _shown(path: str) -> str:
+    """A file as a message names it: relative to the working directory when it lies under it (a project file found
+    by walking up is held absolute), else as held."""
+    if not path or not os.path.isabs(path):
+        return path
+    cwd = os.getcwd()
+    return os.path.relpath(path, cwd) if path.startswith(cwd.rstrip(os.sep) + os.sep) else path
 
 
 @dataclass(frozen=True)
