@@ -133,7 +133,15 @@ def check(ctx: LintContext):
         guess = suggest(key, keys, cutoff=0.85)
         if guess is None and not closed:
             continue
-        if ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
+        shown, wanted = key, guess
+        if doc.kind == "launch":
+            # a launch's own script arguments (context/launch/targets.py): HfArgumentParser's command line
+            # (`parse_args_into_dataclasses`; TrlParser reads its command line with it), whatever the TRL release
+            shown, wanted = entry.key_raw, f"--{guess}" if guess else guess
+            short = "HfArgumentParser stops"
+            parser = ("HfArgumentParser stops with \"Some specified arguments are not used by the HfArgumentParser: "
+                      f"['{entry.key_raw}', ...]\"")
+        elif ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
             short = f"{ctx.dialect.label}'s parser stops"
             parser = f"{ctx.dialect.label}'s parser stops on keys its dataclasses do not declare"
             message = _message(ctx.dialect.name)
@@ -153,16 +161,17 @@ def check(ctx: LintContext):
         what = ctx.dialect.label if fields is not None else "TrainingArguments/TRL"
         if guess is None:
             read = _releases_read(ctx.dialect.name) if fields is not None else ""
-            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=unknown_parser,
+            yield RULE.at(doc, entry.key_span, f"`{shown}` is not a {what} argument: {short}", severity=unknown_parser,
                           assumptions=assumptions,
                           detail=f"Not a {what} argument{read}: {parser}. Remove it or move it where it belongs.")
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a {what} field: {short}; did you mean `{guess}`?", fixes, severity=near,
+                      f"`{shown}` is not a {what} field: {short}; did you mean `{wanted}`?", fixes, severity=near,
                       assumptions=assumptions,
                       detail=f"{parser[0].upper()}{parser[1:]}, and a script that tolerates it trains with the default "
-                             f"`{guess}` instead.")
+                             f"`{guess}` instead." if doc.kind != "launch" else
+                             f"{parser[0].upper()}{parser[1:]}. Pass `{wanted}`.")
 
 
 def _launch_arguments(ctx, keys: set, removed: set, fields):
