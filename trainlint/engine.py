@@ -12,6 +12,10 @@
 8. `_settled`: the fixes that settle (`fixes.settle`): each selection `--fix` makes applied together and linted
    again; a fix whose result is reported again is made whole with its follow-up or withdrawn, saying so.
 
+A shell script, Makefile or README with launch targets (context/launch/targets.py: launch commands that carry their
+whole configuration as script arguments) goes through `_run_launch_targets` instead: stages 1 - 6 per target, its
+arguments read as a document of the file and the command itself as the launch, then 7 for the file.
+
 Pure with respect to its inputs (text or path, settings); the CLI and the language server call it.
 Bad input never raises out of here: it becomes diagnostics.
 """
@@ -296,12 +300,36 @@ def _lint_launch_target(target, first: Document, declared: Declared, settings: S
                      cuts=tuple(launch_index.cuts_in(first.text, first.path)))
     result.versions, result.launch, result.dialect = around.versions, launch, dialect
     reader = _PlanReader(target_doc, "huggingface", dialect, around.versions, declared.plan_layers(settings))
+    launch_targets.forget(target_doc)
     result.plan, result.linked = reader.read(launch)
+    read = launch_targets.looked_up(target_doc)  # the arguments the plan took
     ctx = _lint_context(target_doc, "huggingface", result, declared)
     _estimate(ctx, result)
     found = _rule_findings(ctx, declared.selection, result, codes)
-    result.diagnostics = _without_misread_verdicts(found, result)
+    result.diagnostics = _launch_memory(_without_misread_verdicts(found, result), target_doc, dialect, result, read)
     return target_doc
+
+
+def _launch_memory(diagnostics: list[Diagnostic], target_doc: Document, dialect: Dialect,
+                   result: FileResult, read: frozenset[str]) -> list[Diagnostic]:
+    """A launch target's memory verdicts as far as its arguments make them: none (and no estimate) where the plan
+    took an argument whose value a shell variable the file does not set holds (`--per_device_train_batch_size $BS`:
+    the plan would price HfArgumentParser's default; `--output_dir $OUT` changes nothing); at most a warning that
+    says so where it passes arguments only the script's own classes declare (LESS's `--lora True`: what the script
+    does with them, a LoRA wrapper, is not read)."""
+    root = target_doc.root
+    entries = root.entries if root is not None else []
+    unknown = [e.key_raw for e in entries if e.value.value is None and e.key in read]
+    if unknown:
+        result.estimate = None
+        return [d for d in diagnostics if d.code not in MEMORY_VERDICTS]
+    fields = launch_targets.training_fields()
+    own = [e.key_raw for e in entries if e.key not in fields and dialect.declares(e.key)]
+    if not own:
+        return diagnostics
+    note = (f"the script's own arguments ({', '.join(own[:4])}{', ...' if len(own) > 4 else ''}) are taken not to "
+            "change what is trained or how: trainlint does not read what the script does with them")
+    return [calibrate(d, (note,)) if d.code in MEMORY_VERDICTS else d for d in diagnostics]
 
 
 def _at_launch(d: Diagnostic, target, target_doc: Document) -> Diagnostic:

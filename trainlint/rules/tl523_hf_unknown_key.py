@@ -44,6 +44,13 @@ one typo away from a field, declared by no class of the launched script, stops H
 ("Some specified arguments are not used by the HfArgumentParser: ['--gradient_acumulation_steps', '4']"); a unique
 prefix of a field is argparse's abbreviation of it and is not reported.
 
+A launch that passes no config file and carries its whole configuration as script arguments (a *launch target*,
+`trainlint.context.launch.targets`: LESS's `torchrun ... -m less.train.train --model_name_or_path ...`) is linted on
+its own: its arguments are this rule's keys, each reported at the script's line and column of the option, with
+HfArgumentParser's command-line message ("Some specified arguments are not used by the HfArgumentParser:
+['--gradient_acumulation_steps', ...]"); an abbreviation of a field is that field; not where the launched script does
+not parse or its parser takes classes trainlint cannot read. The fix renames the option in the script line.
+
 **Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
 
 **Fix** (unsafe: a guess): rename to the closest known key.

@@ -77,6 +77,14 @@ reads its command line alone, whose script is in the repository; an argument the
 classes declare (BELLE's sft_train.py redeclares `evaluation_strategy` in its TrainingArguments subclass), or that
 argparse takes as an abbreviation of a field is not reported.
 
+A launch that passes no config file and carries its whole configuration as script arguments (a *launch target*,
+`trainlint.context.launch.targets`: LESS's `torchrun ... -m less.train.train ... --evaluation_strategy no`) is
+linted on its own: its arguments are this rule's keys, each reported at the script's line and column of the option,
+with the command line's message; not where the launched script does not parse or its parser takes classes trainlint
+cannot read (one of them may redeclare the field). Its fixes are the renames (`--evaluation_strategy` →
+`--eval_strategy`); an edit of a value (`--warmup_ratio 0.1` → `--warmup_steps 0.1` is a rename and is kept,
+`--adafactor` → `--optim adafactor` is not) is not offered on a command line.
+
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
 **Fix**: a rename is offered only where its new name is valid on every release in play. With the release

@@ -238,6 +238,32 @@ def _plain(value: str | None) -> str | None:
 
 # ---- the argument set as a document -------------------------------------------------------------------------------
 
+class _Arguments(Node):
+    """The argument set's mapping, recording the keys looked up in it (`read`): which arguments the plan's reader
+    took, so that one whose value a shell variable leaves unknown is known to reach the plan."""
+
+    def entry(self, key: str) -> Entry | None:
+        self.__dict__.setdefault("_read", set()).add(key)
+        return super().entry(key)
+
+    def read(self) -> frozenset[str]:
+        return frozenset(self.__dict__.get("_read", ()))
+
+    def forget(self) -> None:
+        self.__dict__["_read"] = set()
+
+
+def looked_up(doc: Document) -> frozenset[str]:
+    """The keys looked up in a target's document since `forget` (all of them where it is not one)."""
+    root = doc.root
+    return root.read() if isinstance(root, _Arguments) else frozenset(e.key for e in (root.entries if root else []))
+
+
+def forget(doc: Document) -> None:
+    if isinstance(doc.root, _Arguments):
+        doc.root.forget()
+
+
 def _types(key: str, schema: dict) -> set[str]:
     prop = (schema.get("properties") or {}).get(key) or {}
     found: set[str] = set()
@@ -312,8 +338,7 @@ def as_document(target: Target, doc_text: str, path: str, known: frozenset = fro
         node = Node("scalar", value_span, (key,), converted(key, arg.value, bare, schema), raw, arg.quoted)
         entries.pop(key, None)
         entries[key] = Entry(key, arg.written, key_span, None, node)
-    root = Node("mapping", doc.span(target.start, target.end), (), entries=list(entries.values()))
-    doc.root = root
+    doc.root = _Arguments("mapping", doc.span(target.start, target.end), (), entries=list(entries.values()))
     return doc
 
 
@@ -374,4 +399,4 @@ def in_key(span: Span, target_doc: Document) -> Entry | None:
 
 
 __all__ = ["Argument", "MIN_TRAINING_ARGUMENTS", "Target", "as_document", "command_span", "converted",
-           "entry_at", "in_key", "is_target_file", "launch_of", "targets_in", "training_fields", "whole_document"]
+           "entry_at", "forget", "in_key", "is_target_file", "launch_of", "looked_up", "targets_in", "training_fields", "whole_document"]
