@@ -41,7 +41,8 @@ from trainlint.context.settings import (Directive, Overrides, ProjectConfig, Rul
                                         SettingsError, find_project_config, parse_directives)
 from trainlint.context.suppressions import Suppressions
 from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document.reading import SURROGATE, has_surrogates, overlay, parse_document, read_document
+from trainlint.document.reading import (SURROGATE, has_surrogates, overlay, parse_document, read_document,
+                                       read_regular_file)
 from trainlint.document.tree import Document
 from trainlint.fixes.settle import settle as settle_fixes
 from trainlint.memory import estimate as estimator
@@ -77,9 +78,12 @@ def check_path(path: str | Path, settings: Settings = Settings(), display_path: 
 def check_launch_path(path: str | Path, settings: Settings = Settings(), display_path: str | None = None) -> FileResult:
     """A shell script, Makefile or README found by walking a folder: checked for its launch targets only
     (`_run_launch_targets`); one with none gives an empty result of flavor "unknown" (nothing else in it is a config)."""
+    shown = display_path or str(path)
+    data, _why = read_regular_file(path, launch_targets.MAX_FILE_CHARS)
+    text = data.decode("utf-8", errors="replace") if data is not None else ""
+    if not launch_targets.targets_in(text, str(path)):  # most scripts and READMEs: not read as a document at all
+        return FileResult(shown, "unknown", Document(shown, "", "launch"))
     doc = read_document(path, display_path)
-    if doc.kind == "unreadable" or not launch_targets.targets_in(doc.text, doc.path):
-        return FileResult(doc.path, "unknown", doc)
     result = check_document(doc, settings)
     return result if result.flavor == "launch" else FileResult(doc.path, "unknown", doc)
 

@@ -204,3 +204,23 @@ def test_the_cli_walks_scripts_and_readmes_and_fixes_the_script(tmp_path):
     assert [d["code"] for f in json.loads(proc.stdout)["files"] for d in f["diagnostics"]] == ["TL524", "TL523"]
     run("check", "--fix", "scripts/train.sh")  # the safe fix: the removed option renamed
     assert (repo / "scripts/train.sh").read_text() == TRAIN_SH.replace("--evaluation_strategy", "--eval_strategy")
+
+
+def _on(gpu: str) -> Settings:
+    from trainlint.context.settings import Overrides
+    from trainlint.plan import Origin
+    return Settings(cli=Overrides({"gpu": gpu}, Origin("cli")))
+
+
+def test_memory_verdicts_of_a_launch_as_far_as_its_arguments_make_them(tmp_path):
+    unknown = TRAIN_SH.replace("--per_device_train_batch_size 1", "--per_device_train_batch_size $BS")
+    repo = less_like(tmp_path, **{"scripts/var.sh": unknown,
+                                  "scripts/out.sh": TRAIN_SH.replace("--output_dir out", "--output_dir $OUT")})
+    # the plan would price HfArgumentParser's default batch of 8 for `$BS`: no estimate, no verdict
+    result = engine.check_path(repo / "scripts/var.sh", _on("H100"))
+    assert result.estimate is None and not [d for d in result.diagnostics if d.code.startswith("TL10")]
+    # an unknown output folder changes nothing; `--lora True` (the script's own field) may: at most a warning
+    result = engine.check_path(repo / "scripts/out.sh", _on("H100"))
+    (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
+    assert oom.severity.value == "warning" and "--lora" in oom.assumptions[-1]
+    assert (oom.span.start.line, oom.span.start.column) == (3, 25)  # the model's value word

@@ -26,6 +26,7 @@ TrlParser: `context.dialect`) is decided by the engine with the dialect, as for 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def _rank(path: str) -> int:
     return 0
 
 
-def _passes_config(p: Parsed, flags: list) -> bool:
+def _passes_config(p: Parsed, flags: Sequence[tuple]) -> bool:
     """Whether the command hands its script or launcher a config file (then it is that config's launch)."""
     if any(p.values.get(name) for name in ("config_file", "deepspeed_config")):
         return True
@@ -200,7 +201,7 @@ def _words(text: str, starts: list[int], command: Command) -> list[tuple[str, in
 
 
 def _locate(text: str, starts: list[int], command: Command,
-            flags: list) -> tuple[list[Argument], int, int] | None:
+            flags: Sequence[tuple]) -> tuple[list[Argument], int, int] | None:
     """The arguments `flags` (`parsing._flag_tokens`) with the offsets of their words, in order; an argument whose
     option is not written literally (a shell variable holds it) is left out."""
     words = _words(text, starts, command)
