@@ -224,3 +224,4 @@ def test_memory_verdicts_of_a_launch_as_far_as_its_arguments_make_them(tmp_path)
     (oom,) = [d for d in result.diagnostics if d.code == "TL100"]
     assert oom.severity.value == "warning" and "--lora" in oom.assumptions[-1]
     assert (oom.span.start.line, oom.span.start.column) == (3, 25)  # the model's value word
+    assert "No change this launch can make fits" in oom.detail and "pass `--deepspeed`" in oom.detail
