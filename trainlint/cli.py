@@ -22,6 +22,7 @@ from trainlint.catalog import models as model_catalog
 from trainlint.catalog.naming import closest
 from trainlint.context import links
 from trainlint.context.discovery import CONFIG_SUFFIXES, discover
+from trainlint.context.launch.targets import is_target_file
 from trainlint.context.settings import (ContextSettings, Overrides, Settings, SettingsError, find_project_config,
                                         parse_versions, toml_position)
 from trainlint.diagnostics import Severity
@@ -280,7 +281,7 @@ def expand_paths(paths: list[str], args=None) -> list:
             extend = project.extend_exclude + extend
     targets, missing = discover(paths, exclude=tuple(exclude) if exclude is not None else None,
                                 extend_exclude=extend, pattern_root=root, respect_gitignore=respect,
-                                force_exclude=getattr(args, "force_exclude", False))
+                                force_exclude=getattr(args, "force_exclude", False), launches=True)
     if missing:
         raise UsageError(f"{missing[0]}: no such file or directory")
     return targets
@@ -334,12 +335,9 @@ def cmd_check(args) -> int:
 def _check_once(args, out=None) -> int:
     out = out or sys.stdout
     targets = expand_paths(args.paths, args)
-    if not targets and not args.force_exclude:
-        # as ruff does: nothing to check is a note, not a failure of the tool (a CI job over a repository whose
-        # settings all live in shell scripts must not fail); the chosen format still prints its empty report
-        print("trainlint: warning: no config files found in the given paths", file=sys.stderr)
     paths = [target.path for target in targets]
     explicit = {target.path for target in targets if target.explicit}
+    launch_files = {target.path for target in targets if target.launch}
     projects = {} if args.isolated else project_configs(paths)
     settings = Settings(cli=_cli_overrides(args), selection=engine.selection_from(args.select, args.ignore),
                         fail_level=args.fail_level, use_project_config=not args.isolated,
@@ -351,6 +349,8 @@ def _check_once(args, out=None) -> int:
 
     def lint_one(path: str):
         try:
+            if path in launch_files:  # a walked script or README: only its launch targets are linted
+                return engine.check_launch_path(path, settings, display_path=_relative(path))
             return engine.check_path(path, settings, display_path=_relative(path))
         finally:
             _resume_gc()  # the modules are imported and one file read: the rest of the run collects as usual
@@ -368,7 +368,7 @@ def _check_once(args, out=None) -> int:
                                                settings)
             return result
         result = lint_one(path)
-        if result.flavor in engine.LINKABLE_FLAVORS:
+        if result.flavor in engine.LINKABLE_FLAVORS and not is_target_file(path):
             # A linked file checked without the configs that link it: lint those too, for their findings about it.
             engine.add_linked_findings(result, engine.linking_results(path, settings, checked, lint_one), settings)
         return result
@@ -397,6 +397,11 @@ def _check_once(args, out=None) -> int:
     # without a finding; TL005 is for files named on the command line.
     results = engine.dedupe_across([r for p in paths for r in (lint(p),)
                                     if p in explicit or engine.is_training_config(r)])
+    if not results and not args.force_exclude:
+        # as ruff does: nothing to check is a note, not a failure of the tool (a CI job over a repository whose
+        # settings all live in shell scripts none of which is a launch target must not fail); the chosen format
+        # still prints its empty report
+        print("trainlint: warning: no config files found in the given paths", file=sys.stderr)
     for note in links.notes():
         print(f"trainlint: {note}", file=sys.stderr)
     fmt = args.output_format or (_project_output_format(paths) if paths else None) or "text"

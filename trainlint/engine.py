@@ -12,6 +12,10 @@
 8. `_settled`: the fixes that settle (`fixes.settle`): each selection `--fix` makes applied together and linted
    again; a fix whose result is reported again is made whole with its follow-up or withdrawn, saying so.
 
+A shell script, Makefile or README with launch targets (context/launch/targets.py: launch commands that carry their
+whole configuration as script arguments) goes through `_run_launch_targets` instead: stages 1 - 6 per target, its
+arguments read as a document of the file and the command itself as the launch, then 7 for the file.
+
 Pure with respect to its inputs (text or path, settings); the CLI and the language server call it.
 Bad input never raises out of here: it becomes diagnostics.
 """
@@ -27,15 +31,18 @@ from typing import Any
 
 from trainlint import flavors
 from trainlint.context import dialect as dialect_context
-from trainlint.context import imports, links, pins
+from trainlint.context import argclasses, codeargs, imports, links, pins
 from trainlint.context import launch as launch_context
+from trainlint.context.launch import index as launch_index
+from trainlint.context.launch import targets as launch_targets
 from trainlint.context import versions as version_context
 from trainlint.context.dialect import Dialect, apply_builtin_deepspeed, implied_versions
 from trainlint.context.settings import (Directive, Overrides, ProjectConfig, RuleSelection, Settings,
                                         SettingsError, find_project_config, parse_directives)
 from trainlint.context.suppressions import Suppressions
 from trainlint.diagnostics import Diagnostic, Severity
-from trainlint.document.reading import SURROGATE, has_surrogates, overlay, parse_document, read_document
+from trainlint.document.reading import (SURROGATE, has_surrogates, overlay, parse_document, read_document,
+                                       read_regular_file)
 from trainlint.document.tree import Document
 from trainlint.fixes.settle import settle as settle_fixes
 from trainlint.memory import estimate as estimator
@@ -68,6 +75,19 @@ def check_path(path: str | Path, settings: Settings = Settings(), display_path: 
     return check_document(doc, settings)
 
 
+def check_launch_path(path: str | Path, settings: Settings = Settings(), display_path: str | None = None) -> FileResult:
+    """A shell script, Makefile or README found by walking a folder: checked for its launch targets only
+    (`_run_launch_targets`); one with none gives an empty result of flavor "unknown" (nothing else in it is a config)."""
+    shown = display_path or str(path)
+    data, _why = read_regular_file(path, launch_targets.MAX_FILE_CHARS)
+    text = data.decode("utf-8", errors="replace") if data is not None else ""
+    if not launch_targets.targets_in(text, str(path)):  # most scripts and READMEs: not read as a document at all
+        return FileResult(shown, "unknown", Document(shown, "", "launch"))
+    doc = read_document(path, display_path)
+    result = check_document(doc, settings)
+    return result if result.flavor == "launch" else FileResult(doc.path, "unknown", doc)
+
+
 def check_text(text: str, path: str, settings: Settings = Settings()) -> FileResult:
     return check_document(parse_document(text, path), settings)
 
@@ -77,7 +97,8 @@ def check_document(doc: Document, settings: Settings = Settings(), settle: bool 
     the fixes offered are those that, applied together as `--fix` applies them, reach a fixed point."""
     result = FileResult(doc.path, "unknown", doc)
     try:
-        _run(doc, settings, result)
+        if not _run_launch_targets(doc, settings, result):
+            _run(doc, settings, result)
         if settle and not result.internal_error:
             result.diagnostics = _settled(doc, settings, result.diagnostics)
     except Exception as exc:  # noqa: BLE001 - one bad file or bug must not stop the others
@@ -199,6 +220,144 @@ def _run(doc: Document, settings: Settings, result: FileResult) -> None:
     result.diagnostics = _filtered(diagnostics, ctx, declared, reader, result)
 
 
+# ---- a launch target: a launch command that carries its whole configuration (context/launch/targets.py) ---------
+
+# The rules a launch target's arguments are judged by: the HF rules on keys and values (an unknown or removed
+# argument, a value outside its choices or range), precision and sharding settings, the memory verdicts, and TL012
+# on the file's own commands that a backslash followed by blanks cuts. Not the
+# rules of a file's syntax (YAML quoting, duplicate keys: argparse keeps the last), not TL520 (argparse converts a
+# command line's strings through each field's type; a value that does not convert stops it with "invalid int
+# value", not the silent string TL520 describes), not TL102 (a launch whose model is a shell parameter is no
+# config to name one in).
+LAUNCH_TARGET_CODES = frozenset({
+    "TL012", "TL100", "TL101", "TL103", "TL104", "TL310", "TL311", "TL312", "TL313", "TL315", "TL316", "TL420", "TL421",
+    "TL422", "TL425", "TL426", "TL521", "TL522", "TL523", "TL524", "TL527", "TL528", "TL529", "TL530", "TL531"})
+# The parsers whose command line is HfArgumentParser's `parse_args_into_dataclasses`.
+LAUNCH_TARGET_DIALECTS = ("hf", "trl", "open-r1")
+
+
+def _run_launch_targets(doc: Document, settings: Settings, result: FileResult) -> bool:
+    """A shell script, Makefile or README whose launch commands carry their whole configuration as script arguments
+    (`targets.targets_in`): each such command's arguments read as a TrainingArguments argument set
+    (`targets.as_document`, at the file's own lines and columns) and linted by the stages of `_run`, the launch being
+    the command itself; the file's findings are theirs. False (nothing done) for a file with none, or whose
+    launched scripts are not known HF-style trainers."""
+    if not launch_targets.is_target_file(doc.path) or doc.kind == "unreadable":
+        return False
+    found = launch_targets.targets_in(doc.text, doc.path)
+    if not found:
+        return False
+    documents = [launch_targets.as_document(t, doc.text, doc.path) for t in found]
+    whole = launch_targets.whole_document(doc.text, doc.path, documents)
+    declared = _declared(whole, settings)
+    diagnostics: list[Diagnostic] = []
+    linted = 0
+    for target, first in zip(found, documents):
+        sub = FileResult(doc.path, "huggingface", first)
+        target_doc = _lint_launch_target(target, first, declared, settings, sub)
+        if target_doc is None:
+            continue
+        linted += 1
+        if result.plan is None:
+            result.plan, result.estimate = sub.plan, sub.estimate
+            result.versions, result.launch, result.dialect = sub.versions, sub.launch, sub.dialect
+        result.internal_error = result.internal_error or sub.internal_error
+        diagnostics.extend(_at_launch(d, target, target_doc) for d in sub.diagnostics)
+    if not linted:
+        return False
+    result.flavor, result.document = "launch", whole
+    diagnostics = [d for d in diagnostics if not any(d.code.startswith(c) for c in declared.ignored)]
+    suppressions = Suppressions.from_document(whole)
+    kept = suppressions.filter(diagnostics)
+    if declared.selection.enabled("TL009", True):
+        kept.extend(tl009_unused_suppression.report(suppressions, whole))
+    result.diagnostics = _dedupe(kept)
+    return True
+
+
+def _lint_launch_target(target, first: Document, declared: Declared, settings: Settings,
+                        result: FileResult) -> Document | None:
+    """Stages 3 - 6 of `_run` for one launch target (flavor huggingface, its launch the command); gives the document
+    its arguments were read into (an abbreviation read as the field of the parser in play it names), None when its
+    script's parser is not HfArgumentParser's command line (or the script is not in the repository)."""
+    launch = launch_targets.launch_of(target, first.path)
+    around = _surroundings(first, "huggingface", None, declared, settings, given=launch)
+    dialect = around.dialect
+    if not dialect.known or dialect.name not in LAUNCH_TARGET_DIALECTS or around.launch.script_parser:
+        return None
+    root = str(pins.repo_root(pins.resolved(first.path).parent)) if first.path else ""
+    script = dialect_context.script_path(around.launch.script, launch_context.bases_of(around.launch, root or None))
+    if not script:
+        return None  # the launched script is not in the repository: its own dataclasses may declare any argument
+    codes = LAUNCH_TARGET_CODES
+    if dialect.own_unresolved or argclasses.parser_classes(script, root, "hf").unresolved or \
+            codeargs.declares(script, "") is None:
+        # the script does not parse, or its parser takes classes whose fields trainlint cannot read (not in the
+        # repository, not a framework's):
+        # any argument may be theirs, a removed TrainingArguments field redeclared (BELLE's evaluation_strategy)
+        codes = LAUNCH_TARGET_CODES - {"TL523", "TL524"}
+    known = frozenset(launch_targets.training_fields() | (dialect.fields or frozenset()) | (dialect.own or frozenset()))
+    target_doc = launch_targets.as_document(target, first.text, first.path, known)
+    result.document = target_doc
+    # the file's own cut commands (TL012), as a config's lint reports the repository's: one finding per place in a run
+    launch = replace(around.launch, arguments=(), role="target", parser_reads="command-line",
+                     cuts=tuple(launch_index.cuts_in(first.text, first.path)))
+    result.versions, result.launch, result.dialect = around.versions, launch, dialect
+    reader = _PlanReader(target_doc, "huggingface", dialect, around.versions, declared.plan_layers(settings))
+    launch_targets.forget(target_doc)
+    result.plan, result.linked = reader.read(launch)
+    read = launch_targets.looked_up(target_doc)  # the arguments the plan took
+    ctx = _lint_context(target_doc, "huggingface", result, declared)
+    _estimate(ctx, result)
+    found = _rule_findings(ctx, declared.selection, result, codes)
+    result.diagnostics = _launch_memory(_without_misread_verdicts(found, result), target_doc, dialect, result, read)
+    return target_doc
+
+
+def _launch_memory(diagnostics: list[Diagnostic], target_doc: Document, dialect: Dialect,
+                   result: FileResult, read: frozenset[str]) -> list[Diagnostic]:
+    """A launch target's memory verdicts as far as its arguments make them: none (and no estimate) where the plan
+    took an argument whose value a shell variable the file does not set holds (`--per_device_train_batch_size $BS`:
+    the plan would price HfArgumentParser's default; `--output_dir $OUT` changes nothing); at most a warning that
+    says so where it passes arguments only the script's own classes declare (LESS's `--lora True`: what the script
+    does with them, a LoRA wrapper, is not read)."""
+    root = target_doc.root
+    entries = root.entries if root is not None else []
+    unknown = [e.key_raw for e in entries if e.value.value is None and e.key in read]
+    if unknown:
+        result.estimate = None
+        return [d for d in diagnostics if d.code not in MEMORY_VERDICTS]
+    fields = launch_targets.training_fields()
+    own = [e.key_raw for e in entries if e.key not in fields and dialect.declares(e.key)]
+    if not own:
+        return diagnostics
+    note = (f"the script's own arguments ({', '.join(own[:4])}{', ...' if len(own) > 4 else ''}) are taken not to "
+            "change what is trained or how: trainlint does not read what the script does with them")
+    return [calibrate(d, (note,)) if d.code in MEMORY_VERDICTS else d for d in diagnostics]
+
+
+def _at_launch(d: Diagnostic, target, target_doc: Document) -> Diagnostic:
+    """A launch target's finding as the file reports it: one located outside the command (a file-level verdict) at
+    the command's first word; its fixes only where exact: each edit a rename of an option (`--name`), written with
+    its dashes; the argument named as written (`--lr_scheduler_type`). Any other edit (a value, an inserted or deleted key) would not be the file's syntax: no fix."""
+    if not target.start <= d.span.start.offset <= target.end:
+        d = replace(d, span=launch_targets.command_span(target_doc, target))
+    entry = launch_targets.entry_at(d.span, target_doc)
+    if entry is not None and f"`{entry.key}`" in d.message:  # the argument as the command writes it
+        d = replace(d, message=d.message.replace(f"`{entry.key}`", f"`{entry.key_raw}`", 1))
+    fixes = []
+    for f in d.fixes:
+        edits = []
+        for e in f.edits:
+            entry = launch_targets.in_key(e.span, target_doc) if e.path == target_doc.path else None
+            if entry is None or not re.fullmatch(r"--[A-Za-z_]\w*", e.new_text):
+                break  # `fixes.edits.rename_key` writes a launch's option with its dashes
+            edits.append(e)
+        else:
+            fixes.append(replace(f, title=re.sub(r"`(\w+)`", r"`--\1`", f.title, count=1), edits=tuple(edits)))
+    return replace(d, fixes=tuple(fixes)) if d.fixes else d
+
+
 # The memory verdicts: built on the plan as read, so not made when the file's own reader refuses it.
 MEMORY_VERDICTS = frozenset({"TL100", "TL101", "TL103", "TL104"})
 
@@ -271,13 +430,14 @@ class Surroundings:
 
 
 def _surroundings(doc: Document, flavor: str, foreign: str | None, declared: Declared,
-                  settings: Settings) -> Surroundings:
+                  settings: Settings, given: launch_context.Launch | None = None) -> Surroundings:
     """Takes the document, its flavor and what is declared; gives its versions, launch and dialect, each from the
     declared settings and, unless isolated, the repository around it. Their order matters: the launch and the
     versions name the dialect, the dialect's own pins narrow the versions and its parser rereads the launch's
-    script arguments, and the launched script's imports narrow the versions last."""
+    script arguments, and the launched script's imports narrow the versions last. `given`: the launch itself (a
+    launch target's own command), not looked up."""
     try:
-        versions, launch = surroundings(doc, declared.project, declared.directive, settings)
+        versions, launch = surroundings(doc, declared.project, declared.directive, settings, given)
     except (OSError, RuntimeError, ValueError):  # a path that cannot be resolved (symlink loop): no context
         versions, launch = version_context.Versions(), launch_context.Launch()
     try:
@@ -296,9 +456,11 @@ def _surroundings(doc: Document, flavor: str, foreign: str | None, declared: Dec
 
 
 def surroundings(doc: Document, project: ProjectConfig, directive: Directive | None,
-                 settings: Settings) -> tuple[version_context.Versions, launch_context.Launch]:
+                 settings: Settings, given: launch_context.Launch | None = None
+                 ) -> tuple[version_context.Versions, launch_context.Launch]:
     """The framework versions and the launch of one file, from the declared settings (CLI, directive,
-    [tool.trainlint], strongest first) and, unless isolated, the repository around it."""
+    [tool.trainlint], strongest first) and, unless isolated, the repository around it; `given`: the launch, when it
+    is the file's own command (a launch target)."""
     layers = [project.context_for(doc.path)]
     if directive is not None and directive.context:
         layers.append(directive.context)
@@ -314,7 +476,9 @@ def surroundings(doc: Document, project: ProjectConfig, directive: Directive | N
     on_disk = Path(doc.path).parent.is_dir() if doc.path else False
     use_repo = settings.use_project_config and on_disk
     versions = version_context.resolve(doc.path, declared_versions, use_repository=use_repo)
-    launch = None
+    launch = given
+    if given is not None:
+        return versions, given
     if declared_launch is not None:
         bases = [Path(doc.path).resolve().parent]
         if declared_launch.origin.path:
@@ -446,7 +610,8 @@ def _estimate(ctx: LintContext, result: FileResult) -> None:
     result.estimate = ctx.estimate
 
 
-def _rule_findings(ctx: LintContext, selection: RuleSelection, result: FileResult) -> list[Diagnostic]:
+def _rule_findings(ctx: LintContext, selection: RuleSelection, result: FileResult,
+                   codes: frozenset[str] | None = None) -> list[Diagnostic]:
     """Takes the rules' context and the selection; gives the findings of every selected rule that can apply to
     the file: of its flavor, whose version range the file's versions do not exclude (a range only an assumed
     version lies outside of gives info findings that say so), each calibrated (`calibrate`). A rule that fails
@@ -460,6 +625,8 @@ def _rule_findings(ctx: LintContext, selection: RuleSelection, result: FileResul
     for rule in all_rules(flavor, deepspeed_configs, top_keys):  # only the rules that can apply are imported
         identity = rule.RULE
         if identity.flavors and flavor not in identity.flavors:
+            continue
+        if codes is not None and identity.code not in codes:
             continue
         if not selection.enabled(identity.code, identity.enabled_by_default):
             continue

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+
+from trainlint.context.launch.targets import is_target_file
 from pathlib import Path
 
 import pathspec
@@ -26,6 +28,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env
 class Target:
     path: str
     explicit: bool  # named on the command line (rather than found by walking a folder)
+    launch: bool = False  # a walked shell script, Makefile or README: checked only for its launch targets
 
 
 class _Ignores:
@@ -144,8 +147,10 @@ def _git_root(start: Path) -> Path | None:
 
 def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend_exclude: tuple[str, ...] = (),
              pattern_root: Path | None = None, respect_gitignore: bool = True,
-             force_exclude: bool = False) -> tuple[list[Target], list[str]]:
-    """(the files to check, the paths given that do not exist). `-` stands for standard input."""
+             force_exclude: bool = False, launches: bool = False) -> tuple[list[Target], list[str]]:
+    """(the files to check, the paths given that do not exist). `-` stands for standard input. `launches`: a walk
+    also gives the shell scripts, Makefiles and READMEs (context/launch/targets.py: their launch commands that carry
+    their whole configuration are linted on their own), marked `launch`."""
     root = (pattern_root or Path.cwd()).resolve()
     patterns = list(DEFAULT_EXCLUDE if exclude is None else exclude) + list(extend_exclude)
     # Files named on the command line (pre-commit's case) need no matching unless --force-exclude: pathspec is
@@ -163,13 +168,13 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
     missing: list[str] = []
     seen: dict[object, int] = {}  # file identity -> its place in targets
 
-    def add(path: str, explicit: bool) -> None:
+    def add(path: str, explicit: bool, launch: bool = False) -> None:
         # One file under two names (train.yaml ./train.yaml $PWD/train.yaml, a symlink, a hard link) is checked,
         # fixed and diffed once, under the first name given: twice, --diff printed two patches for one file.
         key = file_identity(path)
         if key not in seen:
             seen[key] = len(targets)
-            targets.append(Target(path, explicit))
+            targets.append(Target(path, explicit, launch and not explicit))
         elif explicit and not targets[seen[key]].explicit:
             targets[seen[key]] = Target(targets[seen[key]].path, True)
 
@@ -195,6 +200,8 @@ def discover(paths: list[str], *, exclude: tuple[str, ...] | None = None, extend
                     child = Path(folder) / name
                     if child.suffix.lower() in CONFIG_SUFFIXES and not matcher().ignored(here / name, False):
                         add(str(child), False)
+                    elif launches and is_target_file(name) and not matcher().ignored(here / name, False):
+                        add(str(child), False, launch=True)
         elif exists:
             if force_exclude and matcher().ignored(path.resolve() if not path.is_symlink() else path.absolute(), False):
                 continue

@@ -54,6 +54,8 @@ def replace_value(doc: Document, node: Node, value: Any = None, text: str | None
 
 
 def rename_key(doc: Document, entry: Entry, new_key: str) -> Edit:
+    if doc.kind == "launch":  # a launch's script argument (context/launch/targets.py): the option `--name`
+        return Edit(doc.path, entry.key_span, "--" + new_key)
     quote = entry.key_style if entry.key_style in ('"', "'") else ""
     return Edit(doc.path, entry.key_span, f"{quote}{new_key}{quote}")
 

@@ -355,6 +355,9 @@ SHARDING_HOWTO = {
     "torchtune": "use the full_finetune_distributed recipe (FSDP), with `fsdp_cpu_offload: true` for offload",
     "accelerate": "set `distributed_type: DEEPSPEED` with `deepspeed_config: {zero_stage: 3}` (or FSDP)",
     "deepspeed": "raise `zero_optimization.stage` and add the offload sections",
+    # a launch target's command line (context/launch/targets.py): HfArgumentParser's options
+    "launch": "pass `--deepspeed` with a ZeRO-3 JSON, or `--fsdp \"full_shard auto_wrap\"` with an `--fsdp_config` "
+              "JSON that sets `activation_checkpointing: true`",
 }
 
 

@@ -734,14 +734,15 @@ def what_would_fit(ctx, same_training: bool = False) -> str | None:
         ladder.insert(0, ({**base, "zero_stage": 1, "offload_optimizer": "cpu"},
                           "the optimizer offloaded to CPU (DeepSpeed ZeRO-Offload)"))
     gpus = f"{have} x {gpu.name}"
-    nothing = "no change this config can make fits" if ctx.document is not None else \
+    nothing = f"no change this {'launch' if _howto_kind(ctx) == 'launch' else 'config'} can make fits" \
+        if ctx.document is not None else \
         "no change of micro-batch, checkpointing, ZeRO stage, offload, optimizer or loss fits"
     lead = "to keep training the full model:" if same_training else f"{nothing};"
     for changes, how in ladder:
         if fits({**changes, "num_gpus": have}):
             return (f"{lead} on its {gpus} it would fit with {how}, "
                     "activation checkpointing and micro-batch 1 (accumulation up to keep the effective batch): "
-                    f"{knobs.sharding_howto(ctx.flavor) if ctx.document is not None else 'pass --zero 3 and the offload flags'}")
+                    f"{knobs.sharding_howto(_howto_kind(ctx)) if ctx.document is not None else 'pass --zero 3 and the offload flags'}")
     counts = sorted({have * 2 ** k for k in range(1, 11)})
     if same_training:
         for count in counts:
@@ -793,3 +794,8 @@ def sharding_cost(ctx, changes: dict) -> tuple[float, str]:
         return 0.0, "no extra time"
     cost = sum(c for c, _ in parts)
     return cost, "; ".join(f"{_pct(c)} time ({why})" for c, why in parts)
+
+
+def _howto_kind(ctx) -> str:
+    """The flavor whose way of turning sharding on the advice names: "launch" for a launch target's command line."""
+    return "launch" if ctx.document is not None and ctx.document.kind == "launch" else ctx.flavor

@@ -45,6 +45,13 @@ one typo away from a field, declared by no class of the launched script, stops H
 ("Some specified arguments are not used by the HfArgumentParser: ['--gradient_acumulation_steps', '4']"); a unique
 prefix of a field is argparse's abbreviation of it and is not reported.
 
+A launch that passes no config file and carries its whole configuration as script arguments (a *launch target*,
+`trainlint.context.launch.targets`: LESS's `torchrun ... -m less.train.train --model_name_or_path ...`) is linted on
+its own: its arguments are this rule's keys, each reported at the script's line and column of the option, with
+HfArgumentParser's command-line message ("Some specified arguments are not used by the HfArgumentParser:
+['--gradient_acumulation_steps', ...]"); an abbreviation of a field is that field; not where the launched script does
+not parse or its parser takes classes trainlint cannot read. The fix renames the option in the script line.
+
 **Example**: `lerning_rate: 2.0e-5` → `learning_rate: 2.0e-5`.
 
 **Fix** (unsafe: a guess): rename to the closest known key.
@@ -136,7 +143,15 @@ def check(ctx: LintContext):
         guess = suggest(key, keys, cutoff=0.85)
         if guess is None and not closed:
             continue
-        if ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
+        shown, wanted = key, guess
+        if doc.kind == "launch":
+            # a launch's own script arguments (context/launch/targets.py): HfArgumentParser's command line
+            # (`parse_args_into_dataclasses`; TrlParser reads its command line with it), whatever the TRL release
+            shown, wanted = entry.key_raw, f"--{guess}" if guess else guess
+            short = "HfArgumentParser stops"
+            parser = ("HfArgumentParser stops with \"Some specified arguments are not used by the HfArgumentParser: "
+                      f"['{entry.key_raw}', ...]\"")
+        elif ctx.dialect.known and ctx.dialect.name not in ("hf", "trl", "open-r1"):
             short = f"{ctx.dialect.label}'s parser stops"
             parser = f"{ctx.dialect.label}'s parser stops on keys its dataclasses do not declare"
             message = _message(ctx.dialect.name)
@@ -158,16 +173,17 @@ def check(ctx: LintContext):
             read = _releases_read(ctx.dialect.name) if fields is not None else ""
             # the field list is that parser's own: where only the file's keys name it, a fork's may take the key
             guessed = reader_assumption(ctx, PACKAGE_OF.get(ctx.dialect.name, ctx.dialect.name)) if fields else ()
-            yield RULE.at(doc, entry.key_span, f"`{key}` is not a {what} argument: {short}", severity=unknown_parser,
+            yield RULE.at(doc, entry.key_span, f"`{shown}` is not a {what} argument: {short}", severity=unknown_parser,
                           assumptions=(*assumptions, *guessed),
                           detail=f"Not a {what} argument{read}: {parser}. Remove it or move it where it belongs.")
             continue
         fixes = [fix(f"rename to `{guess}`", rename_key(doc, entry, guess), safe=False)] if root.get(guess) is None else []
         yield RULE.at(doc, entry.key_span,
-                      f"`{key}` is not a {what} field: {short}; did you mean `{guess}`?", fixes, severity=near,
+                      f"`{shown}` is not a {what} field: {short}; did you mean `{wanted}`?", fixes, severity=near,
                       assumptions=assumptions,
                       detail=f"{parser[0].upper()}{parser[1:]}, and a script that tolerates it trains with the default "
-                             f"`{guess}` instead.")
+                             f"`{guess}` instead." if doc.kind != "launch" else
+                             f"{parser[0].upper()}{parser[1:]}. Pass `{wanted}`.")
 
 
 def _launch_arguments(ctx, keys: set, removed: set, fields):

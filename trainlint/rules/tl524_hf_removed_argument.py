@@ -77,6 +77,14 @@ reads its command line alone, whose script is in the repository; an argument the
 classes declare (BELLE's sft_train.py redeclares `evaluation_strategy` in its TrainingArguments subclass), or that
 argparse takes as an abbreviation of a field is not reported.
 
+A launch that passes no config file and carries its whole configuration as script arguments (a *launch target*,
+`trainlint.context.launch.targets`: LESS's `torchrun ... -m less.train.train ... --evaluation_strategy no`) is
+linted on its own: its arguments are this rule's keys, each reported at the script's line and column of the option,
+with the command line's message; not where the launched script does not parse or its parser takes classes trainlint
+cannot read (one of them may redeclare the field). Its fixes are the renames (`--evaluation_strategy` →
+`--eval_strategy`); an edit of a value (`--warmup_ratio 0.1` → `--warmup_steps 0.1` is a rename and is kept,
+`--adafactor` → `--optim adafactor` is not) is not offered on a command line.
+
 **Example**: `evaluation_strategy: steps` → `eval_strategy: steps`.
 
 **Fix**: a rename is offered only where its new name is valid on every release in play. With the release
@@ -217,7 +225,10 @@ def check(ctx: LintContext):
         severity = Severity.ERROR if removed else None
         trl = (trl_unknown_key(ctx, info.get("removed") if package == "trl" else None, entry.key) if dialect == "trl"
                else None)
-        headline, detail = message(entry.key, info, dialect, certain=bool(removed), trl=trl)
+        if doc.kind == "launch":  # a launch's own script arguments (context/launch/targets.py): its command line
+            headline, detail = _on_command_line(entry.key, entry.key_raw, info, bool(removed))
+        else:
+            headline, detail = message(entry.key, info, dialect, certain=bool(removed), trl=trl)
         yield RULE.at(doc, entry.key_span, headline,
                       list(_fixes(doc, root, entry, info, new_ok)), severity=severity, assumptions=assumptions + own,
                       detail=detail)
@@ -274,6 +285,18 @@ def _launch_arguments(ctx, dialect, fields, table):
                                                       f"HfArgumentParser: ['{key}']\"", stop))
 
 
+def _on_command_line(key: str, written: str, info: dict, removed: bool) -> tuple[str, str]:
+    """(headline, detail) for a removed field passed on a command line that HfArgumentParser reads alone
+    (`parse_args_into_dataclasses`; TrlParser's command line is the same)."""
+    headline, detail = message(key, info, "hf", certain=removed)
+    new = info.get("replacement")
+    if new and "." not in new:
+        headline, detail = headline.replace(f"`{new}`", f"`--{new}`"), detail.replace(f"`{new}`", f"`--{new}`")
+    return (headline.replace(f"`{key}`", f"`{written}`", 1),
+            detail.replace(f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{key}']\"",
+                           _argument_stop(written, False)))
+
+
 def _too_new_argument(ctx, key, written, setting, table, dotlist):
     """A replacement argument on a transformers release known to be older than it (`--eval_strategy` on 4.36)."""
     for old, info in table.items():
@@ -310,7 +333,8 @@ ADDED = ("eval_strategy", "include_for_metrics", "train_sampling_strategy", "par
 def _too_new(ctx, doc, root, dialect, fields, table):
     """A replacement key on a transformers release known to be older than it: the parser does not have it yet
     (`eval_strategy` on transformers 4.36: "Some keys are not used by the HfArgumentParser: ['eval_strategy']")."""
-    trl = trl_unknown_key(ctx) if dialect == "trl" else None
+    # a launch's own command line is HfArgumentParser's whatever the TRL release (no config keys are dropped)
+    trl = trl_unknown_key(ctx) if dialect == "trl" and doc.kind != "launch" else None
     if trl is not None and trl.silent:
         return  # TrlParser 0.13 - 0.18 drops unknown keys silently: no stop to claim
     added = {}
@@ -329,12 +353,15 @@ def _too_new(ctx, doc, root, dialect, fields, table):
         stop = (trl.full if trl is not None else
                 f"HfArgumentParser stops with \"Some keys are not used by the HfArgumentParser: ['{entry.key}']\"")
         short = trl.short if trl is not None else "HfArgumentParser stops"
+        if doc.kind == "launch":  # a launch's own command line: HfArgumentParser's, whatever the TRL release
+            stop, short = _argument_stop(entry.key_raw, False), "HfArgumentParser stops"
         rename = old if entry.key == "eval_strategy" and root.get(old) is None else None
         todo = f"Write `{rename}`, its name there" if rename else f"Remove it, or use transformers >= {_short(since)}"
         fixes = [fix(f"rename to `{rename}`", rename_key(doc, entry, rename), safe=True)] if rename else []
+        shown, renamed = (entry.key_raw, f"--{rename}") if doc.kind == "launch" else (entry.key, rename)
         yield RULE.at(doc, entry.key_span,
-                      f"`{entry.key}` exists only since transformers {_short(since)}: on {release} {short}"
-                      + (f"; write `{rename}`" if rename else ""), fixes, severity=Severity.ERROR,
+                      f"`{shown}` exists only since transformers {_short(since)}: on {release} {short}"
+                      + (f"; write `{renamed}`" if rename else ""), fixes, severity=Severity.ERROR,
                       detail=f"`{entry.key}` exists since transformers {_short(since)} (it replaced `{old}`), and this "
                              f"file runs under transformers {release}: {stop}. {todo}.")
 
