@@ -47,6 +47,22 @@ class Origin:
 
 DEFAULT = Origin("default")
 
+# The run settings a user may override (flags, `# trainlint:` directives, [tool.trainlint]), by their CLI/TOML
+# spelling -> TrainingPlan field and parser.
+OVERRIDABLE = {
+    "gpu": ("gpu", str),
+    "num-gpus": ("num_gpus", int),
+    "model": ("model", str),
+    "seq-len": ("seq_len", int),
+    "micro-batch": ("micro_batch", int),
+    "grad-accum": ("grad_accum", int),
+    "images-per-sample": ("images_per_sample", int),
+    "image-size": ("image_size", int),
+    "eval-batch": ("eval_batch", int),
+    "eval-samples": ("eval_samples", int),
+    "eval-predictions": ("eval_predictions", str),
+}
+
 
 def _shown(path: str) -> str:
     """A file as a message names it: relative to the working directory when it lies under it (a project file found

@@ -25,23 +25,9 @@ from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu, split_count
 from trainlint.catalog.models import ModelLookupError, closest_models, find_model
 from trainlint.catalog.naming import closest
 from trainlint.diagnostics import Pos, Span
-from trainlint.plan import Origin, Setting, TrainingPlan
+from trainlint.plan import OVERRIDABLE, Origin, Setting, TrainingPlan
 
 
-# The run settings a user may override, by their CLI/TOML spelling -> TrainingPlan field and parser.
-OVERRIDABLE = {
-    "gpu": ("gpu", str),
-    "num-gpus": ("num_gpus", int),
-    "model": ("model", str),
-    "seq-len": ("seq_len", int),
-    "micro-batch": ("micro_batch", int),
-    "grad-accum": ("grad_accum", int),
-    "images-per-sample": ("images_per_sample", int),
-    "image-size": ("image_size", int),
-    "eval-batch": ("eval_batch", int),
-    "eval-samples": ("eval_samples", int),
-    "eval-predictions": ("eval_predictions", str),
-}
 LIST_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")
 # Context settings (not plan fields): the framework versions, the launch, the parser. `versions` is a table

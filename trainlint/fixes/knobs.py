@@ -15,11 +15,10 @@ import re
 from typing import Any
 
 from trainlint.catalog.files import read_data
-from trainlint.context.settings import OVERRIDABLE
 from trainlint.diagnostics import Edit
 from trainlint.document.tree import Node
 from trainlint.fixes.edits import insert_entry, replace_value, scalar_text
-from trainlint.plan import Origin
+from trainlint.plan import OVERRIDABLE, Origin
 
 # flavor -> plan field -> key path in the main document (inserted when absent).
 KEYS: dict[str, dict[str, tuple]] = {
