@@ -207,6 +207,12 @@ class TrainingPlan:
     num_nodes: Setting[int] = default(1, "one node")
     global_batch: Setting[int | None] = default(None, "")
     precision: Setting[Precision] = default(FP32, "no precision set: fp32")
+    # What from_pretrained loads the weights in when the file states no dtype of its own (`precision` holds a
+    # stated one): None (fp32, transformers < 5's default) | "auto" (`torch_dtype: auto`) | "checkpoint" (the
+    # checkpoint's config.json dtype, resolved by the estimate) | "bf16" / "fp16" / "fp32" (the script's own).
+    load_dtype: Setting[str | None] = default(None, "torch_dtype not set")
+    # ms-swift: bf16 / fp16 follow the loaded dtype when neither is set (ModelArguments._init_mixed_precision).
+    autocast_follows_load: Setting[bool] = default(False, "bf16 / fp16 as the file sets them")
     optimizer: Setting[str] = default("adamw", "AdamW, the frameworks' default")
     zero_stage: Setting[int] = default(0, "no ZeRO")
     offload_optimizer: Setting[str | None] = default(None, "no optimizer offload")

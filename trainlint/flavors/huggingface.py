@@ -110,6 +110,11 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         changes["seq_len"] = seq
 
     changes["precision"] = _precision(view, kind)
+    stated = view.first(("torch_dtype",), ("dtype",), convert=as_str)
+    loaded = DTYPES.get(stated.value.strip().lower(), stated.value.strip().lower()) if stated is not None else None
+    if loaded in ("auto", "bf16", "fp16", "fp32") and kind != "llamafactory":
+        # the dtype from_pretrained gets; `auto`: the checkpoint's (resolved with the model, memory/estimate.py)
+        changes["load_dtype"] = Setting(loaded, stated.origin)
 
     ckpt = view.bool("gradient_checkpointing")
     if ckpt is not None:
