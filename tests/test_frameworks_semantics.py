@@ -815,3 +815,35 @@ def test_ms_swift_loads_the_checkpoints_dtype_and_sets_bf16_from_it(tmp_path):
     assert run.precision == Precision("fp32", autocast="fp16")
     run, _ = checked_run(f"model_name_or_path: {R1_QWEN}\ntorch_dtype: float32\nbf16: true\n" + text, tmp_path)
     assert run.precision == AMP_BF16
+
+
+def test_dpo_script_reference_model_with_peft_by_trl_release(tmp_path):
+    """alignment-handbook main's dpo.py passes `ref_model = get_model(...)` with `peft_config=`: TRL 0.19.1-0.27's
+    DPOTrainer._prepare_peft_model raises 'You passed both a ref_model and a peft_config. ...' (TL660: an error for a
+    release in that range, a warning for a pin that straddles it); from 0.28 the second model is kept and counted."""
+    import shutil
+
+    from trainlint.engine import check_path, check_text
+
+    folder = tmp_path / "handbook"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "TL660", folder)
+    body = (folder / "bad.yaml").read_text().replace("# trainlint: trl=0.20.0\n", "")
+
+    def findings(pin: str):
+        path = folder / "recipe.yaml"
+        path.write_text(body.replace("bad.yaml", "recipe.yaml") + pin)
+        result = check_path(path)
+        return result, [d for d in result.diagnostics if d.code == "TL660"]
+
+    result, found = findings("# trainlint: trl=0.27.0\n")
+    assert [d.severity.value for d in found] == ["error"] and "0.19.1-0.27" in found[0].message
+    result, found = findings("# trainlint: trl=>=0.19.1\n")
+    assert [d.severity.value for d in found] == ["warning"]
+    kept, found = findings("# trainlint: trl=0.28.0\n")
+    assert not found
+    alone = check_text(body.replace("# accelerate launch scripts/dpo.py --config bad.yaml\n", "")
+                       + "# trainlint: trl=0.28.0\n", str(tmp_path / "alone.yaml"))
+    assert alone.plan.ref_model_with_peft.value is False and kept.plan.ref_model_with_peft.value is True
+    base = model_states(build_run(alone.plan, LLAMA32_1B, [])).weights
+    assert component(kept.estimate, "weights") - component(alone.estimate, "weights") == pytest.approx(base, rel=0.02)
+    assert any("reference model beside the adapter" in a for a in kept.estimate.assumptions)

@@ -28,6 +28,7 @@ from typing import Any
 from trainlint import flavors
 from trainlint.context import dialect as dialect_context
 from trainlint.context import precision as load_precision
+from trainlint.context import reference as reference_context
 from trainlint.context import imports, links, pins
 from trainlint.context import launch as launch_context
 from trainlint.context import versions as version_context
@@ -423,7 +424,8 @@ class _PlanReader:
         for overrides in self.layers:
             plan = overrides.apply(plan)
         plan = apply_builtin_deepspeed(plan, self.doc, self.dialect, self.versions)
-        return load_precision.apply(plan, self.dialect, self.versions), read.linked
+        plan = load_precision.apply(plan, self.dialect, self.versions)
+        return reference_context.apply(plan, launch), read.linked
 
 
 def _lint_context(doc: Document, flavor: str, result: FileResult, declared: Declared) -> LintContext:

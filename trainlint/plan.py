@@ -241,6 +241,8 @@ class TrainingPlan:
     optim_target_modules: Setting[object] = default(None, "no GaLore/APOLLO target modules")
     ref_logps_precomputed: Setting[bool] = default(False, "reference log-probs computed during training")
     ref_model_offload: Setting[bool] = default(False, "the reference model stays on the GPU")
+    # the launched script passes DPOTrainer its own reference model beside a peft_config (context/reference.py)
+    ref_model_with_peft: Setting[bool] = default(False, "with an adapter the reference is the base without it")
     torch_compile: Setting[bool] = default(False, "eager PyTorch")
     padding_free: Setting[bool] = default(False, "padded batches")
     # The phases around the training step (docs/memory-model.md §9): evaluation, loading, saving.

@@ -221,7 +221,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel, grads_kept=bool(plan.grads_kept.value),
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
-        ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
+        ref_model_offload=bool(plan.ref_model_offload.value), ref_model_kept=_ref_model_kept(plan, peft, assumptions), image_tokens=_image_tokens(plan, arch, assumptions),
         kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out,
         fused_activation=plan.flavor == "litgpt" and bool(semantics.entry("litgpt", "model", "fused_activation")),
         bnb_saves_input=_bnb_saves_input(plan, peft, assumptions),
@@ -229,6 +229,16 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         dequant_copies=_dequant_copies(plan, precision, peft),
         loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)),
         **_phase_fields(plan, fsdp, max(1, seq), assumptions))
+
+
+def _ref_model_kept(plan: TrainingPlan, peft, assumptions: list[str]) -> bool:
+    """A DPO run with an adapter whose script passes DPOTrainer its own reference model (context/reference.py): TRL
+    from 0.28 keeps it beside the adapter (0.19.1-0.27 refuse it unless force_use_ref_model, rule TL660)."""
+    if peft is None or not plan.ref_model_with_peft.value:
+        return False
+    assumptions.append(f"a reference model beside the adapter ({plan.ref_model_with_peft.origin.note}): kept on the "
+                       "GPU, as TRL >= 0.28 (and force_use_ref_model) do")
+    return True
 
 
 _DTYPE_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
