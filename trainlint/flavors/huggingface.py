@@ -2,8 +2,8 @@
 ModelConfig, alignment-handbook recipes), LLaMA-Factory and open-instruct.
 
 Defaults follow the frameworks (transformers `training_args.py`, TRL `trl/trainer/*_config.py`):
-per_device_train_batch_size 8; TRL turns bf16 and gradient checkpointing on by default; LLaMA-Factory
-checkpoints by default and holds trainable weights in fp32 unless `pure_bf16`.
+per_device_train_batch_size 8; TRL turns bf16 (from 0.19: context/precision.py) and gradient checkpointing on by
+default; LLaMA-Factory checkpoints by default and holds trainable weights in fp32 unless `pure_bf16`.
 """
 
 from __future__ import annotations
