@@ -112,7 +112,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     changes["precision"] = _precision(view, kind)
     stated = view.first(("torch_dtype",), ("dtype",), convert=as_str)
     loaded = DTYPES.get(stated.value.strip().lower(), stated.value.strip().lower()) if stated is not None else None
-    if loaded in ("auto", "bf16", "fp16", "fp32") and kind != "llamafactory":
+    if stated is not None and loaded in ("auto", "bf16", "fp16", "fp32") and kind != "llamafactory":
         # the dtype from_pretrained gets; `auto`: the checkpoint's (resolved with the model, memory/estimate.py)
         changes["load_dtype"] = Setting(loaded, stated.origin)
 
