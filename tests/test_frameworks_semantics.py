@@ -695,3 +695,155 @@ def test_torchtune_torchao_8bit_adamw_keeps_uint8_codes_and_a_scale_per_256():
     assert run.optimizer.name == "adamw_8bit_torchao"
     assert model_states(run).optimizer == pytest.approx(LLAMA32_1B.total_params * 2 * (1 + 4 / 256))
     assert model_states(run).step_temp == 0
+
+
+# ---- the load dtype and the bf16 default by parser and release (context/precision.py) ---------------------------
+
+R1_QWEN = "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"  # catalog config.json: torch_dtype bfloat16
+
+
+def checked_run(text: str, tmp_path, name: str = "train.yaml"):
+    """The Run the estimate builds for `text` after the context (versions, dialect) has decided the precision."""
+    from trainlint.engine import check_text
+
+    result = check_text(text, str(tmp_path / name))
+    notes: list[str] = []
+    arch = find_model(result.plan.model.value, base_dir=tmp_path)
+    return build_run(result.plan, arch, notes), notes
+
+
+def local_checkpoint(tmp_path, dtype: str) -> str:
+    """A local checkpoint folder: the catalog's R1-Distill-Qwen-1.5B config.json with `torch_dtype: dtype`."""
+    entry = next(m for m in json.loads(read_data("models.json"))["models"] if R1_QWEN in m.get("hf_ids", ()))
+    folder = tmp_path / f"ckpt-{dtype}"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**entry["config"], "torch_dtype": dtype}))
+    return str(folder)
+
+
+HF_BASE = "per_device_train_batch_size: 1\noutput_dir: out\nlearning_rate: 1.0e-5\n"
+
+
+def test_hf_torch_dtype_auto_loads_the_checkpoints_dtype(tmp_path):
+    """transformers modeling_utils.py _get_torch_dtype: `auto` -> config.torch_dtype (4.x and 5.x): a bf16 checkpoint
+    trains bf16 weights (bf16 autocast over them is pure bf16, AdamW states in bf16); an fp32 one stays fp32 under the
+    autocast; a checkpoint whose dtype is not known is assumed bf16, and that is said."""
+    run, notes = checked_run(f"model_name_or_path: {R1_QWEN}\ntorch_dtype: auto\nbf16: true\n" + HF_BASE, tmp_path)
+    assert run.precision == PURE_BF16
+    assert any("checkpoint's dtype, bf16 (torch_dtype: auto)" in n for n in notes)
+    fp32 = local_checkpoint(tmp_path, "float32")
+    run, _ = checked_run(f"model_name_or_path: {fp32}\ntorch_dtype: auto\nbf16: true\n" + HF_BASE, tmp_path)
+    assert run.precision == AMP_BF16
+    run, notes = checked_run("model_name_or_path: meta-llama/Llama-3.2-1B\ntorch_dtype: auto\nbf16: true\n" + HF_BASE,
+                             tmp_path)
+    assert run.precision == PURE_BF16 and any("bf16 assumed" in n for n in notes)
+    fp16 = local_checkpoint(tmp_path, "float16")
+    run, notes = checked_run(f"model_name_or_path: {fp16}\ntorch_dtype: auto\nfp16: true\n" + HF_BASE, tmp_path)
+    assert run.precision == Precision("fp16")
+    assert any("Attempting to unscale FP16 gradients." in n for n in notes)
+
+
+def test_hf_no_torch_dtype_loads_the_checkpoints_dtype_from_transformers_5(tmp_path):
+    """PreTrainedModel.from_pretrained 5.x: `if dtype is None: dtype = "auto"`; 4.x: torch.get_default_dtype() (fp32).
+    With transformers' release unknown, fp32 is assumed and said."""
+    text = f"model_name_or_path: {R1_QWEN}\nbf16: true\n" + HF_BASE
+    run, notes = checked_run("# trainlint: transformers=5.0.0\n" + text, tmp_path)
+    assert run.precision == PURE_BF16
+    run, notes = checked_run("# trainlint: transformers=4.52.3\n" + text, tmp_path)
+    assert run.precision == AMP_BF16 and not any("fp32 weights assumed" in n for n in notes)
+    run, notes = checked_run(text, tmp_path)
+    assert run.precision == AMP_BF16 and any("fp32 weights assumed, as transformers < 5.0" in n for n in notes)
+
+
+def test_trl_bf16_default_only_from_0_19(tmp_path):
+    """TRL's configs set `bf16 = not fp16` when bf16 is unset from 0.19.0 (sft_config.py __post_init__; absent in
+    0.18.0: TrainingArguments' bf16=False); with TRL's release unknown the default is assumed and the range said."""
+    text = "model_name_or_path: meta-llama/Llama-3.2-1B\nmax_length: 1024\ndataset_name: x\n# trainlint: transformers=4.52.3\n"
+    run, _ = checked_run("# trainlint: trl=0.18.0\n" + text, tmp_path)
+    assert run.precision == FP32
+    run, _ = checked_run("# trainlint: trl=0.19.0\n" + text, tmp_path)
+    assert run.precision == AMP_BF16
+    from trainlint.engine import check_text
+
+    plan = check_text(text, str(tmp_path / "t.yaml")).plan
+    assert plan.precision.value == AMP_BF16 and "assumed: TRL >= 0.19.0" in plan.precision.origin.note
+
+
+@pytest.mark.parametrize("version, kernel", [("1.16.0", "trl"), ("1.15.0", "trl"), ("1.14.0", "liger")])
+def test_trl_dpo_with_liger_takes_trls_fused_head_from_1_15(version, kernel):
+    """DPOTrainer.__init__ from 1.15.0 patches the model with add_fused_lm_head and turns Liger's
+    fused_linear_cross_entropy off: a DPO run with use_liger_kernel has TRL's fused head, not Liger's loss."""
+    from trainlint.plan import Origin, Setting
+
+    text = ("model_name_or_path: meta-llama/Llama-3.2-1B\nbeta: 0.1\nmax_prompt_length: 512\nmax_length: 1024\n"
+            "bf16: true\nuse_liger_kernel: true\n")
+    plan = huggingface.read(parse_document(text, "dpo.yaml")).plan
+    assert plan.task.value == "dpo" and plan.trainer.value == "trl"
+    plan = plan.with_(trainer_version=Setting(version, Origin("cli")))
+    assert build_run(plan, LLAMA32_1B, []).loss_kernel == kernel
+
+
+def test_open_instruct_scripts_train_bf16_weights(tmp_path):
+    """open_instruct/finetune.py, dpo_tune_cache.py: from_pretrained(..., dtype=torch.bfloat16) on every path but
+    use_liger_kernel (no dtype: transformers' default, the checkpoint's from 5.0): the files have no dtype key."""
+    text = ("model_name_or_path: meta-llama/Llama-3.2-1B\nuse_flash_attn: true\nmax_seq_length: 2048\n"
+            "with_tracking: true\nper_device_train_batch_size: 1\nlearning_rate: 2.0e-5\n")
+    run, _ = checked_run(text, tmp_path)
+    assert run.precision == PURE_BF16
+    run, notes = checked_run("# trainlint: transformers=4.52.3\n" + text + "use_liger_kernel: true\n", tmp_path)
+    assert run.precision == FP32
+    fp32 = local_checkpoint(tmp_path, "float32")
+    run, _ = checked_run(f"# trainlint: transformers=5.4.0\n{text.replace('meta-llama/Llama-3.2-1B', fp32)}"
+                         "use_liger_kernel: true\n", tmp_path)
+    assert run.precision == FP32
+    run, _ = checked_run(f"# trainlint: transformers=5.4.0\n{text.replace('meta-llama/Llama-3.2-1B', R1_QWEN)}"
+                         "use_liger_kernel: true\n", tmp_path)
+    assert run.precision == PURE_BF16
+
+
+def test_ms_swift_loads_the_checkpoints_dtype_and_sets_bf16_from_it(tmp_path):
+    """ms-swift ModelArguments._init_torch_dtype: torch_dtype unset -> the checkpoint's config.json dtype;
+    _init_mixed_precision: bf16 / fp16 unset -> bf16 for bfloat16, fp16 for float16 / float32."""
+    text = ("# trainlint: dialect=ms-swift\nper_device_train_batch_size: 1\nlearning_rate: 1.0e-5\n"
+            "max_length: 2048\noutput_dir: out\n")
+    run, notes = checked_run(f"model_name_or_path: {R1_QWEN}\n" + text, tmp_path)
+    assert run.precision == PURE_BF16
+    fp32 = local_checkpoint(tmp_path, "float32")
+    run, notes = checked_run(f"model_name_or_path: {fp32}\n" + text, tmp_path)
+    assert run.precision == Precision("fp32", autocast="fp16")
+    run, _ = checked_run(f"model_name_or_path: {R1_QWEN}\ntorch_dtype: float32\n" + text, tmp_path)
+    assert run.precision == Precision("fp32", autocast="fp16")
+    run, _ = checked_run(f"model_name_or_path: {R1_QWEN}\ntorch_dtype: float32\nbf16: true\n" + text, tmp_path)
+    assert run.precision == AMP_BF16
+
+
+def test_dpo_script_reference_model_with_peft_by_trl_release(tmp_path):
+    """alignment-handbook main's dpo.py passes `ref_model = get_model(...)` with `peft_config=`: TRL 0.19.1-0.27's
+    DPOTrainer._prepare_peft_model raises 'You passed both a ref_model and a peft_config. ...' (TL660: an error for a
+    release in that range, a warning for a pin that straddles it); from 0.28 the second model is kept and counted."""
+    import shutil
+
+    from trainlint.engine import check_path, check_text
+
+    folder = tmp_path / "handbook"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "TL660", folder)
+    body = (folder / "bad.yaml").read_text().replace("# trainlint: trl=0.20.0\n", "")
+
+    def findings(pin: str):
+        path = folder / "recipe.yaml"
+        path.write_text(body.replace("bad.yaml", "recipe.yaml") + pin)
+        result = check_path(path)
+        return result, [d for d in result.diagnostics if d.code == "TL660"]
+
+    result, found = findings("# trainlint: trl=0.27.0\n")
+    assert [d.severity.value for d in found] == ["error"] and "0.19.1-0.27" in found[0].message
+    result, found = findings("# trainlint: trl=>=0.19.1\n")
+    assert [d.severity.value for d in found] == ["warning"]
+    kept, found = findings("# trainlint: trl=0.28.0\n")
+    assert not found
+    alone = check_text(body.replace("# accelerate launch scripts/dpo.py --config bad.yaml\n", "")
+                       + "# trainlint: trl=0.28.0\n", str(tmp_path / "alone.yaml"))
+    assert alone.plan.ref_model_with_peft.value is False and kept.plan.ref_model_with_peft.value is True
+    base = model_states(build_run(alone.plan, LLAMA32_1B, [])).weights
+    assert component(kept.estimate, "weights") - component(alone.estimate, "weights") == pytest.approx(base, rel=0.02)
+    assert any("reference model beside the adapter" in a for a in kept.estimate.assumptions)

@@ -31,6 +31,8 @@ from typing import Any
 
 from trainlint import flavors
 from trainlint.context import dialect as dialect_context
+from trainlint.context import precision as load_precision
+from trainlint.context import reference as reference_context
 from trainlint.context import argclasses, codeargs, imports, links, pins
 from trainlint.context import launch as launch_context
 from trainlint.context.launch import index as launch_index
@@ -585,7 +587,9 @@ class _PlanReader:
         plan = launch_context.apply(read.plan, launch)
         for overrides in self.layers:
             plan = overrides.apply(plan)
-        return apply_builtin_deepspeed(plan, self.doc, self.dialect, self.versions), read.linked
+        plan = apply_builtin_deepspeed(plan, self.doc, self.dialect, self.versions)
+        plan = load_precision.apply(plan, self.dialect, self.versions)
+        return reference_context.apply(plan, launch), read.linked
 
 
 def _lint_context(doc: Document, flavor: str, result: FileResult, declared: Declared) -> LintContext:

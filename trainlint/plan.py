@@ -234,6 +234,12 @@ class TrainingPlan:
     num_nodes: Setting[int] = default(1, "one node")
     global_batch: Setting[int | None] = default(None, "")
     precision: Setting[Precision] = default(FP32, "no precision set: fp32")
+    # What from_pretrained loads the weights in when the file states no dtype of its own (`precision` holds a
+    # stated one): None (fp32, transformers < 5's default) | "auto" (`torch_dtype: auto`) | "checkpoint" (the
+    # checkpoint's config.json dtype, resolved by the estimate) | "bf16" / "fp16" / "fp32" (the script's own).
+    load_dtype: Setting[str | None] = default(None, "torch_dtype not set")
+    # ms-swift: bf16 / fp16 follow the loaded dtype when neither is set (ModelArguments._init_mixed_precision).
+    autocast_follows_load: Setting[bool] = default(False, "bf16 / fp16 as the file sets them")
     optimizer: Setting[str] = default("adamw", "AdamW, the frameworks' default")
     zero_stage: Setting[int] = default(0, "no ZeRO")
     offload_optimizer: Setting[str | None] = default(None, "no optimizer offload")
@@ -262,6 +268,8 @@ class TrainingPlan:
     optim_target_modules: Setting[object] = default(None, "no GaLore/APOLLO target modules")
     ref_logps_precomputed: Setting[bool] = default(False, "reference log-probs computed during training")
     ref_model_offload: Setting[bool] = default(False, "the reference model stays on the GPU")
+    # the launched script passes DPOTrainer its own reference model beside a peft_config (context/reference.py)
+    ref_model_with_peft: Setting[bool] = default(False, "with an adapter the reference is the base without it")
     torch_compile: Setting[bool] = default(False, "eager PyTorch")
     padding_free: Setting[bool] = default(False, "padded batches")
     # The phases around the training step (docs/memory-model.md §9): evaluation, loading, saving.

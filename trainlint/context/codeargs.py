@@ -97,6 +97,37 @@ def declares(script: str, key: str) -> bool | None:
     return key in facts.fields or key in facts.options
 
 
+_DPO_TRAINERS = re.compile(r"^DPOTrainer$")
+
+
+def passes_reference_with_peft(script: str) -> str | None:
+    """Where the script constructs TRL's DPOTrainer with both a reference model (`ref_model=`, or the second
+    positional argument, not None) and a `peft_config=` (not None): "dpo.py:121: DPOTrainer(model, ref_model, ...,
+    peft_config=get_peft_config(model_args))"; None when it does not (or cannot be read)."""
+    try:
+        stat = Path(script).stat()
+        if stat.st_size > MAX_SCRIPT_BYTES:
+            return None
+        tree = ast.parse(Path(script).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not _DPO_TRAINERS.match(_name(node.func)):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        ref = keywords.get("ref_model", node.args[1] if len(node.args) > 1 else None)
+        peft = keywords.get("peft_config")
+        if ref is None or peft is None or _is_none(ref) or _is_none(peft) or isinstance(ref, ast.Starred):
+            continue
+        return (f"{os.path.basename(script)}:{node.lineno}: {_name(node.func)}(..., {_source(ref)}, ..., "
+                f"peft_config={_source(peft)})")
+    return None
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _facts(script: str) -> _Facts | None:
     try:
         stat = Path(script).stat()

@@ -2,8 +2,8 @@
 ModelConfig, alignment-handbook recipes), LLaMA-Factory and open-instruct.
 
 Defaults follow the frameworks (transformers `training_args.py`, TRL `trl/trainer/*_config.py`):
-per_device_train_batch_size 8; TRL turns bf16 and gradient checkpointing on by default; LLaMA-Factory
-checkpoints by default and holds trainable weights in fp32 unless `pure_bf16`.
+per_device_train_batch_size 8; TRL turns bf16 (from 0.19: context/precision.py) and gradient checkpointing on by
+default; LLaMA-Factory checkpoints by default and holds trainable weights in fp32 unless `pure_bf16`.
 """
 
 from __future__ import annotations
@@ -110,6 +110,11 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         changes["seq_len"] = seq
 
     changes["precision"] = _precision(view, kind)
+    stated = view.first(("torch_dtype",), ("dtype",), convert=as_str)
+    loaded = DTYPES.get(stated.value.strip().lower(), stated.value.strip().lower()) if stated is not None else None
+    if stated is not None and loaded in ("auto", "bf16", "fp16", "fp32") and kind != "llamafactory":
+        # the dtype from_pretrained gets; `auto`: the checkpoint's (resolved with the model, memory/estimate.py)
+        changes["load_dtype"] = Setting(loaded, stated.origin)
 
     ckpt = view.bool("gradient_checkpointing")
     if ckpt is not None:

@@ -109,6 +109,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
             precision = Precision(base, autocast=precision.autocast)
         assumptions.append(f"LLaMA-Factory LoRA: frozen base in the checkpoint dtype ({base}"
                            + ("" if known else ", assumed: the checkpoint's dtype is not known") + "), fp32 adapters")
+    precision = _loaded_precision(plan, precision, arch, peft, assumptions)
     task = plan.task.value
     head = plan.head.value or "lm"
     if task == "reward" and plan.head.is_default:
@@ -119,13 +120,16 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     trl = _version_tuple(plan.trainer_version.value) if trainer == "trl" else None
     fused_head = semantics.entry("trl", "loss", "fused_head") or {}
     chunked_nll = semantics.entry("trl", "loss", "chunked_nll") or {}
-    if trainer == "trl" and head == "lm" and task in fused_head.get("tasks", ()) and \
-            not (task == "dpo" and loss_kernel == "liger"):
-        # data "trl" loss: the fused, tiled LM head (SFT turns Liger's fused cross-entropy off for it); before it
-        # SFT's chunked_nll (checkpointed 256-token chunks); before that, and DPO before the fused head, full logits.
+    if trainer == "trl" and head == "lm" and task in fused_head.get("tasks", ()):
+        # data "trl" loss: the fused, tiled LM head (SFT and DPO turn Liger's fused cross-entropy off for it: Liger
+        # then patches only its layer kernels); before it SFT's chunked_nll (checkpointed 256-token chunks); before
+        # that, and DPO before the fused head, full logits (DPO with Liger: Liger's fused DPO loss).
         where = (plan.trainer_version.origin.note or f"trl {plan.trainer_version.value}") if trl else \
             "the newest TRL: its version is not known"
         if trl is None or trl >= semantics.release(fused_head.get("from")):
+            if loss_kernel == "liger":
+                assumptions.append(f"use_liger_kernel: Liger's layer kernels only, its fused cross-entropy off "
+                                   f"for TRL's fused LM head ({where})")
             loss_kernel = "trl"
             assumptions.append(f"TRL's fused LM head, no [tokens, vocab] logits ({where})")
         elif trl >= semantics.release(chunked_nll.get("from")) and task in chunked_nll.get("tasks", ()) \
@@ -217,7 +221,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel, grads_kept=bool(plan.grads_kept.value),
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
         lowrank=lowrank, ref_logps_precomputed=bool(plan.ref_logps_precomputed.value),
-        ref_model_offload=bool(plan.ref_model_offload.value), image_tokens=_image_tokens(plan, arch, assumptions),
+        ref_model_offload=bool(plan.ref_model_offload.value), ref_model_kept=_ref_model_kept(plan, peft, assumptions), image_tokens=_image_tokens(plan, arch, assumptions),
         kv_expanded=kv_expanded, keeps_logits=keeps_logits, logits_out_bytes=logits_out,
         fused_activation=plan.flavor == "litgpt" and bool(semantics.entry("litgpt", "model", "fused_activation")),
         bnb_saves_input=_bnb_saves_input(plan, peft, assumptions),
@@ -225,6 +229,54 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         dequant_copies=_dequant_copies(plan, precision, peft),
         loss_chunks=max(1, plan.loss_chunks.value or int(semantics.entry("torchtune", "loss", "default_chunks") or 8)),
         **_phase_fields(plan, fsdp, max(1, seq), assumptions))
+
+
+def _ref_model_kept(plan: TrainingPlan, peft, assumptions: list[str]) -> bool:
+    """A DPO run with an adapter whose script passes DPOTrainer its own reference model (context/reference.py): TRL
+    from 0.28 keeps it beside the adapter (0.19.1-0.27 refuse it unless force_use_ref_model, rule TL660)."""
+    if peft is None or not plan.ref_model_with_peft.value:
+        return False
+    assumptions.append(f"a reference model beside the adapter ({plan.ref_model_with_peft.origin.note}): kept on the "
+                       "GPU, as TRL >= 0.28 (and force_use_ref_model) do")
+    return True
+
+
+_DTYPE_NAMES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
+                "fp32": "fp32", "float32": "fp32", "float": "fp32"}
+
+
+def _loaded_precision(plan: TrainingPlan, precision: Precision, arch, peft, assumptions: list[str]) -> Precision:
+    """The precision with the weights in the dtype from_pretrained loads them in (plan.load_dtype, decided by
+    context/precision.py): `checkpoint` is the model's config.json dtype (data "transformers" load_dtype), else
+    an assumed one that is said. Autocast in the weights' own dtype is pure 16-bit training (the optimizer states
+    follow the parameters' dtype); ms-swift's bf16 / fp16 follow the loaded dtype when the file sets neither."""
+    load = plan.load_dtype
+    if plan.flavor != "huggingface" or precision.master_weights or precision.param_dtype != "fp32":
+        return precision
+    if load.value is None:
+        if load.origin.kind == "inferred" and load.origin.note:
+            assumptions.append(load.origin.note)
+        return precision
+    if load.value in ("auto", "checkpoint"):
+        known = _DTYPE_NAMES.get(str(arch.checkpoint_dtype or "").lower())
+        fallback = (semantics.entry("transformers", "load_dtype") or {}).get("unknown_checkpoint", "bf16")
+        weights = known or fallback
+        why = "torch_dtype: auto" if load.value == "auto" else (load.origin.note or "the checkpoint's dtype")
+        assumptions.append(f"weights loaded in the checkpoint's dtype, {weights} ({why})" if known else
+                           f"weights loaded in the checkpoint's dtype ({why}): {weights} assumed, config.json "
+                           "names none known here; declare torch_dtype")
+    else:
+        return precision  # a dtype stated or known (the precision already holds it)
+    autocast = precision.autocast
+    if plan.autocast_follows_load.value:
+        autocast = ((semantics.entry("ms-swift", "precision") or {}).get("autocast_of") or {}).get(weights, autocast)
+        assumptions.append(f"{autocast} autocast: {plan.autocast_follows_load.origin.note}")
+    if weights == "fp32":
+        return Precision("fp32", autocast=autocast, fp8=precision.fp8)
+    if weights == "fp16" and autocast == "fp16" and peft is None:
+        assumptions.append("fp16 weights under fp16 AMP: torch's GradScaler.unscale_ refuses fp16 gradients "
+                           "('Attempting to unscale FP16 gradients.') at the first optimizer step")
+    return Precision(weights, autocast=None if autocast in (None, weights) else autocast, fp8=precision.fp8)
 
 
 def _dequant_copies(plan: TrainingPlan, precision: Precision, peft) -> int:

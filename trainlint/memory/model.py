@@ -153,6 +153,7 @@ class Run:
     lowrank: tuple[str, int, Any] | None = None  # ("galore" | "apollo", rank, target modules) for GaLore / APOLLO
     ref_logps_precomputed: bool = False  # DPO reference log-probs computed before training: no reference model
     ref_model_offload: bool = False  # the reference model lives on the host between its forwards
+    ref_model_kept: bool = False  # with PEFT: a reference model of its own beside the adapter (TRL >= 0.28 keeps it)
     image_tokens: int = 0  # vision-tower tokens per micro-batch row (images x patches); 0: not modelled
     ssm_path: str = "fused"  # Mamba layers: "fused" (mamba_ssm + causal_conv1d CUDA kernels) or "torch" (slow path)
     kv_expanded: bool = False  # k and v repeated to every query head before attention (LitGPT)
@@ -1371,7 +1372,7 @@ def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
     """Bytes of the frozen reference model preference training keeps on the GPU (0 with PEFT, precomputed
     reference log-probs or an offloaded reference model), saying which in `assumptions`."""
     said = assumptions if assumptions is not None else []
-    if run.task not in ("dpo", "kto") or run.peft is not None:
+    if run.task not in ("dpo", "kto") or (run.peft is not None and not run.ref_model_kept):
         return 0.0
     if run.ref_logps_precomputed:
         # TRL precompute_ref_log_probs / open-instruct's cached reference log-probs: no reference model in training.
@@ -1380,8 +1381,13 @@ def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
     if run.ref_model_offload:
         said.append("the reference model is offloaded to the host between its forwards")
         return 0.0
-    # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3).
+    # A frozen reference model in the same dtype as the policy (sharded like it under ZeRO-3); beside an adapter, the
+    # frozen base as the policy holds it (quantized like it: alignment-handbook's get_model builds both alike).
     ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
+    if run.peft is not None:
+        ref_model = model_states(replace(run, ref_model_kept=False, kbit_fp32_upcast=False)).weights
+        said.append("the script's own reference model beside the adapter: a second copy of the frozen base")
+        return ref_model
     if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):
         ref_model /= max(1, run.dp)
     said.append("preference training (DPO/KTO) keeps a frozen reference model on the GPU")
