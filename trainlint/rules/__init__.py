@@ -127,6 +127,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl650_torchtune_lora_attn_modules", "TL650", "torchtune"),
     ("tl651_litgpt_unknown_key", "TL651", "litgpt"),
     ("tl652_ms_swift_invalid_choice", "TL652", "huggingface"),
+    ("tl653_axolotl_fp16_full_finetune", "TL653", "axolotl"),
 )
 
 # The rules whose check reads the run's DeepSpeed configs alone (guards, then one loop over dscommon.ds_configs):
