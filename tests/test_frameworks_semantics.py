@@ -17,7 +17,7 @@ from trainlint.document.reading import parse_document
 from trainlint.flavors import axolotl, huggingface, litgpt
 from trainlint.memory.estimate import build_run, estimate_plan
 from trainlint.memory.model import Run, activations, model_states, optimizer_spec
-from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Precision
+from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Origin, Precision, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA31_8B = find_model("meta-llama/Llama-3.1-8B")
@@ -142,6 +142,62 @@ def test_axolotl_liger_plugin_fuses_the_head_and_the_loss():
                         "liger_fused_linear_cross_entropy: true\n")
     assert plan.loss_kernel.value == "liger" and plan.fused_loss.value is True
     assert axolotl_plan(AXOLOTL_FULL).loss_kernel.value != "liger"
+
+
+def _at(plan, release: str):
+    return plan.with_(trainer_version=Setting(release, Origin("inferred", note=f"axolotl {release}")))
+
+
+CCE_PLUGIN = "plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"
+
+
+def test_axolotl_plugin_keys_do_nothing_without_their_plugin():
+    """merge_input_args adds a plugin's arguments to the schema only for the plugins listed; without LigerPlugin or
+    CutCrossEntropyPlugin nothing patches the model: the HF loss over full logits."""
+    for key in ("cut_cross_entropy", "liger_fused_linear_cross_entropy"):
+        plan = axolotl_plan(AXOLOTL_FULL + f"{key}: true\n")
+        assert plan.loss_kernel.value is None and not plan.fused_loss.value
+        assert build_run(plan, LLAMA32_1B, []).loss_kernel is None
+
+
+def test_axolotl_cut_cross_entropy_plugin_follows_its_key_and_release():
+    """CutCrossEntropyPlugin.pre_model_load patches when cfg.cut_cross_entropy: `false` turns it off; unset, its
+    CutCrossEntropyArgs default is None in v0.8.0-v0.8.1 (nothing patched) and True from v0.9.0."""
+    off = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN + "cut_cross_entropy: false\n")
+    assert off.loss_kernel.value is None and not off.fused_loss.value
+    on = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN + "cut_cross_entropy: true\n")
+    assert build_run(_at(on, "0.8.0"), LLAMA32_1B, []).loss_kernel == "cce"
+    alone = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN)
+    assert alone.loss_kernel.value == "cce"
+    assert build_run(alone, LLAMA32_1B, []).loss_kernel == "cce"  # the newest release
+    assert build_run(_at(alone, "0.9.0"), LLAMA32_1B, []).loss_kernel == "cce"
+    old = build_run(_at(alone, "0.8.1"), LLAMA32_1B, [])
+    assert old.loss_kernel is None and not old.fused_loss
+    # without Cut Cross-Entropy the full fine-tune keeps its embeddings, head and norms in fp32 (should_convert)
+    assert old.precision.param_dtype == "fp32"
+    assert build_run(_at(on, "0.7.1"), LLAMA32_1B, []).loss_kernel is None  # no plugin before 0.8.0
+
+
+def test_axolotl_chunked_cross_entropy_chunks_the_logits_from_0_11():
+    """`chunked_cross_entropy: true`: _apply_chunked_cross_entropy_patch replaces ForCausalLMLoss with
+    CEWithChunkedOutputLoss over logits.chunk(n) (n = chunked_cross_entropy_num_chunks, else 8), each chunk's
+    .float() and cross-entropy compiled: the 16-bit logits and per-row statistics, no full fp32 copy (T x V x 4 x 2
+    less than the HF loss). Absent before v0.11.0."""
+    text = ("base_model: meta-llama/Llama-3.2-1B\nmicro_batch_size: 1\nsequence_len: 2048\nbf16: true\n"
+            "adapter: lora\nlora_r: 8\nlora_target_linear: true\nflash_attention: true\n")
+    plan = axolotl_plan(text + "chunked_cross_entropy: true\n")
+    assert plan.loss_kernel.value == "axolotl_chunked" and plan.loss_chunks.value == 8
+    assert axolotl_plan(text + "chunked_cross_entropy: true\nchunked_cross_entropy_num_chunks: 4\n"
+                        ).loss_chunks.value == 4
+    T, V = 2048, LLAMA32_1B.vocab_size
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    assert act.logits_forward == T * V * 2 + T * 4 * 2
+    plain = activations(build_run(axolotl_plan(text), LLAMA32_1B, []))
+    assert plain.logits_forward == T * V * 2 + T * V * 4 + T * V * 4
+    old = build_run(_at(plan, "0.10.1"), LLAMA32_1B, [])
+    assert old.loss_kernel is None and activations(old).logits_forward == plain.logits_forward
+    # Cut Cross-Entropy replaces the forward: the chunked loss is never called
+    assert axolotl_plan(text + CCE_PLUGIN + "chunked_cross_entropy: true\n").loss_kernel.value == "cce"
 
 
 

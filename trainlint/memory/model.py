@@ -1029,8 +1029,9 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
-    if kernel == "torchtune_chunked_compiled":
-        # compile: true (data "torchtune" loss "compiled"): the per-chunk upcast and cross-entropy run as one
+    if kernel in ("torchtune_chunked_compiled", "axolotl_chunked"):
+        # compile: true (data "torchtune" loss "compiled"), and axolotl's chunked_cross_entropy, which compiles the
+        # same per-chunk function (data "axolotl" loss chunked): the per-chunk upcast and cross-entropy run as one
         # inductor graph that saves the 16-bit chunk and its per-row statistics, no fp32 copy or log-softmax. The
         # model's chunked 16-bit logits (T·V·c) stay saved until each chunk's backward, which writes one chunk's
         # 16-bit gradient; a trainable head's [V, h] gradient is summed chunk by chunk (_chunked_head_grad).
@@ -1279,6 +1280,8 @@ def _step(run: Run, memo: PartsMemo | None):
                 "litgpt_pretrain_ce": "LitGPT pretrain: full logits, cross-entropy in 128-row chunks",
                 "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
                 "torchtune_chunked_compiled": "torchtune CEWithChunkedOutputLoss, compiled (no fp32 copy per chunk)",
+                "axolotl_chunked": "axolotl chunked_cross_entropy: CEWithChunkedOutputLoss, its per-chunk cross-entropy "
+                                   "compiled (no fp32 copy per chunk)",
                 "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"
