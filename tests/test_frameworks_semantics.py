@@ -275,6 +275,39 @@ def test_litgpt_loss_paths_and_fp32_logits():
     assert component(est, "logits") >= T * V * 4
 
 
+def test_litgpt_mixed_precision_hands_the_loss_fp32_logits():
+    """bf16-mixed (LitGPT's default): MixedPrecision.convert_output casts the bf16 head output to
+    torch.get_default_dtype() as the true precisions do, so the loss and fit()'s kept logits are fp32: Llama-3.2-1B
+    LoRA, 1 x 512: 512 x 128,256 x 4 = 262,668,288 bytes kept (not 131,334,144)."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-mixed\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    run = build_run(plan, LLAMA32_1B, [])
+    assert run.precision.autocast == "bf16" and run.logits_out_bytes == 4
+    T, V = 512, LLAMA32_1B.vocab_size
+    act = activations(run)
+    assert act.kept_logits == T * V * 4 == 262_668_288
+    assert act.logits_forward == T * V * (2 + 4)  # the bf16 head output and its fp32 conversion
+
+
+def test_litgpt_lora_head_adapts_the_head():
+    """`lora_head: true`: GPT.__init__ builds lm_head with create_lora_linear(use_r=lora_head): A [r, n_embd] and
+    B [vocab, r] trained: Llama-3.2-1B, r 8: 8 x (2,048 + 128,256) = 1,042,432 more trainable parameters, with their
+    gradients and two AdamW states, and the head adapter's saved input (lora_dropout 0.05: a 1-byte mask and the
+    dropped 16-bit input) and its [T, r] product."""
+    text = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-true\n"
+            "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    base = build_run(litgpt_plan(text), LLAMA32_1B, [])
+    head = build_run(litgpt_plan(text + "lora_head: true\n"), LLAMA32_1B, [])
+    assert head.peft.head_rank == 8 and base.peft.head_rank == 0
+    extra = 8 * (LLAMA32_1B.hidden_size + LLAMA32_1B.vocab_size)
+    assert extra == 1_042_432
+    s0, s1 = model_states(base), model_states(head)
+    assert s1.trainable - s0.trainable == extra
+    assert s1.grads - s0.grads == extra * 2  # bf16-true casts the adapters too (HalfPrecision.convert_module)
+    T, h = 512, LLAMA32_1B.hidden_size
+    assert activations(head).outside - activations(base).outside == T * h * (2 + 1) + T * 8 * 2
+
+
 def test_litgpt_expands_kv_heads_before_sdpa():
     """CausalSelfAttention.forward repeats k and v to all 32 query heads of Llama-3.2-1B (8 KV heads): SDPA saves
     k and v at 32 heads: 2 x T x (32 - 8) x 64 x 2 B more per layer."""

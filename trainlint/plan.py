@@ -125,6 +125,8 @@ class Peft:
     # Switches a framework maps to the model's modules itself (LitGPT lora_query, lora_mlp, ...); the estimator
     # turns them into target_modules for the architecture (catalog/semantics.py).
     switches: tuple[str, ...] = ()
+    # LoRA on the output head (LitGPT lora_head: lm_head's A [rank, hidden] and B [vocab, rank]); 0: none.
+    head_rank: int = 0
 
 
 # The one bound on the counts a plan holds (the conversion boundary of config values into the estimate): a count

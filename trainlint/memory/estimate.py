@@ -194,9 +194,11 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     kv_expanded, keeps_logits, logits_out = _framework_layout(plan, precision, loss_kernel)
     if peft is not None and peft.switches:
         targets = semantics.litgpt_lora_targets(arch, {name: True for name in peft.switches})
-        peft = replace(peft, target_modules=targets)
+        head_lora = "lora_head" in peft.switches and \
+            (semantics.entry("litgpt", "lora", "switches", "lora_head") or {}).get("part") == "head"
+        peft = replace(peft, target_modules=targets, head_rank=peft.rank if head_lora else 0)
         assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
-                           f"{', '.join(targets) or 'no linear'} adapted")
+                           f"{', '.join(targets + (['lm_head'] if head_lora else [])) or 'no linear'} adapted")
     if plan.torch_compile.value:
         assumptions.append("torch_compile: the compiled chunked loss is modelled, the layers as in eager mode "
                            "(compiled graphs can save less)" if loss_kernel == "torchtune_chunked_compiled" else
@@ -317,9 +319,10 @@ def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str
     kv = bool(semantics.entry("litgpt", "attention", "kv_expanded"))
     kernels = {semantics.litgpt_loss(script).get("kernel") for script in ("lora", "full", "pretrain")}
     keeps = loss_kernel in kernels and bool(semantics.entry("litgpt", "loss", "previous_logits_alive"))
-    true16 = precision.param_dtype in ("bf16", "fp16") and not precision.autocast and not precision.master_weights
+    # Every Fabric precision plugin (true, mixed, bitsandbytes, FSDP, DeepSpeed) converts the module's floating
+    # outputs to torch.get_default_dtype() (data "litgpt" precision logits_returned).
     returned = semantics.entry("litgpt", "precision", "logits_returned")
-    return kv, keeps, (4 if true16 and returned == "fp32" else 0)
+    return kv, keeps, (4 if returned == "fp32" else 0)
 
 
 def _phase_fields(plan: TrainingPlan, fsdp: str | None, seq: int, assumptions: list[str]) -> dict[str, Any]:

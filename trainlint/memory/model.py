@@ -230,6 +230,24 @@ class States:
     amp_frozen: bool = False  # the copies are per-call casts of frozen weights (not autocast-cached)
 
 
+def _head_lora_saved(run: Run, T: float) -> float:
+    """What a LoRA on the output head saves for backward (LitGPT LoRALinear.forward: `lora_dropout(x) @ A.T @ B.T`
+    beside the frozen head): with dropout its 1-byte mask and the dropped input the first matmul saves; without,
+    the input's 16-bit cast under autocast (shared with the head otherwise); and the [T, r] product B's matmul
+    saves."""
+    peft = run.peft
+    if peft is None or not peft.head_rank:
+        return 0.0
+    h = run.arch.hidden_size
+    c = BYTES[run.precision.compute_dtype]
+    amp = run.precision.autocast is not None and run.precision.param_dtype != run.precision.compute_dtype
+    if peft.dropout > 0:
+        own = T * h * (c + 1)
+    else:
+        own = T * h * c if amp else 0.0
+    return own + T * peft.head_rank * c
+
+
 def _lora_targets(peft: Peft) -> Any:
     targets = peft.target_modules
     if isinstance(targets, (list, tuple)) and any(t in ("all", "all-linear") for t in targets):
@@ -265,6 +283,9 @@ def model_states(run: Run) -> States:
             lora = arch.lora_params(run.peft.rank, "all-linear")
         if run.peft.method == "dora":
             lora += arch.linear_params(targets if targets is not None else "all-linear") // max(1, arch.hidden_size)
+        # LoRA on the output head (LitGPT lora_head, litgpt/lora.py GPT.__init__: create_lora_linear(n_embd,
+        # padded_vocab_size, use_r=lora_head)): A [r, hidden] and B [vocab, r].
+        lora += run.peft.head_rank * (arch.hidden_size + arch.vocab_size) // max(1, run.tp)
         saved = 0
         for name in run.peft.modules_to_save:
             if name in ("embed_tokens", "wte", "word_embeddings", "lm_head", "embed_out"):
@@ -899,6 +920,7 @@ def activations(run: Run) -> Activations:
             a.outside += T * h * (1 + r)
     elif arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
+        a.outside += _head_lora_saved(run, T)
         if run.keeps_logits:
             a.kept_logits = T * arch.vocab_size / run.tp * (run.logits_out_bytes or c)
         # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
@@ -1088,8 +1110,8 @@ def _summed_head_grads(run: Run, head: float) -> float:
 
 def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[float, float]:
     """LitGPT's loss (catalog/data/framework_semantics.json "litgpt" loss), beyond the logits `activations` keeps
-    referenced in every phase (`kept_logits`, o = `logits_out_bytes` per logit: Fabric's bf16-true / 16-true hand
-    the logits back in fp32, HalfPrecision.convert_output).
+    referenced in every phase (`kept_logits`, o = `logits_out_bytes` per logit: Fabric's precision plugins hand
+    the logits back in fp32, convert_output of HalfPrecision, MixedPrecision, BitsandbytesPrecision, FSDPPrecision).
 
     Forward: the head's output in the compute dtype (c) is converted while the previous step's logits are still
     referenced: T·V·(c + o) above the kept logits (T·V·o when c = o: no conversion, the new logits beside the old). The full-fine-tune script
