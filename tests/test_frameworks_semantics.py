@@ -308,6 +308,35 @@ def test_litgpt_lora_head_adapts_the_head():
     assert activations(head).outside - activations(base).outside == T * h * (2 + 1) + T * 8 * 2
 
 
+def test_litgpt_adapter_scripts_train_only_their_adapters(tmp_path):
+    """`litgpt finetune_adapter` / `finetune_adapter_v2` read a config with the full script's keys but train only
+    the adapter (mark_only_adapter(_v2)_as_trainable) and call model(input_ids, lm_head_chunk_size=128).
+    Llama-3.2-1B (16 layers, hidden 2,048, 32 heads): v1 adapts layers 2-15 with adapter_wte [10, 2,048] and
+    gating_factor [32]: 14 x 20,512 = 287,168 parameters; v2 adds adapter_bias and adapter_scale on every linear
+    (16 x 2 x 23,552 + 2 x 128,256) and trains the norms (33 x 2,048): 1,364,928."""
+    text = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\n"
+            "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    full = litgpt.read(parse_document(text, "a.yaml")).plan
+    assert full.peft.value is None and full.loss_kernel.value == "litgpt_ce_chunks"
+    v1 = litgpt.read(parse_document(text, "a.yaml"), script="finetune_adapter").plan
+    v2 = litgpt.read(parse_document(text, "a.yaml"), script="litgpt/finetune/adapter_v2.py").plan
+    assert v1.peft.value.method == "adapter" and v2.peft.value.method == "adapter_v2"
+    assert v1.loss_kernel.value == v2.loss_kernel.value == "litgpt_head_chunks"
+    s1, s2 = model_states(build_run(v1, LLAMA32_1B, [])), model_states(build_run(v2, LLAMA32_1B, []))
+    assert s1.trainable == 287_168 and s2.trainable == 1_364_928
+    assert s1.grads == 287_168 * 2  # bf16-true: the adapters in bf16
+    T, V = 512, LLAMA32_1B.vocab_size
+    # v2's head keeps lm_head(x) + adapter_bias of every 128-token chunk for adapter_scale's gradient
+    a1, a2 = activations(build_run(v1, LLAMA32_1B, [])), activations(build_run(v2, LLAMA32_1B, []))
+    assert a2.outside - a1.outside == T * V * 2
+    # the launch names the script: the engine hands it to the reader
+    (tmp_path / "adapter.yaml").write_text(text)
+    (tmp_path / "run.sh").write_text("litgpt finetune_adapter --config adapter.yaml\n")
+    from trainlint.engine import check_path
+    result = check_path(tmp_path / "adapter.yaml")
+    assert result.plan.peft.value is not None and result.plan.peft.value.method == "adapter"
+
+
 def test_litgpt_expands_kv_heads_before_sdpa():
     """CausalSelfAttention.forward repeats k and v to all 32 query heads of Llama-3.2-1B (8 KV heads): SDPA saves
     k and v at 32 heads: 2 x T x (32 - 8) x 64 x 2 B more per layer."""
