@@ -17,7 +17,7 @@ from trainlint.document.reading import parse_document
 from trainlint.flavors import axolotl, huggingface, litgpt
 from trainlint.memory.estimate import build_run, estimate_plan
 from trainlint.memory.model import Run, activations, model_states, optimizer_spec
-from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Precision
+from trainlint.plan import AMP_BF16, FP32, PURE_BF16, Origin, Precision, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA31_8B = find_model("meta-llama/Llama-3.1-8B")
@@ -144,6 +144,62 @@ def test_axolotl_liger_plugin_fuses_the_head_and_the_loss():
     assert axolotl_plan(AXOLOTL_FULL).loss_kernel.value != "liger"
 
 
+def _at(plan, release: str):
+    return plan.with_(trainer_version=Setting(release, Origin("inferred", note=f"axolotl {release}")))
+
+
+CCE_PLUGIN = "plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"
+
+
+def test_axolotl_plugin_keys_do_nothing_without_their_plugin():
+    """merge_input_args adds a plugin's arguments to the schema only for the plugins listed; without LigerPlugin or
+    CutCrossEntropyPlugin nothing patches the model: the HF loss over full logits."""
+    for key in ("cut_cross_entropy", "liger_fused_linear_cross_entropy"):
+        plan = axolotl_plan(AXOLOTL_FULL + f"{key}: true\n")
+        assert plan.loss_kernel.value is None and not plan.fused_loss.value
+        assert build_run(plan, LLAMA32_1B, []).loss_kernel is None
+
+
+def test_axolotl_cut_cross_entropy_plugin_follows_its_key_and_release():
+    """CutCrossEntropyPlugin.pre_model_load patches when cfg.cut_cross_entropy: `false` turns it off; unset, its
+    CutCrossEntropyArgs default is None in v0.8.0-v0.8.1 (nothing patched) and True from v0.9.0."""
+    off = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN + "cut_cross_entropy: false\n")
+    assert off.loss_kernel.value is None and not off.fused_loss.value
+    on = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN + "cut_cross_entropy: true\n")
+    assert build_run(_at(on, "0.8.0"), LLAMA32_1B, []).loss_kernel == "cce"
+    alone = axolotl_plan(AXOLOTL_FULL + CCE_PLUGIN)
+    assert alone.loss_kernel.value == "cce"
+    assert build_run(alone, LLAMA32_1B, []).loss_kernel == "cce"  # the newest release
+    assert build_run(_at(alone, "0.9.0"), LLAMA32_1B, []).loss_kernel == "cce"
+    old = build_run(_at(alone, "0.8.1"), LLAMA32_1B, [])
+    assert old.loss_kernel is None and not old.fused_loss
+    # without Cut Cross-Entropy the full fine-tune keeps its embeddings, head and norms in fp32 (should_convert)
+    assert old.precision.param_dtype == "fp32"
+    assert build_run(_at(on, "0.7.1"), LLAMA32_1B, []).loss_kernel is None  # no plugin before 0.8.0
+
+
+def test_axolotl_chunked_cross_entropy_chunks_the_logits_from_0_11():
+    """`chunked_cross_entropy: true`: _apply_chunked_cross_entropy_patch replaces ForCausalLMLoss with
+    CEWithChunkedOutputLoss over logits.chunk(n) (n = chunked_cross_entropy_num_chunks, else 8), each chunk's
+    .float() and cross-entropy compiled: the 16-bit logits and per-row statistics, no full fp32 copy (T x V x 4 x 2
+    less than the HF loss). Absent before v0.11.0."""
+    text = ("base_model: meta-llama/Llama-3.2-1B\nmicro_batch_size: 1\nsequence_len: 2048\nbf16: true\n"
+            "adapter: lora\nlora_r: 8\nlora_target_linear: true\nflash_attention: true\n")
+    plan = axolotl_plan(text + "chunked_cross_entropy: true\n")
+    assert plan.loss_kernel.value == "axolotl_chunked" and plan.loss_chunks.value == 8
+    assert axolotl_plan(text + "chunked_cross_entropy: true\nchunked_cross_entropy_num_chunks: 4\n"
+                        ).loss_chunks.value == 4
+    T, V = 2048, LLAMA32_1B.vocab_size
+    act = activations(build_run(plan, LLAMA32_1B, []))
+    assert act.logits_forward == T * V * 2 + T * 4 * 2
+    plain = activations(build_run(axolotl_plan(text), LLAMA32_1B, []))
+    assert plain.logits_forward == T * V * 2 + T * V * 4 + T * V * 4
+    old = build_run(_at(plan, "0.10.1"), LLAMA32_1B, [])
+    assert old.loss_kernel is None and activations(old).logits_forward == plain.logits_forward
+    # Cut Cross-Entropy replaces the forward: the chunked loss is never called
+    assert axolotl_plan(text + CCE_PLUGIN + "chunked_cross_entropy: true\n").loss_kernel.value == "cce"
+
+
 
 # ---- LitGPT ----------------------------------------------------------------------------------------------------
 
@@ -217,6 +273,68 @@ def test_litgpt_loss_paths_and_fp32_logits():
     assert activations(build_run(full, LLAMA32_1B, [])).logits_backward == 2 * T * V * 4
     est = estimate_plan(lora, LLAMA32_1B)
     assert component(est, "logits") >= T * V * 4
+
+
+def test_litgpt_mixed_precision_hands_the_loss_fp32_logits():
+    """bf16-mixed (LitGPT's default): MixedPrecision.convert_output casts the bf16 head output to
+    torch.get_default_dtype() as the true precisions do, so the loss and fit()'s kept logits are fp32: Llama-3.2-1B
+    LoRA, 1 x 512: 512 x 128,256 x 4 = 262,668,288 bytes kept (not 131,334,144)."""
+    plan = litgpt_plan("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-mixed\n"
+                       "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    run = build_run(plan, LLAMA32_1B, [])
+    assert run.precision.autocast == "bf16" and run.logits_out_bytes == 4
+    T, V = 512, LLAMA32_1B.vocab_size
+    act = activations(run)
+    assert act.kept_logits == T * V * 4 == 262_668_288
+    assert act.logits_forward == T * V * (2 + 4)  # the bf16 head output and its fp32 conversion
+
+
+def test_litgpt_lora_head_adapts_the_head():
+    """`lora_head: true`: GPT.__init__ builds lm_head with create_lora_linear(use_r=lora_head): A [r, n_embd] and
+    B [vocab, r] trained: Llama-3.2-1B, r 8: 8 x (2,048 + 128,256) = 1,042,432 more trainable parameters, with their
+    gradients and two AdamW states, and the head adapter's saved input (lora_dropout 0.05: a 1-byte mask and the
+    dropped 16-bit input) and its [T, r] product."""
+    text = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nlora_r: 8\nprecision: bf16-true\n"
+            "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    base = build_run(litgpt_plan(text), LLAMA32_1B, [])
+    head = build_run(litgpt_plan(text + "lora_head: true\n"), LLAMA32_1B, [])
+    assert head.peft.head_rank == 8 and base.peft.head_rank == 0
+    extra = 8 * (LLAMA32_1B.hidden_size + LLAMA32_1B.vocab_size)
+    assert extra == 1_042_432
+    s0, s1 = model_states(base), model_states(head)
+    assert s1.trainable - s0.trainable == extra
+    assert s1.grads - s0.grads == extra * 2  # bf16-true casts the adapters too (HalfPrecision.convert_module)
+    T, h = 512, LLAMA32_1B.hidden_size
+    assert activations(head).outside - activations(base).outside == T * h * (2 + 1) + T * 8 * 2
+
+
+def test_litgpt_adapter_scripts_train_only_their_adapters(tmp_path):
+    """`litgpt finetune_adapter` / `finetune_adapter_v2` read a config with the full script's keys but train only
+    the adapter (mark_only_adapter(_v2)_as_trainable) and call model(input_ids, lm_head_chunk_size=128).
+    Llama-3.2-1B (16 layers, hidden 2,048, 32 heads): v1 adapts layers 2-15 with adapter_wte [10, 2,048] and
+    gating_factor [32]: 14 x 20,512 = 287,168 parameters; v2 adds adapter_bias and adapter_scale on every linear
+    (16 x 2 x 23,552 + 2 x 128,256) and trains the norms (33 x 2,048): 1,364,928."""
+    text = ("checkpoint_dir: checkpoints/meta-llama/Llama-3.2-1B\nprecision: bf16-true\n"
+            "train:\n  micro_batch_size: 1\n  max_seq_length: 512\n")
+    full = litgpt.read(parse_document(text, "a.yaml")).plan
+    assert full.peft.value is None and full.loss_kernel.value == "litgpt_ce_chunks"
+    v1 = litgpt.read(parse_document(text, "a.yaml"), script="finetune_adapter").plan
+    v2 = litgpt.read(parse_document(text, "a.yaml"), script="litgpt/finetune/adapter_v2.py").plan
+    assert v1.peft.value.method == "adapter" and v2.peft.value.method == "adapter_v2"
+    assert v1.loss_kernel.value == v2.loss_kernel.value == "litgpt_head_chunks"
+    s1, s2 = model_states(build_run(v1, LLAMA32_1B, [])), model_states(build_run(v2, LLAMA32_1B, []))
+    assert s1.trainable == 287_168 and s2.trainable == 1_364_928
+    assert s1.grads == 287_168 * 2  # bf16-true: the adapters in bf16
+    T, V = 512, LLAMA32_1B.vocab_size
+    # v2's head keeps lm_head(x) + adapter_bias of every 128-token chunk for adapter_scale's gradient
+    a1, a2 = activations(build_run(v1, LLAMA32_1B, [])), activations(build_run(v2, LLAMA32_1B, []))
+    assert a2.outside - a1.outside == T * V * 2
+    # the launch names the script: the engine hands it to the reader
+    (tmp_path / "adapter.yaml").write_text(text)
+    (tmp_path / "run.sh").write_text("litgpt finetune_adapter --config adapter.yaml\n")
+    from trainlint.engine import check_path
+    result = check_path(tmp_path / "adapter.yaml")
+    assert result.plan.peft.value is not None and result.plan.peft.value.method == "adapter"
 
 
 def test_litgpt_expands_kv_heads_before_sdpa():

@@ -93,3 +93,28 @@ def test_tl640_compile_check_only_after_torchtune_0_6_1():
 def test_tl642_only_from_axolotl_0_13():
     assert REGISTRY["TL642"].RULE.applies_to(Versions({"axolotl": FrameworkVersion("axolotl", "0.12.2", "pin")})) is False
     assert REGISTRY["TL642"].RULE.applies_to(Versions({"axolotl": FrameworkVersion("axolotl", "0.13.0", "pin")})) is True
+
+
+def _tl653(tmp_path, text: str):
+    path = tmp_path / "fft.yaml"
+    path.write_text(text)
+    result = engine.check_path(path, Settings(use_project_config=False), display_path=str(path))
+    return [d for d in result.diagnostics if d.code == "TL653"]
+
+
+FP16_FFT = ("base_model: meta-llama/Llama-3.2-1B\nmicro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+            "sequence_len: 1024\nfp16: true\n")
+
+
+def test_tl653_fp16_full_fine_tune_stops_at_the_first_step(tmp_path):
+    """resolve_dtype loads fp16, the Trainer's fp16 AMP GradScaler refuses the fp16 gradients: an error when the
+    axolotl release is known, a warning saying what it assumed otherwise; an adapter, bf16, DeepSpeed or FSDP
+    avoid it."""
+    (known,) = _tl653(tmp_path, "# trainlint: axolotl=0.18.0\n" + FP16_FFT)
+    assert known.severity.value == "error" and "Attempting to unscale FP16 gradients" in known.detail
+    (assumed,) = _tl653(tmp_path, FP16_FFT)
+    assert assumed.severity.value == "warning" and assumed.assumptions
+    for extra in ("adapter: lora\nlora_r: 8\nlora_target_linear: true\n", "bf16: true\n", "bfloat16: true\n",
+                  "fsdp:\n  - full_shard\n"):
+        assert not _tl653(tmp_path, "# trainlint: axolotl=0.18.0\n" + FP16_FFT + extra), extra
+    assert _tl653(tmp_path, "# trainlint: axolotl=0.18.0\n" + FP16_FFT + "bf16: auto\n")  # fp16 wins over auto

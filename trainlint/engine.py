@@ -583,7 +583,9 @@ class _PlanReader:
             return None, []
         arguments = launch_context.view_overrides(launch, self.flavor)
         reader = flavors.READERS[self.flavor]
-        read = reader.read(self.doc, overrides=arguments) if arguments else reader.read(self.doc)
+        extra = {"script": launch.script} if self.flavor in flavors.READS_SCRIPT and launch.found and \
+            launch.role == "config" and launch.script else {}
+        read = reader.read(self.doc, overrides=arguments, **extra) if arguments else reader.read(self.doc, **extra)
         plan = launch_context.apply(read.plan, launch)
         for overrides in self.layers:
             plan = overrides.apply(plan)

@@ -140,7 +140,7 @@ MASTER_FP16 = Precision("fp16", master_weights=True)
 
 @dataclass(frozen=True)
 class Peft:
-    method: str = "lora"  # "lora" | "dora"
+    method: str = "lora"  # "lora" | "dora" | "adapter" | "adapter_v2" (LitGPT's adapter scripts)
     rank: int = 8
     target_modules: Any = None  # list of names, "all-linear", a regex string, or None (PEFT's per-model default)
     base_bits: int | None = None  # 4 (QLoRA NF4) | 8 (LLM.int8) | None (base in the param dtype)
@@ -152,6 +152,11 @@ class Peft:
     # Switches a framework maps to the model's modules itself (LitGPT lora_query, lora_mlp, ...); the estimator
     # turns them into target_modules for the architecture (catalog/semantics.py).
     switches: tuple[str, ...] = ()
+    # LoRA on the output head (LitGPT lora_head: lm_head's A [rank, hidden] and B [vocab, rank]); 0: none.
+    head_rank: int = 0
+    # LitGPT's adapter methods ("adapter", "adapter_v2"): the prefix length and the first adapted layer.
+    adapter_prompt: int = 10
+    adapter_start: int = 2
 
 
 # The one bound on the counts a plan holds (the conversion boundary of config values into the estimate): a count

@@ -13,6 +13,9 @@ from trainlint.flavors import accelerate, axolotl, deepspeed, huggingface, light
 
 READERS = {module.NAME: module for module in (deepspeed, huggingface, lightning, accelerate, axolotl, torchtune, litgpt)}
 FLAVORS = tuple(READERS) + ("unknown",)
+# Readers whose reading depends on the script the launch runs (`read(doc, overrides, script=...)`): LitGPT's adapter
+# scripts take the full script's keys.
+READS_SCRIPT = ("litgpt",)
 MIN_CONFIDENCE = 0.3
 
 

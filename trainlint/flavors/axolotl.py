@@ -58,17 +58,7 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     elif as_bool(view.value("xformers_attention")):
         changes["attn_impl"] = Setting("xformers", view.origin(("xformers_attention",)))
 
-    liger = view.first(("liger_fused_linear_cross_entropy",), ("cut_cross_entropy",), convert=as_bool)
-    if liger is not None and liger.value:
-        changes["fused_loss"] = liger
-        kernel = "cce" if liger.origin.key_path == ("cut_cross_entropy",) else "liger"
-        changes["loss_kernel"] = Setting(kernel, liger.origin)
-    plugins = view.value("plugins")
-    if isinstance(plugins, list) and "loss_kernel" not in changes:
-        # axolotl integrations: CutCrossEntropyPlugin replaces the loss with Cut Cross-Entropy on its own.
-        if any("CutCrossEntropyPlugin" in str(p) for p in plugins):
-            changes["fused_loss"] = Setting(True, view.origin(("plugins",)))
-            changes["loss_kernel"] = Setting("cce", view.origin(("plugins",)))
+    _loss(view, changes)
     cp = view.first(("context_parallel_size",), ("sequence_parallel_degree",))
     if cp is not None and isinstance(cp.value, int) and cp.value > 1:
         changes["context_parallel"] = cp  # the sequence is split across cp GPUs (ring / Ulysses attention)
@@ -118,6 +108,48 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     elif ds_node is not None and as_str(ds_node.value if ds_node.kind == "scalar" else None) or (ds_node is not None and ds_node.kind == "mapping"):
         plan, linked = link_deepspeed(plan, doc, ds_node, host=NAME)
     return ReadResult(plan, linked)
+
+
+def _plugins(view: ConfigView) -> list[str]:
+    plugins = view.value("plugins")
+    return [str(p) for p in plugins] if isinstance(plugins, list) else []
+
+
+def _listed(plugins: list[str], name: object) -> bool:
+    return bool(name) and any(str(name) in p for p in plugins)
+
+
+def _loss(view: ConfigView, changes: dict) -> None:
+    """The loss axolotl runs (data/framework_semantics.json "axolotl" loss): the Liger and Cut Cross-Entropy keys
+    belong to their plugins (without the plugin listed in `plugins:` nothing is patched); the Cut Cross-Entropy
+    plugin patches unless `cut_cross_entropy: false` (alone only from v0.9.0: the estimator decides by the
+    release); otherwise `chunked_cross_entropy` replaces the causal-LM loss (v0.11.0 on)."""
+    rules = semantics.entry("axolotl", "loss") or {}
+    plugins = _plugins(view)
+    liger = view.first(("liger_fused_linear_cross_entropy",), convert=as_bool)
+    if liger is not None and liger.value and _listed(plugins, (rules.get("liger") or {}).get("plugin")):
+        changes["fused_loss"] = liger
+        changes["loss_kernel"] = Setting("liger", liger.origin)
+        return
+    if _listed(plugins, (rules.get("cut_cross_entropy") or {}).get("plugin")):
+        cce = view.first(("cut_cross_entropy",), convert=as_bool)
+        if cce is None:
+            where = view.origin(("plugins",), "CutCrossEntropyPlugin listed, cut_cross_entropy unset: the plugin's "
+                                              "default (on from axolotl 0.9.0)")
+            changes["fused_loss"] = Setting(True, where)
+            changes["loss_kernel"] = Setting("cce", where)
+            return
+        if cce.value:
+            changes["fused_loss"] = cce
+            changes["loss_kernel"] = Setting("cce", cce.origin)
+            return
+    chunked = view.first(("chunked_cross_entropy",), convert=as_bool)
+    spec = rules.get("chunked") or {}
+    if chunked is not None and chunked.value and spec.get("kernel"):
+        changes["loss_kernel"] = Setting(spec["kernel"], chunked.origin)
+        chunks = view.int("chunked_cross_entropy_num_chunks")
+        changes["loss_chunks"] = chunks if chunks is not None and chunks.value > 0 else default(
+            int(spec.get("default_chunks") or 8), "chunked_cross_entropy_num_chunks not set: axolotl's 8 chunks")
 
 
 def _precision_flags(view: ConfigView) -> dict[str, tuple[bool, Origin, str]]:

@@ -46,8 +46,10 @@ def detect(doc: Document) -> float:
     return 0.0
 
 
-def read(doc: Document, overrides: dict | None = None) -> ReadResult:
-    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView)."""
+def read(doc: Document, overrides: dict | None = None, script: str | None = None) -> ReadResult:
+    """`overrides`: {key path: (value, Origin)} that win over the file's (see ConfigView); `script`: the LitGPT
+    command or script the launch runs with this file as its config (`finetune_adapter`, `litgpt/finetune/lora.py`),
+    when one is known."""
     view = ConfigView(doc, overrides=overrides)
     changes: dict = {}
     checkpoint = view.str("checkpoint_dir") or view.str("model_name")
@@ -98,13 +100,27 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
         double = bool(quantize is not None and quantize.value.endswith("-dq"))
         changes["peft"] = Setting(Peft("lora", rank.value if rank else int(defaults.get("lora_r", 8)), None, bits,
                                        double_quant=double, dropout=max(0.0, dropout), adapter_dtype=adapter_dtype, switches=on), origin)
-    script = _script(view, "peft" in changes)
-    loss = semantics.litgpt_loss(script)
+    adapter = _adapter_script(script)
+    if adapter is not None and "peft" not in changes:
+        # litgpt/finetune/adapter(_v2).py: only the adapter trains (mark_only_adapter(_v2)_as_trainable); Fabric's
+        # true precisions cast it with the model.
+        value = precision.value if isinstance(precision, Setting) else changes["precision"].value
+        double = bool(quantize is not None and quantize.value.endswith("-dq"))
+        spec = semantics.entry("litgpt", "adapter") or {}
+        changes["peft"] = inferred(Peft(adapter, 0, None, bits, double_quant=double,
+                                        adapter_prompt=int(spec.get("prompt_length") or 10),
+                                        adapter_start=int(spec.get("start_layer") or 2),
+                                        adapter_dtype=value.param_dtype if value.param_dtype != "fp32"
+                                        and not value.autocast else None),
+                                   f"`litgpt {script}`: LitGPT's {adapter.replace('_', ' ')} script")
+    kind = "adapter" if adapter is not None and changes["peft"].value.method == adapter else _script(view, "peft" in changes)
+    loss = semantics.litgpt_loss(kind)
     if loss.get("kernel"):
         changes["loss_kernel"] = inferred(loss["kernel"], {
             "lora": "LitGPT's LoRA script: the head in 128-token chunks",
             "full": "LitGPT's full fine-tune script: full logits",
-            "pretrain": "LitGPT's pretrain script: full logits"}[script] + ", chunked cross-entropy")
+            "adapter": "LitGPT's adapter script: the head in 128-token chunks",
+            "pretrain": "LitGPT's pretrain script: full logits"}[kind] + ", chunked cross-entropy")
     if world > 1:
         # litgpt/finetune/{full,lora}.py and pretrain.py: FSDPStrategy(activation_checkpointing_policy={Block})
         # whenever more than one device trains.
@@ -115,6 +131,19 @@ def read(doc: Document, overrides: dict | None = None) -> ReadResult:
     if optimizer is not None:
         changes["optimizer"] = optimizer
     return ReadResult(TrainingPlan(flavor=NAME, path=doc.path).with_(**changes))
+
+
+def _adapter_script(script: str | None) -> str | None:
+    """"adapter" / "adapter_v2" when the launch runs LitGPT's adapter scripts (data "litgpt" adapter scripts: the
+    `litgpt finetune_adapter(_v2)` command or the script's path), else None."""
+    if not script:
+        return None
+    names = semantics.entry("litgpt", "adapter", "scripts") or {}
+    clean = script.replace("\\", "/").strip()
+    for name, method in names.items():
+        if clean == name or (name.endswith(".py") and clean.endswith(name)):
+            return str(method)
+    return None
 
 
 def _script(view: ConfigView, lora: bool) -> str:

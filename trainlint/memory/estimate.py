@@ -115,7 +115,10 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     if task == "reward" and plan.head.is_default:
         head = "seq_cls"  # reward models are *ForSequenceClassification with one label
     loss_kernel = plan.loss_kernel.value
-    if loss_kernel is None and plan.fused_loss.value:
+    fused = bool(plan.fused_loss.value)
+    if plan.flavor == "axolotl":
+        loss_kernel, fused = _axolotl_loss(plan, loss_kernel, fused, assumptions)
+    if loss_kernel is None and fused:
         loss_kernel = "liger"
     trl = _version_tuple(plan.trainer_version.value) if trainer == "trl" else None
     fused_head = semantics.entry("trl", "loss", "fused_head") or {}
@@ -195,9 +198,11 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
     kv_expanded, keeps_logits, logits_out = _framework_layout(plan, precision, loss_kernel)
     if peft is not None and peft.switches:
         targets = semantics.litgpt_lora_targets(arch, {name: True for name in peft.switches})
-        peft = replace(peft, target_modules=targets)
+        head_lora = "lora_head" in peft.switches and \
+            (semantics.entry("litgpt", "lora", "switches", "lora_head") or {}).get("part") == "head"
+        peft = replace(peft, target_modules=targets, head_rank=peft.rank if head_lora else 0)
         assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
-                           f"{', '.join(targets) or 'no linear'} adapted")
+                           f"{', '.join(targets + (['lm_head'] if head_lora else [])) or 'no linear'} adapted")
     if plan.torch_compile.value:
         assumptions.append("torch_compile: the compiled chunked loss is modelled, the layers as in eager mode "
                            "(compiled graphs can save less)" if loss_kernel == "torchtune_chunked_compiled" else
@@ -216,7 +221,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         offload_optimizer=plan.offload_optimizer.value, offload_params=plan.offload_params.value,
         world=max(1, plan.num_gpus.value), tp=max(1, plan.tensor_parallel.value),
         pp=max(1, plan.pipeline_parallel.value), cp=max(1, plan.context_parallel.value), grad_ckpt=plan.grad_ckpt.value,
-        attn=attn, peft=peft, fused_loss=bool(plan.fused_loss.value), task=task, deepspeed=deepspeed,
+        attn=attn, peft=peft, fused_loss=fused, task=task, deepspeed=deepspeed,
         activation_offload=bool(plan.activation_offload.value), grad_accum=max(1, plan.grad_accum.value),
         kbit_fp32_upcast=kbit_upcast, head=head, loss_kernel=loss_kernel, grads_kept=bool(plan.grads_kept.value),
         liger_accum_fp32=bool(plan.liger_accum_fp32.value), optimizer_in_bwd=in_bwd, momentum=momentum,
@@ -279,6 +284,34 @@ def _loaded_precision(plan: TrainingPlan, precision: Precision, arch, peft, assu
     return Precision(weights, autocast=None if autocast in (None, weights) else autocast, fp8=precision.fp8)
 
 
+def _axolotl_loss(plan: TrainingPlan, kernel: str | None, fused: bool,
+                  assumptions: list[str]) -> tuple[str | None, bool]:
+    """(loss kernel, fused) as the axolotl release runs them (data/framework_semantics.json "axolotl" loss): the
+    Cut Cross-Entropy plugin exists from 0.8.0 and patches on its own (cut_cross_entropy unset) only from 0.9.0;
+    chunked_cross_entropy exists from 0.11.0. An unknown release is taken to be the newest."""
+    rules = semantics.entry("axolotl", "loss") or {}
+    release = _version_tuple(plan.trainer_version.value)
+    where = plan.trainer_version.origin.note or f"axolotl {plan.trainer_version.value}"
+    if kernel == "cce":
+        cce = rules.get("cut_cross_entropy") or {}
+        alone = plan.loss_kernel.origin.key_path == ("plugins",)
+        start = cce.get("plugin_alone_from") if alone else cce.get("from")
+        if release is not None and start and release < semantics.release(start):
+            assumptions.append(f"{where}: Cut Cross-Entropy " + ("not patched: cut_cross_entropy unset (the plugin's "
+                               f"default is on from {start})" if alone else f"plugin absent (from {start})"))
+            return None, False
+        if release is None and alone:
+            assumptions.append(f"CutCrossEntropyPlugin with cut_cross_entropy unset: patched (axolotl >= {start}; "
+                               "the release is not known)")
+    chunked = rules.get("chunked") or {}
+    if kernel is not None and kernel == chunked.get("kernel"):
+        start = chunked.get("from")
+        if release is not None and start and release < semantics.release(start):
+            assumptions.append(f"{where}: no chunked_cross_entropy (from {start}): the full fp32 logits")
+            return None, fused
+    return kernel, fused
+
+
 def _dequant_copies(plan: TrainingPlan, precision: Precision, peft) -> int:
     """16-bit copies of a 4-bit weight in bitsandbytes' MatMul4Bit.forward: dequantize_4bit returns the quant state's
     dtype, then .to(A.dtype). Fabric's BitsandbytesPrecision quantizes from fp16 (_Linear4bit.quantize:
@@ -338,9 +371,10 @@ def _framework_layout(plan: TrainingPlan, precision: Precision, loss_kernel: str
     kv = bool(semantics.entry("litgpt", "attention", "kv_expanded"))
     kernels = {semantics.litgpt_loss(script).get("kernel") for script in ("lora", "full", "pretrain")}
     keeps = loss_kernel in kernels and bool(semantics.entry("litgpt", "loss", "previous_logits_alive"))
-    true16 = precision.param_dtype in ("bf16", "fp16") and not precision.autocast and not precision.master_weights
+    # Every Fabric precision plugin (true, mixed, bitsandbytes, FSDP, DeepSpeed) converts the module's floating
+    # outputs to torch.get_default_dtype() (data "litgpt" precision logits_returned).
     returned = semantics.entry("litgpt", "precision", "logits_returned")
-    return kv, keeps, (4 if true16 and returned == "fp32" else 0)
+    return kv, keeps, (4 if returned == "fp32" else 0)
 
 
 def _phase_fields(plan: TrainingPlan, fsdp: str | None, seq: int, assumptions: list[str]) -> dict[str, Any]:
@@ -454,9 +488,9 @@ def _parsed_version(text: str) -> tuple | None:
 def with_versions(plan: TrainingPlan, versions) -> TrainingPlan:
     """The plan with the trainer library's resolved version (from `LintContext.versions`), so every re-estimate of
     it (fix planner, hovers) follows the same framework semantics."""
-    # LitGPT runs its own scripts: its release is the trainer's version.
+    # LitGPT and axolotl run their own scripts: their release is the trainer's version.
     plan = _zeroed_grads_kept(plan, versions)
-    trainer = plan.trainer.value or ("litgpt" if plan.flavor == "litgpt" else None)
+    trainer = plan.trainer.value or (plan.flavor if plan.flavor in ("litgpt", "axolotl") else None)
     found = versions.get(trainer) if versions is not None and trainer and hasattr(versions, "get") else None
     if found is None or not getattr(found, "version", None) or not plan.trainer_version.is_default:
         return plan

@@ -231,6 +231,104 @@ class States:
     amp_frozen: bool = False  # the copies are per-call casts of frozen weights (not autocast-cached)
 
 
+ADAPTER_METHODS = ("adapter", "adapter_v2")
+
+
+def _adapter_tensors(run: Run) -> list[tuple[int, int, bool]]:
+    """(elements, count, new) of each trainable tensor of LitGPT's adapter methods (data/framework_semantics.json
+    "litgpt" adapter, carried by Peft): v1 adds adapter_wte [prompt_length, hidden] and gating_factor [n_head] to the attention of
+    every layer from adapter_start_layer; v2 also an adapter_bias and adapter_scale [out] on every linear (the
+    layers', the MoE gate, the head) and trains the norms (norm_1, norm_2, ln_f: weight, and bias for LayerNorm).
+    `new`: not a parameter of the base model. Empty for other methods."""
+    peft = run.peft
+    if peft is None or peft.method not in ADAPTER_METHODS:
+        return []
+    arch = run.arch
+    prompt, start = max(0, peft.adapter_prompt), max(0, peft.adapter_start)
+    h = arch.hidden_size
+    layers = sum(stack.num_layers for stack in arch.stacks)
+    adapted = max(0, layers - start)
+    out: list[tuple[int, int, bool]] = [(prompt * h, adapted, True), (arch.num_attention_heads, adapted, True)]
+    if peft.method == "adapter_v2":
+        for stack in arch.stacks:
+            copies = max(stack.num_experts, 1)
+            for lin in stack.linears:
+                out.append((2 * lin.out_features, stack.num_layers * (copies if lin.per_expert else 1), True))
+            if stack.num_experts:
+                out.append((2 * stack.num_experts, stack.num_layers, True))  # the router (gate)
+        out.append((2 * arch.vocab_size, 1, True))  # lm_head
+        per_norm = h * (2 if model_family(arch).norm == "layer" else 1)
+        out.append((per_norm, 2 * layers + 1, False))
+    return out
+
+
+def _adapter_saved(run: Run, stack, T: float) -> tuple[float, float]:
+    """(bytes every adapted layer of `stack` saves beyond the base's, layers adapted) for LitGPT's adapter methods.
+    v1 (layers from adapter_start_layer): `y + gating_factor * sdpa(q, ak, av)` keeps the prefix attention's output
+    (its SDPA and the gating product save it) and its log-sum-exp. v2 (every layer): each AdapterV2Linear keeps
+    `linear(x) + adapter_bias` for adapter_scale's gradient, fp32 under autocast (a 16-bit output plus an fp32
+    bias)."""
+    peft = run.peft
+    if peft is None or peft.method not in ADAPTER_METHODS:
+        return 0.0, 0.0
+    arch = run.arch
+    start = max(0, peft.adapter_start)
+    c = BYTES[run.precision.compute_dtype]
+    amp = run.precision.autocast is not None and run.precision.param_dtype != run.precision.compute_dtype
+    heads = stack.attention_heads or arch.num_attention_heads
+    head_dim = stack.head_dim or arch.head_dim
+    v1 = T * heads * head_dim * c + T * heads * 4
+    adapted = max(0.0, stack.num_layers - max(0, start - _layers_before(arch, stack)))
+    if peft.method == "adapter":
+        return v1, adapted
+    o = 4 if amp else c
+    v2 = 0.0
+    for lin in stack.linears:
+        rows = T * (stack.experts_per_token or 1) if lin.per_expert and stack.num_experts else T
+        v2 += rows * lin.out_features * o
+    if stack.num_experts:
+        v2 += T * stack.num_experts * o
+    # every layer gets v2's share, the adapted ones v1's too: spread as one average per layer
+    total = v2 * stack.num_layers + v1 * adapted
+    return total / max(1, stack.num_layers), float(stack.num_layers)
+
+
+def _head_adapter_saved(run: Run, T: float) -> float:
+    """LitGPT adapter v2's head (AdapterV2Linear, applied per 128-token chunk): every chunk keeps
+    `lm_head(x) + adapter_bias` for adapter_scale's gradient, [T, vocab] in all (fp32 under autocast)."""
+    if run.peft is None or run.peft.method != "adapter_v2":
+        return 0.0
+    amp = run.precision.autocast is not None and run.precision.param_dtype != run.precision.compute_dtype
+    return T * run.arch.vocab_size / run.tp * (4 if amp else BYTES[run.precision.compute_dtype])
+
+
+def _layers_before(arch: Any, stack: Any) -> int:
+    before = 0
+    for st in arch.stacks:
+        if st is stack:
+            return before
+        before += st.num_layers
+    return before
+
+
+def _head_lora_saved(run: Run, T: float) -> float:
+    """What a LoRA on the output head saves for backward (LitGPT LoRALinear.forward: `lora_dropout(x) @ A.T @ B.T`
+    beside the frozen head): with dropout its 1-byte mask and the dropped input the first matmul saves; without,
+    the input's 16-bit cast under autocast (shared with the head otherwise); and the [T, r] product B's matmul
+    saves."""
+    peft = run.peft
+    if peft is None or not peft.head_rank:
+        return 0.0
+    h = run.arch.hidden_size
+    c = BYTES[run.precision.compute_dtype]
+    amp = run.precision.autocast is not None and run.precision.param_dtype != run.precision.compute_dtype
+    if peft.dropout > 0:
+        own = T * h * (c + 1)
+    else:
+        own = T * h * c if amp else 0.0
+    return own + T * peft.head_rank * c
+
+
 def _lora_targets(peft: Peft) -> Any:
     targets = peft.target_modules
     if isinstance(targets, (list, tuple)) and any(t in ("all", "all-linear") for t in targets):
@@ -260,12 +358,19 @@ def model_states(run: Run) -> States:
 
     if run.peft is not None:
         targets = _lora_targets(run.peft)
-        try:
-            lora = arch.lora_params(run.peft.rank, targets)
-        except ValueError:
-            lora = arch.lora_params(run.peft.rank, "all-linear")
+        adapter = _adapter_tensors(run)
+        if run.peft.method in ADAPTER_METHODS:
+            lora = sum(size * n for size, n, _ in adapter)
+        else:
+            try:
+                lora = arch.lora_params(run.peft.rank, targets)
+            except ValueError:
+                lora = arch.lora_params(run.peft.rank, "all-linear")
         if run.peft.method == "dora":
             lora += arch.linear_params(targets if targets is not None else "all-linear") // max(1, arch.hidden_size)
+        # LoRA on the output head (LitGPT lora_head, litgpt/lora.py GPT.__init__: create_lora_linear(n_embd,
+        # padded_vocab_size, use_r=lora_head)): A [r, hidden] and B [vocab, r].
+        lora += run.peft.head_rank * (arch.hidden_size + arch.vocab_size) // max(1, run.tp)
         saved = 0
         for name in run.peft.modules_to_save:
             if name in ("embed_tokens", "wte", "word_embeddings", "lm_head", "embed_out"):
@@ -290,7 +395,9 @@ def model_states(run: Run) -> States:
         else:
             base = total * wb
             s.weights_note = f"frozen base in {prec.param_dtype} + {'bf16' if ab == 2 else 'fp32'} adapters"
-        s.weights = base / model_split + trainable * ab
+        # LitGPT adapter v2 trains the base's norms: held once, in the adapters' dtype.
+        in_base = sum(size * n for size, n, new in adapter if not new)
+        s.weights = (base - in_base * (other_bytes if run.peft.base_bits else wb)) / model_split + trainable * ab
         s.trainable = trainable
         s.grads = trainable * ab
         s.grads_note = f"{'bf16' if ab == 2 else 'fp32'} adapter gradients only (the base is frozen)"
@@ -396,6 +503,8 @@ def _params_in_small_tensors(run: Run, limit: int) -> int:
     projections' summed width x r for its fused q/k/v linear."""
     if not limit or run.peft is None:
         return 0
+    if run.peft.method in ADAPTER_METHODS:
+        return sum(size * n for size, n, _ in _adapter_tensors(run) if size < limit)
     arch = run.arch
     targets = _lora_targets(run.peft)
     try:
@@ -429,6 +538,10 @@ def _adafactor_states(arch: Architecture, run: Run) -> float:
     """transformers Adafactor (optimization.py, Adafactor.step): each matrix keeps exp_avg_sq_row [rows] and
     exp_avg_sq_col [cols], each vector a full exp_avg_sq, all in fp32 (`.to(grad)` of the fp32 gradient); under
     PEFT only the adapters' (rank-r matrices)."""
+    if run.peft is not None and run.peft.method in ADAPTER_METHODS:
+        tensors = _adapter_tensors(run)  # adapter_wte [prompt, hidden] is the one matrix; the rest are vectors
+        wte = tensors[0][1] * (run.peft.adapter_prompt + arch.hidden_size)
+        return (wte + sum(size * n for size, n, _ in tensors[1:])) * 4
     if run.peft is not None:
         rank = run.peft.rank
         return sum(stack.num_layers * 2 * (rank + lin.in_features + rank + lin.out_features)
@@ -454,6 +567,8 @@ def _adafactor_temporaries(arch: Architecture, run: Run, prec: Precision) -> flo
     embedding (first in the Trainer's weight-decay group: nothing before it), an untied head (last: after the
     last layer's last linear) or a fused expert tensor. Under PEFT, an adapter matrix."""
     copies = 2 if prec.param_dtype == "fp32" else 4
+    if run.peft is not None and run.peft.method in ADAPTER_METHODS:
+        return max((size for size, n, _ in _adapter_tensors(run) if n), default=0) * copies * 4
     if run.peft is not None:
         largest = max((run.peft.rank * max(lin.in_features, lin.out_features) for stack in arch.stacks
                        for lin in stack.linears), default=0)
@@ -781,6 +896,8 @@ def _targeted(run: Run, stack) -> set[int] | None:
     """ids of the linears LoRA adapts in this stack (None: full fine-tuning, every linear trains)."""
     if run.peft is None:
         return None
+    if run.peft.method in ADAPTER_METHODS:
+        return set()  # LitGPT's adapters: every linear frozen (their own tensors are counted by _adapter_saved)
     targets = _lora_targets(run.peft)
     if targets is None:
         targets = run.arch.default_lora_targets or "all-linear"
@@ -858,7 +975,7 @@ def activations(run: Run) -> Activations:
         layers_here.append((stack, stack.num_layers / run.pp if run.pp > 1 else stack.num_layers))
     # Pipeline 1F1B: the first stage holds up to p micro-batches in flight.
     inflight = run.pp if run.pp > 1 else 1
-    per_layer = {id(stack): _layer_saved(run, stack, T) for stack, _ in layers_here}
+    per_layer = {id(stack): _layer_saved(run, stack, T) + _adapter_saved(run, stack, T)[0] for stack, _ in layers_here}
     a.per_layer = max(per_layer.values(), default=0.0)
     a.layer_input = T * h * r
     # In a layer's backward the MLP's activation gradients (the down projection's input gradient and the gated
@@ -900,6 +1017,7 @@ def activations(run: Run) -> Activations:
             a.outside += T * h * (1 + r)
     elif arch.kind != "encoder":
         a.logits_forward, a.logits_backward = _logits(run)
+        a.outside += _head_lora_saved(run, T) + _head_adapter_saved(run, T)
         if run.keeps_logits:
             a.kept_logits = T * arch.vocab_size / run.tp * (run.logits_out_bytes or c)
         # HF's DynamicCache (use_cache in a training forward) references the k and v that attention
@@ -1030,8 +1148,9 @@ def _logits(run: Run) -> tuple[float, float]:
         forward = T * 4 * 2
         backward = T * 4 * 2 + T * h * c + (V * h * wb if head_trainable else 0.0)
         return forward, backward
-    if kernel == "torchtune_chunked_compiled":
-        # compile: true (data "torchtune" loss "compiled"): the per-chunk upcast and cross-entropy run as one
+    if kernel in ("torchtune_chunked_compiled", "axolotl_chunked"):
+        # compile: true (data "torchtune" loss "compiled"), and axolotl's chunked_cross_entropy, which compiles the
+        # same per-chunk function (data "axolotl" loss chunked): the per-chunk upcast and cross-entropy run as one
         # inductor graph that saves the 16-bit chunk and its per-row statistics, no fp32 copy or log-softmax. The
         # model's chunked 16-bit logits (T·V·c) stay saved until each chunk's backward, which writes one chunk's
         # 16-bit gradient; a trainable head's [V, h] gradient is summed chunk by chunk (_chunked_head_grad).
@@ -1088,8 +1207,8 @@ def _summed_head_grads(run: Run, head: float) -> float:
 
 def _litgpt_logits(run: Run, kernel: str, T: int, V: float, c: int) -> tuple[float, float]:
     """LitGPT's loss (catalog/data/framework_semantics.json "litgpt" loss), beyond the logits `activations` keeps
-    referenced in every phase (`kept_logits`, o = `logits_out_bytes` per logit: Fabric's bf16-true / 16-true hand
-    the logits back in fp32, HalfPrecision.convert_output).
+    referenced in every phase (`kept_logits`, o = `logits_out_bytes` per logit: Fabric's precision plugins hand
+    the logits back in fp32, convert_output of HalfPrecision, MixedPrecision, BitsandbytesPrecision, FSDPPrecision).
 
     Forward: the head's output in the compute dtype (c) is converted while the previous step's logits are still
     referenced: T·V·(c + o) above the kept logits (T·V·o when c = o: no conversion, the new logits beside the old). The full-fine-tune script
@@ -1291,6 +1410,8 @@ def _step(run: Run, memo: PartsMemo | None):
                 "litgpt_pretrain_ce": "LitGPT pretrain: full logits, cross-entropy in 128-row chunks",
                 "torchtune_chunked": "torchtune CEWithChunkedOutputLoss (fp32 per chunk)",
                 "torchtune_chunked_compiled": "torchtune CEWithChunkedOutputLoss, compiled (no fp32 copy per chunk)",
+                "axolotl_chunked": "axolotl chunked_cross_entropy: CEWithChunkedOutputLoss, its per-chunk cross-entropy "
+                                   "compiled (no fp32 copy per chunk)",
                 "torchtune_linear_ce": "torchtune LinearCrossEntropyLoss (head and fp32 per chunk)"}.get(kernel, "fused cross-entropy")
         if run.head != "lm":
             note = "classification head: no vocabulary logits"

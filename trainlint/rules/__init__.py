@@ -127,6 +127,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("tl650_torchtune_lora_attn_modules", "TL650", "torchtune"),
     ("tl651_litgpt_unknown_key", "TL651", "litgpt"),
     ("tl652_ms_swift_invalid_choice", "TL652", "huggingface"),
+    ("tl653_axolotl_fp16_full_finetune", "TL653", "axolotl"),
     ("tl660_trl_dpo_ref_model_with_peft", "TL660", "huggingface"),
 )
 
