@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from trainlint.document.reading import parse_document, read_document
@@ -216,3 +218,40 @@ def test_node_at_offset():
     offset = doc.text.index("devices")
     assert doc.node_at(offset) == (("trainer", "devices"), True)
     assert doc.node_at(doc.text.index("8")) == (("trainer", "devices"), False)
+
+
+def _node_at_corpus():
+    root = Path(__file__).resolve().parent
+    for path in sorted((root / "fixtures").rglob("*")) + sorted((root / "realworld").rglob("*")):
+        if path.suffix in (".yaml", ".yml", ".json") and path.is_file() and path.stat().st_size < 200_000:
+            yield path
+
+
+def test_node_at_from_the_span_index_is_the_walk_from_the_root():
+    """`node_at` answers from an index of the spans (one per document; SARIF asks for every finding's offset): the
+    same answer as walking the tree, except where one span ends exactly where the next begins, and there the span
+    that begins at the offset (the key under the cursor, not the block that ended before it)."""
+    checked = 0
+    for path in _node_at_corpus():
+        doc = read_document(str(path))
+        if doc.root is None:
+            continue
+        _starts, spans = doc._span_index()
+        ends = {s[1] for s in spans}
+        for offset in range(0, len(doc.text) + 1, max(1, len(doc.text) // 200)):
+            found = doc.node_at(offset)
+            if offset not in ends:
+                assert found == doc._node_at_scan(offset), (path, offset)
+            else:
+                holding = [s for s in spans if s[0] <= offset <= s[1]]
+                latest = max(holding, key=lambda s: (s[0], s[2], s[3]))
+                assert found == latest[4], (path, offset)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_node_at_of_a_subdocument_answers_for_the_subdocument():
+    doc = parse_document("outer:\n  inner:\n    key: 1\n", "x.yaml")
+    assert doc.node_at(doc.text.index("key")) == (("outer", "inner", "key"), True)
+    sub = doc.subdocument(doc.find(("outer",)))
+    assert sub.node_at(doc.text.index("key")) == (("inner", "key"), True)

@@ -191,6 +191,7 @@ class Document:
         positions, key paths starting at `node`."""
         sub = copy.copy(self)
         sub.root = _rebased(node, ())
+        sub.__dict__.pop("_span_index", None)  # the index answers for the whole document's key paths
         sub.duplicates, sub.relaxed, sub.notes, sub.errors, sub.syntax_error = [], [], [], [], None
         return sub
 
@@ -238,7 +239,52 @@ class Document:
         return self.root.to_python() if self.root is not None else None
 
     def node_at(self, offset: int) -> tuple[KeyPath, bool] | None:
-        """The key path of the innermost key or value at `offset`, and whether it is on the key."""
+        """The key path of the innermost key or value at `offset`, and whether it is on the key. From an index of
+        the spans built once per document (SARIF fingerprints ask for every finding's offset: a scan of the whole
+        tree each time was quadratic in a file of thousands of keys)."""
+        if self.root is None:
+            return None
+        index = self.__dict__.get("_span_index")
+        if index is None:
+            index = self.__dict__["_span_index"] = self._span_index()
+        starts, spans = index
+        # Spans nest or are disjoint and are sorted by (start, depth): going back from the last span starting at or
+        # before `offset`, the first that still contains it is the innermost one.
+        j = bisect.bisect_right(starts, offset) - 1
+        for _ in range(64):
+            if j < 0:
+                return None
+            _start, end, _depth, _order, found = spans[j]
+            if end >= offset:
+                return found
+            j -= 1
+        return self._node_at_scan(offset)  # many siblings ended before the offset: the plain walk
+
+    def _span_index(self) -> tuple[list[int], list[tuple[int, int, int, int, tuple[KeyPath, bool]]]]:
+        """Every key and value span `node_at` can answer with: (start, end, depth, visit order, answer), sorted."""
+        spans: list[tuple[int, int, int, int, tuple[KeyPath, bool]]] = []
+        stack: list[tuple[Node, int]] = [(self.root, 0)] if self.root is not None else []
+        while stack:
+            node, depth = stack.pop()
+            if node.kind == "mapping":
+                for e in node.entries:
+                    spans.append((e.key_span.start.offset, e.key_span.end.offset, depth + 1, len(spans),
+                                  (e.value.key_path, True)))
+                    if e.value.alias_of is None:
+                        spans.append((e.value.span.start.offset, e.value.span.end.offset, depth + 1, len(spans),
+                                      (e.value.key_path, False)))
+                        stack.append((e.value, depth + 1))
+            elif node.kind == "sequence":
+                for item in node.items:
+                    if item.alias_of is None:
+                        spans.append((item.span.start.offset, item.span.end.offset, depth + 1, len(spans),
+                                      (item.key_path, False)))
+                        stack.append((item, depth + 1))
+        spans.sort(key=lambda s: (s[0], s[2], s[3]))
+        return [s[0] for s in spans], spans
+
+    def _node_at_scan(self, offset: int) -> tuple[KeyPath, bool] | None:
+        """`node_at` by walking the tree from the root (the index's fallback)."""
         if self.root is None:
             return None
         best: tuple[KeyPath, bool] | None = None
