@@ -424,7 +424,10 @@ class TrainlintServer(LanguageServer):
         if len(contributors) == 1 and not on_disk and not self.is_config(entry):
             return out  # a workflow, a compose file, a tsconfig: not ours to lint
         stamps = []
-        for source_entry in contributors + on_disk:
+        # What the linking configs say about the file first, its own lint last: where both report the same finding
+        # (a trailing comma, which the linking config's framework reads), theirs is kept, as `trainlint check`
+        # keeps it (engine.add_linked_findings).
+        for source_entry in contributors[1:] + on_disk + contributors[:1]:
             stamps.append((source_entry.uri, source_entry.stamp))
             diagnostics = source_entry.result.diagnostics
             if any(source_entry is e for e in on_disk):  # a config not open: its findings here name it
