@@ -102,9 +102,13 @@ def check(ctx: LintContext):
             else:
                 short = "DeepSpeed passes the string on unconverted"
                 why = "DeepSpeed reads this key without conversion, so the string reaches the code that uses it"
+            # A number the field cannot hold (a fraction where DeepSpeed takes an integer: `2e-5` as a micro-batch)
+            # is no fix: written unquoted it is still refused (TL011 reports it then).
+            unusable = not is_bool and _integer_only(path) and not float(value).is_integer()
+            fixes = [] if unusable else [fix(f"write {new}", replace_value(cfg.doc, node, text=new))]
             yield RULE.at(cfg.doc, node, f"`{key}` is the string \"{text}\", not {'a boolean' if is_bool else 'a number'}: "
                                          f"{short}",
-                          [fix(f"write {new}", replace_value(cfg.doc, node, text=new))], severity=severity,
+                          fixes, severity=severity,
                           assumptions=assumptions if (compared or is_bool) and cfg.host is None else (),
                           detail=f"{why[0].upper()}{why[1:]}. Write {new}.")
 
