@@ -99,3 +99,27 @@ def entry_holding(data: bytes, name: str, holds: EntryTest,
             return data.count(ENTRY_START, 0, start), entry
         at = data.find(needle, at + len(needle))
     return None if complete else INCOMPLETE
+
+
+def release_indices(spans: str) -> set[int]:
+    """The release indices a generated table's span text names ("0-3,5" -> {0, 1, 2, 3, 5}): the per-release
+    tables of torchtune components, LitGPT keys and accelerate launch options."""
+    out: set[int] = set()
+    for span in str(spans).split(","):
+        first, _, last = span.partition("-")
+        if first.isdigit():
+            out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
+def missing_spec(present: set[int], labels: list[str]) -> str | None:
+    """A PEP 440 range of the tagged releases (of `labels`) not in `present`, when they are one run (else None)."""
+    tags = [i for i, label in enumerate(labels) if label[:1].isdigit()]
+    missing = [i for i in tags if i not in present]
+    if not missing or missing != list(range(missing[0], missing[-1] + 1)):
+        return None
+    bounds = [] if missing[0] == tags[0] else [f">={labels[missing[0]]}"]
+    after = missing[-1] + 1
+    if after < len(labels) and labels[after][:1].isdigit():
+        bounds.append(f"<{labels[after]}")
+    return ",".join(bounds) or ">=0"

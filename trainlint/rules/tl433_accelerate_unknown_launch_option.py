@@ -35,7 +35,7 @@ import re
 from functools import lru_cache
 
 from trainlint._versions import parse_specifier
-from trainlint.catalog.files import data_mapping
+from trainlint.catalog.files import data_mapping, missing_spec, release_indices
 from trainlint.context.launch import parse_command
 from trainlint.diagnostics import Pos, Severity, Span
 from trainlint.rules._frameworks import suggest, version_status
@@ -52,35 +52,17 @@ def _data() -> dict:
     return data_mapping("accelerate_plugin_keys.json", "launch_options")
 
 
-def _indices(spans: str) -> set[int]:
-    out: set[int] = set()
-    for span in str(spans).split(","):
-        first, _, last = span.partition("-")
-        if first.isdigit():
-            out.update(range(int(first), int(last or first) + 1))
-    return out
 
 
 def _declared_in(name: str, options: dict, hyphens: set[int]) -> set[int]:
     """The release indices whose parser takes `name`: declared as written, or (where hyphens are read) the hyphen
     spelling of a declared `--a_b`."""
-    present = set(_indices(options.get(name, "")))
+    present = set(release_indices(options.get(name, "")))
     if name.startswith("--") and "-" in name[2:]:
-        present |= _indices(options.get("--" + name[2:].replace("-", "_"), "")) & hyphens
+        present |= release_indices(options.get("--" + name[2:].replace("-", "_"), "")) & hyphens
     return present
 
 
-def _missing_spec(present: set[int], labels: list[str]) -> str | None:
-    """A PEP 440 range of the tagged releases that lack the option, when they are one run (else None)."""
-    tags = [i for i, label in enumerate(labels) if label[:1].isdigit()]
-    missing = [i for i in tags if i not in present]
-    if not missing or missing != list(range(missing[0], missing[-1] + 1)):
-        return None
-    bounds = [] if missing[0] == tags[0] else [f">={labels[missing[0]]}"]
-    after = missing[-1] + 1
-    if after < len(labels) and labels[after][:1].isdigit():
-        bounds.append(f"<{labels[after]}")
-    return ",".join(bounds) or ">=0"
 
 
 def _span(launch, written: str) -> Span | None:
@@ -107,7 +89,7 @@ def check(ctx: LintContext):
     labels = [str(x) for x in data.get("releases") or []]
     if not options or not labels:
         return
-    hyphens = _indices(str(data.get("hyphens") or ""))
+    hyphens = release_indices(str(data.get("hyphens") or ""))
     parsed = parse_command(launch.command)
     if parsed is None or parsed.launcher != "accelerate":
         return
@@ -132,7 +114,7 @@ def check(ctx: LintContext):
                                          f"read ({labels[0]} - {labels[-1]}) and stops before the run: \"launch: "
                                          f"error: unrecognized arguments: {name}\".")
             continue
-        spec = _missing_spec(present, labels)
+        spec = missing_spec(present, labels)
         if spec is None:
             continue
         lacks, assumptions = version_status(ctx, "accelerate", spec)

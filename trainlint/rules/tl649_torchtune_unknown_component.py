@@ -41,7 +41,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from trainlint._versions import parse_specifier
-from trainlint.catalog.files import data_mapping
+from trainlint.catalog.files import data_mapping, release_indices
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
 from trainlint.rules._frameworks import runs_own_source, suggest, version_status
@@ -59,13 +59,6 @@ def components() -> dict:
     return data_mapping("torchtune_components.json", "modules")
 
 
-def _indices(spans: str) -> set[int]:
-    out: set[int] = set()
-    for span in str(spans).split(","):
-        first, _, last = span.partition("-")
-        if first.isdigit():
-            out.update(range(int(first), int(last or first) + 1))
-    return out
 
 
 @lru_cache(maxsize=512)
@@ -83,9 +76,9 @@ def releases_with(path: str) -> frozenset[int] | None:
             continue
         rest = parts[cut:]
         if not rest:
-            found |= _indices(names.get("_", ""))
+            found |= release_indices(names.get("_", ""))
             break
-        here = _indices(names.get(rest[0], ""))
+        here = release_indices(names.get(rest[0], ""))
         if len(rest) > 1 and here:
             sub = ".".join(parts[:cut + 1])
             if sub not in modules:

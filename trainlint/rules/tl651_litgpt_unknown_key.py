@@ -42,7 +42,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from trainlint._versions import parse_specifier
-from trainlint.catalog.files import data_mapping
+from trainlint.catalog.files import data_mapping, missing_spec, release_indices
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, rename_key
 from trainlint.rules._frameworks import reader_assumption, runs_own_source, suggest, version_status
@@ -63,13 +63,6 @@ def keys() -> dict:
     return data_mapping("litgpt_keys.json", "commands")
 
 
-def _indices(spans: str) -> set[int]:
-    out: set[int] = set()
-    for span in str(spans).split(","):
-        first, _, last = span.partition("-")
-        if first.isdigit():
-            out.update(range(int(first), int(last or first) + 1))
-    return out
 
 
 def subcommand(ctx: LintContext) -> str | None:
@@ -86,17 +79,6 @@ def subcommand(ctx: LintContext) -> str | None:
     return None
 
 
-def _missing_spec(present: set[int], labels: list[str]) -> str | None:
-    """A PEP 440 range of the tagged releases that lack the key, when they are one run (else None)."""
-    tags = [i for i, label in enumerate(labels) if label[:1].isdigit()]
-    missing = [i for i in tags if i not in present]
-    if not missing or missing != list(range(missing[0], missing[-1] + 1)):
-        return None
-    bounds = [] if missing[0] == tags[0] else [f">={labels[missing[0]]}"]
-    after = missing[-1] + 1
-    if after < len(labels) and labels[after][:1].isdigit():
-        bounds.append(f"<{labels[after]}")
-    return ",".join(bounds) or ">=0"
 
 
 def check(ctx: LintContext):
@@ -114,7 +96,7 @@ def check(ctx: LintContext):
     for table in commands.values():
         for key, spans in table.items():
             if key != "_":
-                top.setdefault(key, set()).update(_indices(spans))
+                top.setdefault(key, set()).update(release_indices(spans))
     where = f"`litgpt {command.replace('_', ' ', 1)}`" if command else "any LitGPT subcommand"
     for entry in root.entries:
         if not isinstance(entry.key, str) or entry.key.startswith("_") or entry.key == "config":
@@ -122,7 +104,7 @@ def check(ctx: LintContext):
         said = list(_judge(ctx, doc, root, entry, entry.key, top, labels, where))
         yield from said
         if not said and entry.key in GROUPS and entry.value.kind == "mapping" and entry.key in top:
-            fields = {k: _indices(v) for k, v in (data["groups"].get(entry.key) or {}).items() if k != "_"}
+            fields = {k: release_indices(v) for k, v in (data["groups"].get(entry.key) or {}).items() if k != "_"}
             for sub in entry.value.entries:
                 if isinstance(sub.key, str) and not sub.key.startswith("_"):
                     yield from _judge(ctx, doc, entry.value, sub, f"{entry.key}.{sub.key}", fields, labels,
@@ -136,7 +118,7 @@ def _judge(ctx: LintContext, doc, parent, entry, dotted: str, accepted: dict[str
     said = (f"Group '{group}' does not accept nested key '{key}'" if group
             else f"Validation failed: Key '{key}' is not expected")
     if present:
-        spec = _missing_spec(present, labels)
+        spec = missing_spec(present, labels)
         if spec is None:
             return
         lacks, assumptions = version_status(ctx, "litgpt", spec)
