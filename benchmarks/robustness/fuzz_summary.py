@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
+
+# A traceback names the snapshot the campaign ran from; results name files relative to the repository.
+SNAPSHOT_PATH = re.compile(r'File "[^"]*?/((?:trainlint|tests|benchmarks)/)')
+
+
+def repository_relative(detail: str) -> str:
+    return SNAPSHOT_PATH.sub(r'File "\1', detail)
 
 # The oracles of tests/fuzz/harness.py, grouped as the issue of fixes that settle asks for them.
 GROUPS = {
@@ -35,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         for sig, found in run.get("signatures", {}).items():
             by_kind[found["kind"]] = by_kind.get(found["kind"], 0) + found["inputs"]
-            signatures.setdefault(sig, {"kind": found["kind"], "inputs": 0, "detail": found["detail"]})
+            signatures.setdefault(sig, {"kind": found["kind"], "inputs": 0, "detail": repository_relative(found["detail"])})
             signatures[sig]["inputs"] += found["inputs"]
         for oracle, n in run.get("oracles", {}).items():
             oracles[oracle] = oracles.get(oracle, 0) + n
