@@ -40,8 +40,9 @@ ALLOWED = {
     "__main__": {"cli"},
     "__init__": set(),
     "_versions": set(),  # PEP 440 versions and specifiers (packaging's), which every stage may use
+    "_patterns": set(),  # module-level regular expressions compiled on first use, which every stage may use
 }
-EVERYWHERE = {"_versions"}
+EVERYWHERE = {"_versions", "_patterns"}
 SHELLS = {"output", "lsp", "cli", "__main__"}
 LSP_LIBRARIES = {"pygls", "lsprotocol"}
 

@@ -133,3 +133,37 @@ def test_collection_pause_is_only_for_the_process_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe, str(config)], capture_output=True, text=True, timeout=120,
                          cwd=tmp_path).stdout.split("\n")
     assert [line for line in out if line.startswith(("True", "False"))] == ["True True 0", "True False 0"]
+
+
+def test_a_pattern_compiled_later_is_the_pattern_and_compiles_on_first_use():
+    from trainlint._patterns import compile_later
+
+    later = compile_later(r"(?P<key>\w+)\s*=\s*(\d+)", re.M)
+    assert "pattern" not in vars(later)  # nothing compiled at definition
+    now = re.compile(r"(?P<key>\w+)\s*=\s*(\d+)", re.M)
+    text = "a = 1\nbb=22\n"
+    assert later.pattern == now.pattern and later.flags == now.flags and later.groupindex == now.groupindex
+    assert [m.groups() for m in later.finditer(text)] == [m.groups() for m in now.finditer(text)]
+    assert later.sub(r"\g<key>", text) == now.sub(r"\g<key>", text)
+    assert later.search(text).span() == now.search(text).span()
+    bytes_later = compile_later(rb"\bdeepspeed\b")
+    assert bytes_later.search(b"run deepspeed now") is not None
+
+
+def test_module_level_patterns_are_compiled_later():
+    # A module-level re.compile runs at every start-up, whether a check uses it or not.
+    import ast
+
+    for path in sorted((ROOT / "trainlint").rglob("*.py")):
+        if path.name == "_patterns.py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        pending = list(ast.iter_child_nodes(tree))
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"):
+                raise AssertionError(f"{path.relative_to(ROOT)}:{node.lineno}: use compile_later at module level")
+            pending.extend(ast.iter_child_nodes(node))

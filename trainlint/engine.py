@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from trainlint import flavors
+from trainlint._patterns import compile_later
 from trainlint.context import dialect as dialect_context
 from trainlint.context import precision as load_precision
 from trainlint.context import reference as reference_context
@@ -883,7 +884,7 @@ def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diag
 # config (worth a TL001); one that names none is some other YAML/JSON (a workflow, a compose file) to leave alone.
 # LightningCLI files are known by their Trainer keys and a top-level `trainer:` section (jsonargparse stops on a
 # file that does not parse, as terratorch's examples/confs/object_detection_vhr10_vit.yaml does).
-_TRAINING_KEYS = re.compile(
+_TRAINING_KEYS = compile_later(
     r"""(?:^|[\s{,"'])(?:per_device_train_batch_size|gradient_accumulation_steps|train_batch_size|"""
     r"""train_micro_batch_size_per_gpu|zero_optimization|learning_rate|model_name_or_path|num_train_epochs|"""
     r"""distributed_type|base_model|micro_batch_size|_component_|lr_scheduler_type|fsdp_config|deepspeed|"""

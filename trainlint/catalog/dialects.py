@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 
+from trainlint._patterns import compile_later
 from trainlint._versions import SpecifierSet
 from trainlint.catalog import schemas
 
@@ -137,7 +137,7 @@ def versions(name: str) -> list[str]:
     return [v["version"] for v in entry["versions"]] if entry else []
 
 
-_NUM = re.compile(r"\d+")
+_NUM = compile_later(r"\d+")
 
 
 def _key(label: str) -> tuple:

@@ -6,11 +6,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from enum import Enum
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal, overload
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def _zipped(name: str) -> Any:
+    """The data file of an install that is not a plain folder (importlib.resources, with tempfile, only then)."""
+    from importlib import resources
+
+    return resources.files("trainlint.catalog").joinpath("data").joinpath(name)
 
 
 def read_data_bytes(name: str) -> bytes:
@@ -18,7 +24,7 @@ def read_data_bytes(name: str) -> bytes:
     try:
         return (DATA / name).read_bytes()
     except OSError:  # pragma: no cover - zipped installs
-        return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_bytes()
+        return _zipped(name).read_bytes()
 
 
 def read_data_head(name: str, size: int) -> bytes:
@@ -35,7 +41,7 @@ def read_data(name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError:  # pragma: no cover - zipped installs
-        return resources.files("trainlint.catalog").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+        return _zipped(name).read_text(encoding="utf-8")
 
 
 def data_mapping(name: str, required: str = "") -> dict:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 
+from trainlint._patterns import compile_later
 from trainlint._versions import InvalidVersion, SpecifierSet, Version
 from trainlint.catalog.files import read_data
 
@@ -57,7 +57,7 @@ def _repositories() -> dict[str, str]:
     return {k.lower(): v for k, v in data.items() if not k.startswith("_") and isinstance(v, str)}
 
 
-_GITHUB = re.compile(r"(?:github\.com[/:])([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
+_GITHUB = compile_later(r"(?:github\.com[/:])([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?$")
 
 
 def repository(url: str) -> str:

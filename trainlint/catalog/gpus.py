@@ -37,6 +37,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from trainlint._patterns import compile_later
 from trainlint.catalog.files import entry_holding, read_data, read_data_bytes
 from trainlint.catalog.naming import closest, normalize
 
@@ -66,14 +67,14 @@ _UNIT_BYTES = {
     "m": 2**20, "mi": 2**20, "mb": 2**20, "mib": 2**20,
 }
 _LOOKALIKE_DIGITS = str.maketrans({"o": "0", "i": "1", "l": "1"})
-_CAPACITY = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]{1,3})\s*$")
+_CAPACITY = compile_later(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]{1,3})\s*$")
 # A capacity inside a name: "-24GB", " 80 GB", "_141G" (a separator before it, so "4090" stays a model number).
-_NAME_CAPACITY = re.compile(r"(?:^|(?<=[\s\-_/]))(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])", re.IGNORECASE)
+_NAME_CAPACITY = compile_later(r"(?:^|(?<=[\s\-_/]))(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])", re.IGNORECASE)
 # Memory kinds people add after the capacity ("80GB HBM3"): not part of the card's name.
-_MEMORY_KINDS = re.compile(r"(?<![a-z0-9])(?:hbm\d?e?|gddr\d+x?|ecc)(?![a-z0-9])", re.IGNORECASE)
-_COUNT_FRONT = re.compile(r"^\s*(\d{1,5})\s*[x×*]\s*(?=\S)(.*\S)\s*$", re.IGNORECASE)
-_COUNT_BACK = re.compile(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECASE)
-_MARKETED_GB = re.compile(r"(\d+(?:\.\d+)?)\s*GB")
+_MEMORY_KINDS = compile_later(r"(?<![a-z0-9])(?:hbm\d?e?|gddr\d+x?|ecc)(?![a-z0-9])", re.IGNORECASE)
+_COUNT_FRONT = compile_later(r"^\s*(\d{1,5})\s*[x×*]\s*(?=\S)(.*\S)\s*$", re.IGNORECASE)
+_COUNT_BACK = compile_later(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECASE)
+_MARKETED_GB = compile_later(r"(\d+(?:\.\d+)?)\s*GB")
 
 
 @dataclass(frozen=True)

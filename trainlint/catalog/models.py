@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from trainlint._patterns import compile_later
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
 from trainlint.catalog.checkpoint import count_checkpoint
 from trainlint.catalog.files import INCOMPLETE, entry_holding, read_data, read_data_bytes, read_data_head
@@ -199,7 +200,7 @@ _VARIANT_WORDS = frozenset(
     "instruct chat it base hf pt sft dpo rlhf bnb 4bit 8bit nf4 awq gptq gguf fp8 fp16 bf16 int4 int8 "
     "exl2 mlx unsloth dynamic".split()
 )
-_WORD_SPLIT = re.compile(r"[-_ .]+")
+_WORD_SPLIT = compile_later(r"[-_ .]+")
 
 
 def _without_variant_words(name: str) -> str | None:
@@ -401,7 +402,7 @@ def derivative_of(name: str) -> CatalogModel | None:
     return None
 
 
-_SIZE = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
+_SIZE = compile_later(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?![a-z0-9])")
 
 
 @lru_cache(maxsize=1024)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 
+from trainlint._patterns import compile_later
 
-_NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+
+_NOT_ALNUM = compile_later(r"[^0-9a-z]+")
 
 
 def normalize(name: str) -> str:

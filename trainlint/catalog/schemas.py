@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +87,8 @@ def _candidates_dirs() -> Iterator[Any]:
     yield here / "_schemas"  # an installed wheel
     yield here.parent / "schemas"  # a source checkout
     try:
+        from importlib import resources  # an install that is not a plain folder only (it imports tempfile)
+
         yield resources.files("trainlint") / "_schemas"
     except (ModuleNotFoundError, TypeError):  # pragma: no cover - trainlint is always importable here
         pass

@@ -27,6 +27,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint._patterns import compile_later
+
 MAX_BYTES = 512 * 1024
 MAX_MODULES = 40
 MAX_DEPTH = 4  # classes followed through bases and re-exports
@@ -88,9 +90,9 @@ def _tree(path: Path) -> ast.Module | None:
     return tree
 
 
-_CLASS = re.compile(r"^class\s+(\w+)\s*(?:\(([^()]*)\))?\s*:", re.M)
-_IMPORT = re.compile(r"^(?:from\s+[\w.]+\s+import\s+[\w, ]+|import\s+[\w., ]+)\s*$", re.M)
-_ATTRIBUTE = re.compile(r"^(\s+)(\w+)\s*:(?!=)")
+_CLASS = compile_later(r"^class\s+(\w+)\s*(?:\(([^()]*)\))?\s*:", re.M)
+_IMPORT = compile_later(r"^(?:from\s+[\w.]+\s+import\s+[\w, ]+|import\s+[\w., ]+)\s*$", re.M)
+_ATTRIBUTE = compile_later(r"^(\s+)(\w+)\s*:(?!=)")
 
 
 def _outline(text: str) -> str:

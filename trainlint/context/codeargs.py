@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from trainlint._patterns import compile_later
 
 MAX_SCRIPT_BYTES = 1024 * 1024
 
 # The classes whose constructor makes the Trainer's arguments: transformers' TrainingArguments and
 # Seq2SeqTrainingArguments, and TRL's per-trainer configs (trl/trainer/*_config.py, TrainingArguments subclasses).
-_ARGUMENT_CLASSES = re.compile(r"^(?:Seq2Seq)?TrainingArguments$|^(?:SFT|DPO|GRPO|ORPO|KTO|CPO|PPO|Reward|RLOO|"
-                               r"OnlineDPO|XPO|NashMD|GKD|BCO|PRM|IterativeSFT|Alignprop|DDPO)Config$")
+_ARGUMENT_CLASSES = compile_later(r"^(?:Seq2Seq)?TrainingArguments$|^(?:SFT|DPO|GRPO|ORPO|KTO|CPO|PPO|Reward|RLOO|"
+                                  r"OnlineDPO|XPO|NashMD|GKD|BCO|PRM|IterativeSFT|Alignprop|DDPO)Config$")
 
 
 class _Unknown:
@@ -97,7 +98,7 @@ def declares(script: str, key: str) -> bool | None:
     return key in facts.fields or key in facts.options
 
 
-_DPO_TRAINERS = re.compile(r"^DPOTrainer$")
+_DPO_TRAINERS = compile_later(r"^DPOTrainer$")
 
 
 def passes_reference_with_peft(script: str) -> str | None:
@@ -176,7 +177,7 @@ def _read(script: str) -> _Facts | None:
 
 
 # The parser methods whose results are the parsed argument objects (HfArgumentParser, TrlParser, H4ArgumentParser).
-_PARSE_METHODS = re.compile(r"^parse(?:_args_and_config|_args_into_dataclasses|_yaml_file|_json_file|_dict)?$")
+_PARSE_METHODS = compile_later(r"^parse(?:_args_and_config|_args_into_dataclasses|_yaml_file|_json_file|_dict)?$")
 
 
 def _assigned_after_parsing(tree: ast.AST) -> dict:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import dialects as catalog
 from trainlint.catalog import releases
 from trainlint.context import argclasses, imports
@@ -110,15 +111,16 @@ BY_SCRIPT = (("axolotl.cli", "axolotl"), ("open_r1", "open-r1"), ("open_instruct
              # transformers' own example scripts (examples/pytorch/*/run_*.py) parse with HfArgumentParser
              ("transformers/examples/", "hf"))
 # What the launched script imports, strongest first.
-BY_IMPORT = ((re.compile(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"), "open-instruct"),
-             (re.compile(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
-             (re.compile(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
-             (re.compile(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
-             (re.compile(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
-             (re.compile(r"\bTrlParser\b"), "trl"),
+BY_IMPORT = ((compile_later(r"\bfrom\s+open_instruct\b|\bimport\s+open_instruct\b|\bArgumentParserPlus\b"),
+              "open-instruct"),
+             (compile_later(r"\bfrom\s+open_r1\b|\bimport\s+open_r1\b"), "open-r1"),
+             (compile_later(r"\bfrom\s+llamafactory\b|\bimport\s+llamafactory\b|\bfrom\s+llmtuner\b"), "llamafactory"),
+             (compile_later(r"\bfrom\s+swift\b|\bimport\s+swift\b"), "ms-swift"),
+             (compile_later(r"\bfrom\s+axolotl\b|\bimport\s+axolotl\b"), "axolotl"),
+             (compile_later(r"\bTrlParser\b"), "trl"),
              # alignment-handbook's H4ArgumentParser is an HfArgumentParser (parse_yaml_file, allow_extra_keys=False)
-             (re.compile(r"\bH4ArgumentParser\b"), "hf"),
-             (re.compile(r"\bHfArgumentParser\b"), "hf"))
+             (compile_later(r"\bH4ArgumentParser\b"), "hf"),
+             (compile_later(r"\bHfArgumentParser\b"), "hf"))
 # For each of them, words one of which every match contains: a script without them is not scanned with the pattern
 # (a scan costs ~30 us per KB, the word search almost nothing). Held to BY_IMPORT by tests/test_startup.py.
 _IMPORT_WORDS = ((b"open_instruct", b"ArgumentParserPlus"), (b"open_r1",), (b"llamafactory", b"llmtuner"),
@@ -528,7 +530,8 @@ def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
 
 
 MAX_DOC_FILES = 200  # Markdown and shell files looked at for a cloned framework's script
-_CLONE = re.compile(r"\bgit\s+clone\b[^\n]*?(?:https?://|git@)([\w.-]+[/:][\w.-]+/[\w.-]+?)(?:\.git)?(?=[\s/]|$)", re.M)
+_CLONE = compile_later(r"\bgit\s+clone\b[^\n]*?(?:https?://|git@)([\w.-]+[/:][\w.-]+/[\w.-]+?)(?:\.git)?(?=[\s/]|$)",
+                       re.M)
 _CLONED: dict[str, tuple] = {}
 
 
@@ -587,7 +590,7 @@ def _cloned_era(repo_root: str) -> tuple:
     return found
 
 
-_REF_AFTER = re.compile(r"^\s*(?:cd\s+\S+\s*(?:&&|;)\s*)?git\s+(?:checkout|switch|reset\s+--hard)\s+\S+", re.M)
+_REF_AFTER = compile_later(r"^\s*(?:cd\s+\S+\s*(?:&&|;)\s*)?git\s+(?:checkout|switch|reset\s+--hard)\s+\S+", re.M)
 _INSTALLS: dict[tuple[str, str], tuple] = {}
 
 
@@ -731,11 +734,12 @@ def _row_versions(catalog, name: str) -> list[str | None]:
 # Trainer, so no HfTrainerDeepSpeedConfig comparing a DeepSpeed config with TrainingArguments): an
 # `accelerator.backward(...)` loop of its own, or trlx (trlx/trainer/accelerate_base_trainer.py:
 # AccelerateRLTrainer builds `Accelerator(log_with=..., project_dir=...)` and steps it itself).
-_OWN_LOOP = re.compile(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
+_OWN_LOOP = compile_later(r"\baccelerator\.backward\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
 # Any sign of an HF Trainer or a parser whose framework runs one.
-_HF_TRAINER_SIGNS = re.compile(r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
-                               r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct)\b",
-                               re.M)
+_HF_TRAINER_SIGNS = compile_later(
+    r"\b\w*Trainer\b|\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|"
+    r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct)\b",
+    re.M)
 
 
 def own_training_loop(launch, repo_root: str = "") -> str:
@@ -753,7 +757,7 @@ def own_training_loop(launch, repo_root: str = "") -> str:
     return path
 
 
-_H4 = re.compile(r"\bparse_yaml_and_args\b")
+_H4 = compile_later(r"\bparse_yaml_and_args\b")
 
 
 def script_syntax(launch, repo_root: str = "") -> str:
@@ -770,12 +774,12 @@ def script_syntax(launch, repo_root: str = "") -> str:
 # TrainingArguments): it names TrainingArguments or an HF-style parser, imports transformers' Trainer or a trl
 # trainer/config, or imports a framework that runs one. A class of the project's own called Trainer (huggingface/
 # smollm's m4.training.trainer.Trainer, an accelerator.backward loop) is not one.
-_HF_TRAINER_USE = re.compile(
+_HF_TRAINER_USE = compile_later(
     r"\bTrainingArguments\b|\bHfArgumentParser\b|\bTrlParser\b|\bH4ArgumentParser\b|\btransformers\.Trainer\b|"
     r"^\s*from\s+(?:transformers|trl)\b[^\n]*\b\w*(?:Trainer|Config)\b|"
     r"^\s*(?:from|import)\s+(?:trl|llamafactory|llmtuner|swift|axolotl|open_r1|open_instruct|alignment)\b", re.M)
-_ACCELERATOR_LOOP = re.compile(r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)",
-                         re.M)
+_ACCELERATOR_LOOP = compile_later(
+    r"\baccelerator\.backward\s*\(|\bAccelerator\s*\(|^\s*(?:import\s+trlx\b|from\s+trlx\b)", re.M)
 MAX_NEAR_SCRIPTS = 64  # .py files read per folder
 MAX_NAMING_WALK = 3000  # repository files looked at for a script that names the config
 

@@ -19,6 +19,7 @@ import shlex
 from pathlib import Path
 from types import ModuleType
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import frameworks
 from trainlint.document.reading import read_regular_file
 
@@ -172,9 +173,9 @@ def _read_file(path: Path, kind: str, pin_files: ModuleType) -> list:
     return [pin_files.Pin(p.name, p.spec, str(path), p.exact, p.note) for p in found]
 
 
-_PIP = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
-_CONDA = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:create|update)\b(.*)$")
-_CD = re.compile(r"(?:^|[\s;&|(])(?:cd|pushd)\s+([^\s;&|)]+)")
+_PIP = compile_later(r"(?:^|[\s;&|(`])(?:\S*/)?(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)$")
+_CONDA = compile_later(r"(?:^|[\s;&|(`])(?:\S*/)?(?:conda|mamba|micromamba)\s+(?:env\s+)?(?:create|update)\b(.*)$")
+_CD = compile_later(r"(?:^|[\s;&|(])(?:cd|pushd)\s+([^\s;&|)]+)")
 _OPTS_WITH_VALUE = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--target", "-t", "--prefix",
                     "--root", "--platform", "--python-version", "--trusted-host", "--src", "--cache-dir")
 
@@ -338,7 +339,7 @@ def _segment(stripped: str, cwd: Path, path: Path, root: Path, text: str, pin_fi
 
 
 # `pip install 'transformers>=4.43,<4.45'`: a requirement with a range of its own
-_RANGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?\s*(?:~=|>=|<=|!=|<|>)\s*[0-9]")
+_RANGE = compile_later(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?\s*(?:~=|>=|<=|!=|<|>)\s*[0-9]")
 
 
 def _words(text: str) -> list[str]:

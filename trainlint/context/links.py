@@ -30,6 +30,7 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
+from trainlint._patterns import compile_later
 from trainlint.context import launch, pins
 from trainlint.context.discovery import CONFIG_SUFFIXES, DEFAULT_EXCLUDE, _git_root, _Ignores
 from trainlint.context.settings import find_project_config
@@ -47,11 +48,12 @@ SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/", "/run/")
 
 # A file can only link a DeepSpeed config if it names DeepSpeed: `deepspeed:`, `deepspeed_config_file`,
 # `DeepSpeedStrategy`. Cheap to test before looking for file names.
-_MENTIONS = re.compile(rb"deepspeed", re.IGNORECASE)
+_MENTIONS = compile_later(rb"deepspeed", re.IGNORECASE)
 # A name starts after a delimiter (the lookbehind): without it a long run of name characters with no
 # extension is rescanned from every position in it (quadratic: 100k characters took minutes).
-_NAMES = re.compile(r"""(?<![^\s"'`:,=\[\]{}()<>|;/\\])([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
-                    re.IGNORECASE | re.MULTILINE)
+_NAMES = compile_later(
+    r"""(?<![^\s"'`:,=\[\]{}()<>|;/\\])([^\s"'`:,=\[\]{}()<>|;/\\]+\.(?:json|jsonc|hjson|conf|ya?ml))(?=$|[\s"'`,\]}#;)])""",
+    re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass

@@ -29,6 +29,7 @@ else:  # Python 3.10: the same reader, as the tomli distribution
 
 from dataclasses import dataclass
 
+from trainlint._patterns import compile_later
 from trainlint._versions import InvalidSpecifier, SpecifierSet, canonical
 from trainlint.catalog import releases
 from trainlint.context import installs
@@ -41,8 +42,8 @@ PIN_FILES = ("uv.lock", "poetry.lock", "Pipfile.lock", "pyproject.toml", "setup.
              "environment.yml", "environment.yaml")
 PIN_NAMES = frozenset({"uv.lock", "poetry.lock", "Pipfile", "Pipfile.lock", "pyproject.toml", "setup.py", "setup.cfg",
                        "environment.yml", "environment.yaml"})
-_REQ_DIRECT = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
-_REQ_STRING = re.compile(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
+_REQ_DIRECT = compile_later(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?\s*@\s*git\+[^'"\s]+)["']""")
+_REQ_STRING = compile_later(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,7 @@ def _strength(pin: Pin) -> float:
 # PEP 508, as far as a pin's framework and versions go: `name[extras] (specifiers) ; marker`. A direct reference
 # (`name @ url`) pins no version. (packaging.requirements would pull in markers, tags, platform and subprocess:
 # more CPU than a lint.)
-_PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
+_PEP508 = compile_later(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*"
                r"(\(?\s*(?:(?:===|==|!=|~=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*\)?)\s*(;.*)?$")
 
 
@@ -263,8 +264,8 @@ def _requirement(text: str) -> Pin | None:
     return Pin(canonical(match.group(1)), spec, "", exact)
 
 
-_GIT_REF = re.compile(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
-_RELEASE_TAG = re.compile(r"^v?(\d+(?:\.\d+){1,2})$")
+_GIT_REF = compile_later(r"^git\+[^@#\s]+?(?:\.git)?(?:@([^#\s]+))?(?:#.*)?$")
+_RELEASE_TAG = compile_later(r"^v?(\d+(?:\.\d+){1,2})$")
 
 
 def git_pin(name: str, url: str) -> Pin:

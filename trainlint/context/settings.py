@@ -21,6 +21,7 @@ else:  # Python 3.10: the same reader, as the tomli distribution
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from trainlint._patterns import compile_later
 from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu, split_count
 from trainlint.catalog.models import ModelLookupError, closest_models, find_model
 from trainlint.catalog.naming import closest
@@ -38,8 +39,8 @@ FRAMEWORK_KEYS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lig
                   "llamafactory", "ms-swift", "litgpt", "torch")
 FAIL_LEVELS = ("error", "warning", "info")
 
-_DIRECTIVE = re.compile(r"#\s*trainlint:\s*(?P<body>.*)$")
-_PAIR = re.compile(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
+_DIRECTIVE = compile_later(r"#\s*trainlint:\s*(?P<body>.*)$")
+_PAIR = compile_later(r"(?P<key>[A-Za-z][\w-]*)\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
 
 
 class SettingsError(ValueError):
@@ -397,7 +398,7 @@ def _load_toml(path: Path) -> dict:
         raise SettingsError(f"{path}: cannot read it: {exc}", path=str(path)) from None
 
 
-_TABLE = re.compile(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
+_TABLE = compile_later(r"^\s*\[\s*([^\]]*?)\s*\]\s*(?:#.*)?$")
 
 
 def _table_parts(header: str) -> tuple[str, ...]:

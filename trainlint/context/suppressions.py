@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
+from trainlint._patterns import compile_later
 from trainlint.diagnostics import Diagnostic
 from trainlint.document.tree import Document
 
-_DISABLE = re.compile(r"#\s*trainlint:.*?\b(?P<kind>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s]+?)(?=\s+\w[\w-]*=|$)")
+_DISABLE = compile_later(
+    r"#\s*trainlint:.*?\b(?P<kind>disable-file|disable)\s*=\s*(?P<codes>[A-Za-z0-9_,\s]+?)(?=\s+\w[\w-]*=|$)")
 
 
 @dataclass

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import re
 
+from trainlint._patterns import compile_later
 from trainlint.document.tree import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
 
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_NUMBER = compile_later(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
           "-Infinity": float("-inf")}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # A bare placeholder that a launch script replaces before the file is read (`sed "s/CONFIG_BATCH_SIZE/$GBS/"`,
 # envsubst): ALL_CAPS or underscored names starting with a capital (Megatron-DeepSpeed's ds_config_*_TEMPLATE.json:
 # CONFIG_BATCH_SIZE, GBSIZE, CL_1st_TOTAL_STEP) and shell variables; never Python's True/False/None.
-_PLACEHOLDER = re.compile(r"(?:[A-Z][A-Za-z0-9]*_[A-Za-z0-9_]*|[A-Z][A-Z0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)")
+_PLACEHOLDER = compile_later(r"(?:[A-Z][A-Za-z0-9]*_[A-Za-z0-9_]*|[A-Z][A-Z0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)")
 _NOT_PLACEHOLDERS = {"TRUE", "FALSE", "NULL", "NONE", "NAN", "INF", "INFINITY", "T", "F", "Y", "N", "YES", "NO"}
 
 

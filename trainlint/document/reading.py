@@ -4,12 +4,12 @@ overlay of unsaved editor buffers (or in-memory fixes) that stand in for files o
 
 from __future__ import annotations
 
-import re
 import errno
 import os
 import stat
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.document import json_parser, yaml_parser
 from trainlint.document.tree import Document, SyntaxProblem
 
@@ -158,7 +158,7 @@ def _os_reason(exc: OSError) -> str:
     return f"cannot read the file: {exc.strerror or exc}"
 
 
-SURROGATE = re.compile("[\ud800-\udfff]")  # an unpaired surrogate code point: not Unicode text, cannot be encoded
+SURROGATE = compile_later("[\ud800-\udfff]")  # an unpaired surrogate code point: not Unicode text, cannot be encoded
 
 
 def has_surrogates(text: str) -> bool:

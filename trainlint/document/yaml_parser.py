@@ -6,11 +6,11 @@ False), because that is what HF, TRL, Axolotl and Accelerate see; rules warn abo
 
 from __future__ import annotations
 
-import re
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 
+from trainlint._patterns import compile_later
 from trainlint.diagnostics import Pos, Span
 from trainlint.document.tree import (
     MAX_ALIAS_NODES,
@@ -44,7 +44,7 @@ class _TooLarge(Exception):
 
 # Jinja2 (and Go-template / Ansible) markup that a script renders before the framework reads the result:
 # `{{ model_dir }}`, `{% if ... %}`, `{# ... #}` on one line each.
-_JINJA = re.compile(r"\{\{[^{}\n]*\}\}|\{%[^\n]*?%\}|\{#[^\n]*?#\}")
+_JINJA = compile_later(r"\{\{[^{}\n]*\}\}|\{%[^\n]*?%\}|\{#[^\n]*?#\}")
 
 
 def parse_into(doc: Document) -> None:
@@ -131,7 +131,7 @@ def _span(doc: Document, start, end) -> Span:
 
 
 # The characters after which libyaml's line and column differ from the editors' (YAML 1.1 line breaks, a BOM).
-_ODD_BREAKS = re.compile("[\x85\u2028\u2029\ufeff]")
+_ODD_BREAKS = compile_later("[\x85\u2028\u2029\ufeff]")
 
 
 class _Builder:

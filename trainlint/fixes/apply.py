@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -252,6 +251,8 @@ def _write_in_place(real: str, data: bytes) -> None:
 
 
 def _replace(real: str, data: bytes, st: os.stat_result) -> str | None:
+    import tempfile  # with shutil and random, only when a fix is written: `check` without --fix never needs it
+
     folder, name = os.path.split(real)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".trainlint-tmp", dir=folder or ".")
     try:

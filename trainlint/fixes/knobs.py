@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from typing import Any
 
+from trainlint._patterns import compile_later
 from trainlint.catalog.files import read_data
 from trainlint.diagnostics import Edit
 from trainlint.document.tree import Node
@@ -139,7 +139,7 @@ def directive_edits(ctx, field: str, value: Any) -> list[Edit] | None:
     return [Edit(doc.path, origin.span, str(value))]
 
 
-_DIRECTIVE_START = re.compile(r"#\s*trainlint:")
+_DIRECTIVE_START = compile_later(r"#\s*trainlint:")
 # The user-facing names of the plan fields a setting may hold (the CLI flag, the directive and [tool.trainlint] key).
 SETTING_NAMES = {name: key for key, (name, _kind) in OVERRIDABLE.items()}
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from trainlint._patterns import compile_later
 from trainlint.document.reading import in_overlay
 from trainlint.document.tree import Document, Node
 from trainlint.plan import COUNT_LIMIT, Origin, Setting
 
 KeyStep = str | int  # one step of a key path: a mapping key or a sequence index
 
-_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_FLOAT_TEXT = compile_later(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def may_be_number(text: str) -> bool:

@@ -5,8 +5,8 @@ itself: bf16 means pure bf16."""
 
 from __future__ import annotations
 
-import re
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import semantics
 from trainlint.document.tree import Document
 from trainlint.flavors.base import ConfigView, as_bool, as_targets, top_keys
@@ -14,7 +14,7 @@ from trainlint.plan import FP32, PURE_BF16, PURE_FP16, Peft, ReadResult, Setting
 
 NAME = "torchtune"
 
-_BUILDER = re.compile(r"^(?P<kind>lora_|qlora_)?(?P<model>.+)$")
+_BUILDER = compile_later(r"^(?P<kind>lora_|qlora_)?(?P<model>.+)$")
 LORA_MODULE_NAMES = {"q_proj": "q_proj", "k_proj": "k_proj", "v_proj": "v_proj", "output_proj": "o_proj"}
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from trainlint import flavors, planning
+from trainlint._patterns import compile_later
 from trainlint.catalog import schemas
 from trainlint.document.reading import parse_document
 from trainlint.document.tree import Document, split_lines
@@ -317,7 +318,7 @@ class Completion:
     deprecated: bool = False
 
 
-_YAML_KEY_LINE = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[^\s#:][^#:]*?|\"[^\"]*\"|'[^']*')\s*:(?:\s|$)")
+_YAML_KEY_LINE = compile_later(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[^\s#:][^#:]*?|\"[^\"]*\"|'[^']*')\s*:(?:\s|$)")
 
 
 def _yaml_context(text: str, line: int, column: int) -> tuple[str, tuple, str | None, set[str]]:
@@ -370,7 +371,7 @@ def _yaml_context(text: str, line: int, column: int) -> tuple[str, tuple, str | 
     return kind, tuple(path), key, siblings
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|$)|[{}\[\]:,]|[^\s{}\[\]:,"/]+|/', re.S)
+_JSON_TOKEN = compile_later(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|$)|[{}\[\]:,]|[^\s{}\[\]:,"/]+|/', re.S)
 
 
 def _json_context(text: str, offset: int) -> tuple[str, tuple, str | None, set[str]]:

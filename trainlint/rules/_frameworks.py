@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import dialects, schemas
 from trainlint.catalog.gpus import find_gpu
 from trainlint.context.pins import repo_root
@@ -377,7 +378,7 @@ def trl_unknown_key(ctx, since: str | None = None, key: str | None = None) -> Pa
     return ParserOutcome(short, phrase)
 
 
-_PROJECT_NAME = re.compile(r"""^\s*name\s*=\s*["']([A-Za-z0-9_.\-]+)["']""", re.MULTILINE)
+_PROJECT_NAME = compile_later(r"""^\s*name\s*=\s*["']([A-Za-z0-9_.\-]+)["']""", re.MULTILINE)
 
 
 def runs_own_source(doc: Document, package: str) -> bool:

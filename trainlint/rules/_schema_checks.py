@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import schemas
 from trainlint.catalog.files import read_data
 from trainlint.context.launch import accelerate_option_for
@@ -17,7 +18,7 @@ from trainlint.flavors.base import as_int, may_be_number
 from trainlint.rules._frameworks import hf_dialect, lightning_trainer, suggest, version_status
 
 SCHEMA_FOR = {"huggingface": "hf-training-args", "lightning": "lightning", "accelerate": "accelerate"}
-_NUMBER = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_NUMBER = compile_later(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
 # Checked by dedicated rules: TL313 (precision), TL621 (strategy); TL004 (yes/no booleans).
 SKIP_LIGHTNING = {"precision", "strategy"}
 BOOL_WORD_KEYS = {"mixed_precision"}

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from trainlint._patterns import compile_later
 from trainlint.catalog import schemas
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value
@@ -48,7 +49,7 @@ CLAIMS = (
     Claim("accelerate", "commands/config/config_args.py BaseConfig.from_yaml_file", "", "silent"),
 )
 
-_YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
+_YAML11_MISSED_FLOAT = compile_later(r"[-+]?(\d[\d_]*)(\.\d*)?[eE][-+]?\d+")
 
 
 def yaml11_number(raw: str, value: float) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from trainlint._patterns import compile_later
 from trainlint.diagnostics import Severity
 from trainlint.fixes.edits import fix, replace_value, scalar_text
 from trainlint.flavors.base import may_be_number
@@ -44,7 +45,7 @@ RULE = Rule("TL504", "deepspeed-string-typed-value", Severity.ERROR,
             evidence="transformers/integrations/deepspeed.py: HfTrainerDeepSpeedConfig.fill_match; deepspeed/runtime/config_utils.py: DeepSpeedConfigModel",
             raises="Please correct the following DeepSpeed config values that mismatch TrainingArguments values: - ds gradient_accumulation_steps=8 vs hf gradient_accumulation_steps=8")
 
-NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+NUMBER = compile_later(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 PARAMS = (("optimizer", "params"), ("scheduler", "params"))
 
 
@@ -114,7 +115,7 @@ def check(ctx: LintContext):
 
 
 # What pydantic v2 (lax mode) turns into an int from a string: digits, an optional sign, underscores, ".0".
-PYDANTIC_INT = re.compile(r"\s*[-+]?\d[\d_]*(\.0*)?\s*")
+PYDANTIC_INT = compile_later(r"\s*[-+]?\d[\d_]*(\.0*)?\s*")
 
 
 def _integer_only(path: tuple) -> bool:

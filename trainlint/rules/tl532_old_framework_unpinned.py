@@ -31,9 +31,9 @@ the last tag with H4ArgumentParser and scripts/run_*.py), or port the scripts to
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.diagnostics import Pos, Severity, Span
 from trainlint.rules.base import LintContext, Rule
 
@@ -43,8 +43,8 @@ RULE = Rule("TL532", "old-framework-unpinned", Severity.WARNING,
             evidence="alignment-handbook src/alignment/__init__.py (0.4.0.dev0, 19f0345)",
             raises="ImportError: cannot import name '{name}' from 'alignment'")
 
-_IMPORTS = re.compile(r"^(\S+?)(?: \(imported by \S+\))? (?:imports|uses) (\S+?),")
-_RUNS = re.compile(r"^\S+ runs (\S+) of a clone")
+_IMPORTS = compile_later(r"^(\S+?)(?: \(imported by \S+\))? (?:imports|uses) (\S+?),")
+_RUNS = compile_later(r"^\S+ runs (\S+) of a clone")
 
 
 def _what(reason: str) -> tuple[str, str]:

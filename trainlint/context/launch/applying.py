@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.context import pins
 from trainlint.context.launch.parsing import _int
 from trainlint.context.launch.resolving import _resolve_path, bases_of
@@ -95,7 +96,7 @@ PLAN_ARGUMENTS = {
 READ_WITH_ARGUMENTS = ("huggingface", "axolotl", "torchtune", "litgpt")
 
 
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
+_NUMBER = compile_later(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", re.I)
 
 
 def _typed(raw):

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.context.launch import invoking
 from trainlint.context.launch.resolving import _ASSIGN, _cd_target, _expand
 from trainlint.context.launch.values import Command, Cut
@@ -30,17 +31,18 @@ SCRIPT_KINDS = ((".sh", 0), (".bash", 0), (".slurm", 0), (".sbatch", 0), (".job"
                 (".yml", 2), (".yaml", 2), (".md", 3), (".rst", 3), (".txt", 4))
 
 
-LAUNCH_WORDS = re.compile(r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
+LAUNCH_WORDS = compile_later(
+                    r"accelerate\s+launch|torchrun|torch\.distributed\.(run|launch)|\bdeepspeed\b|\btune\s+run|"
                     r"\blitgpt\s|\baxolotl\b|llamafactory-cli|\bpython[0-9.]*\s|\btrl\s+\w+|\bswift\s+\w+|"
                     r"\bsbatch\b|\bsrun\b|\bmegatron\s+(?:sft|pt|rlhf|export)\b")
-_SCRIPT_NAME = re.compile(rb"[\w./-]*[\w-]\.(?:sh|bash|slurm|sbatch|job)\b")  # a script a command may run
-_BRACE_BYTES = re.compile(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
+_SCRIPT_NAME = compile_later(rb"[\w./-]*[\w-]\.(?:sh|bash|slurm|sbatch|job)\b")  # a script a command may run
+_BRACE_BYTES = compile_later(rb"\{[^{}\s,]*,[^{}\s]*\}")  # a shell brace expansion (`config_{a,b}.yaml`)
 
 
 # A word every match of LAUNCH_WORDS contains (held to it by tests/test_startup.py): this plain alternation scans
 # text an order of magnitude faster than LAUNCH_WORDS (whose \b-led alternatives have no literal prefix), so a line
 # or file without any of them is not scanned with it.
-_LAUNCH_LITERALS = re.compile(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
+_LAUNCH_LITERALS = compile_later(r"accelerate|torchrun|torch\.distributed\.|deepspeed|tune|litgpt|axolotl|"
                         r"llamafactory-cli|python|trl|swift|sbatch|srun|megatron")
 
 
@@ -208,7 +210,7 @@ def commands_in(text: str, path: str, rank: int = 0, markdown: bool | None = Non
             if has_launch_words(line)]
 
 
-_CUT_BYTES = re.compile(rb"\\[ \t]+(?:#[^\n]*)?\r?\n")  # a backslash, blanks, maybe a comment, the line's end
+_CUT_BYTES = compile_later(rb"\\[ \t]+(?:#[^\n]*)?\r?\n")  # a backslash, blanks, maybe a comment, the line's end
 
 
 def cuts_in(text: str, path: str) -> list[Cut]:
@@ -354,8 +356,8 @@ def shell_lines(text: str, path: str, markdown: bool | None = None, bound: dict 
 MAX_JOINED = 64  # physical lines a quoted string may span into one command (continuation lines: any number)
 MAX_VARIABLES = 128  # variables kept per command (the last set)
 # A statement that opens / closes a conditional block (`if`, `case`, `for`, `while`, `until`; `fi`, `esac`, `done`).
-_OPENS = re.compile(r"(?:^|[;&|(]\s*|\b(?:then|do|else)\s+)(?:if|case|for|while|until|select)\b")
-_CLOSES = re.compile(r"(?:^|[;&|]\s*|\b(?:then|do|else)\s+)(?:fi|esac|done)\b")
+_OPENS = compile_later(r"(?:^|[;&|(]\s*|\b(?:then|do|else)\s+)(?:if|case|for|while|until|select)\b")
+_CLOSES = compile_later(r"(?:^|[;&|]\s*|\b(?:then|do|else)\s+)(?:fi|esac|done)\b")
 
 
 def _scan(text: str, quote: str = "") -> tuple[str, bool, int]:
@@ -420,11 +422,12 @@ def _assign(env: dict, name: str, raw: str, depth: int, bound: dict | None) -> N
     env[name] = value
 
 
-_POSITIONAL = re.compile(r"\$\{?[0-9#@*]")
+_POSITIONAL = compile_later(r"\$\{?[0-9#@*]")
 
 
-_CD = re.compile(r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
-_WORKING_DIR = re.compile(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
+_CD = compile_later(
+    r"^\(?\s*(cd|pushd|popd)\b\s*((?:\"[^\"]*\"|'[^']*'|\$\([^)]*\)[^\s;&|)]*|[^\s;&|)])*)\s*(?:&&|;|$)\s*")
+_WORKING_DIR = compile_later(r"^(?:-\s+)?working-directory\s*:\s*(\S+)\s*$")
 
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 

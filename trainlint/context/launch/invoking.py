@@ -12,14 +12,15 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.context.launch.resolving import _ASSIGN, _expand, bases_for, working_dirs
 from trainlint.context.launch.values import Command
 
 # a script that reads its arguments: `$1`, `${1}`, `${1:-x}`, `"$@"`, `$#`, `shift`
-_READS_ARGUMENTS = re.compile(r"\$\{?[1-9]|\bshift\b")
-_CASE = re.compile(r"^\s*case\s+\"?\$\{?1\}?\"?\s+in\b")
-_PATTERN = re.compile(r"^\s*\(?\s*((?:[\"']?-[\w\-=*\"']+)(?:\s*\|\s*[\"']?-[\w\-=*\"']+)*)\s*\)\s*(.*)$")
-_SBATCH_LINE = re.compile(r"^#SBATCH\s+(.*)$")
+_READS_ARGUMENTS = compile_later(r"\$\{?[1-9]|\bshift\b")
+_CASE = compile_later(r"^\s*case\s+\"?\$\{?1\}?\"?\s+in\b")
+_PATTERN = compile_later(r"^\s*\(?\s*((?:[\"']?-[\w\-=*\"']+)(?:\s*\|\s*[\"']?-[\w\-=*\"']+)*)\s*\)\s*(.*)$")
+_SBATCH_LINE = compile_later(r"^#SBATCH\s+(.*)$")
 # commands that run a script file given as their first word
 _RUNNERS = ("bash", "sh", "zsh", "source", ".", "srun", "nohup", "time", "exec")
 _STOPS = (";", "&&", "||", "|", "&")
@@ -204,8 +205,8 @@ def invocations(script: Path, script_text: str, entries: list, root: str, lines_
     return out
 
 
-_EXPORT = re.compile(r"^\s*export\s+(.*)$")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EXPORT = compile_later(r"^\s*export\s+(.*)$")
+_NAME = compile_later(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _exported(text: str, before: int, env: dict, script_text: str) -> dict:

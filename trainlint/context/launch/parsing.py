@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.context.launch.resolving import _ASSIGN, _expand
 
 
@@ -23,7 +24,7 @@ def _tokens(text: str) -> list[str]:
 
 
 # An unquoted `$NAME` / `${NAME}` in a command: the shell splits its value into words.
-_BARE_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_BARE_VARIABLE = compile_later(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
 def _split_variables(text: str, env: dict) -> str:

@@ -10,10 +10,11 @@ import os
 import re
 from pathlib import Path
 
+from trainlint._patterns import compile_later
 from trainlint.context.launch.values import Command, Launch
 
 # `NAME=value` / `export NAME=value`: a shell variable a file (or a command's prefix) sets
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
+_ASSIGN = compile_later(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;#]*)")
 
 
 def _cd_target(text: str) -> str:
@@ -29,11 +30,11 @@ def _cd_target(text: str) -> str:
 # `${NAME}`, `${NAME:-default}` / `${NAME-default}`, `$NAME`, and the positional parameters `$1`, `${1}`,
 # `${1:-default}` (a script's arguments: set only where an invocation of the script binds them); `${1#*=}` (the
 # value of a `--key=value` argument) and other `${...}` operations are unknown.
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])"
-                       r"|\$\{[^}]*\}")
-_ARITHMETIC = re.compile(r"\$\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")
-_ARITHMETIC_TEXT = re.compile(r"[0-9+\-*/%() ]+")
-_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_VARIABLE = compile_later(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9])(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*|[0-9])"
+                          r"|\$\{[^}]*\}")
+_ARITHMETIC = compile_later(r"\$\(\(([^()]*(?:\([^()]*\)[^()]*)*)\)\)")
+_ARITHMETIC_TEXT = compile_later(r"[0-9+\-*/%() ]+")
+_NAME = compile_later(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 
 def _expand(token: str, env: dict) -> str:
@@ -113,7 +114,7 @@ def _substitutions(token: str) -> str:
     return "".join(out)
 
 
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = compile_later(r"\{([^{}]*,[^{}]*)\}")
 MAX_BRACE_WORDS = 32
 
 

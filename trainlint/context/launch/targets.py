@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 
+from trainlint._patterns import compile_later
 from trainlint.context import pins
 from trainlint.context.launch.deciding import _span_of, from_parsed
 from trainlint.context.launch.index import commands_in, has_launch_words
@@ -148,7 +149,7 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-_WORD_END = re.compile(r"[\s;|&<>()]")
+_WORD_END = compile_later(r"[\s;|&<>()]")
 
 
 def _words(text: str, starts: list[int], command: Command) -> list[tuple[str, int, int, str | None]]:
