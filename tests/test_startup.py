@@ -167,3 +167,16 @@ def test_module_level_patterns_are_compiled_later():
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"):
                 raise AssertionError(f"{path.relative_to(ROOT)}:{node.lineno}: use compile_later at module level")
             pending.extend(ast.iter_child_nodes(node))
+
+
+def test_every_dataclass_has_a_docstring():
+    # Python 3.11's dataclasses builds a missing docstring from inspect.signature at import, for every class.
+    import ast
+
+    missing = []
+    for path in sorted((ROOT / "trainlint").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.ClassDef) and any("dataclass" in ast.unparse(d) for d in node.decorator_list)
+                    and ast.get_docstring(node) is None):
+                missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+    assert not missing, missing

@@ -50,6 +50,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A finding's fix: its title, the text edits it makes, and whether applying it is safe."""
     title: str
     edits: tuple[Edit, ...]
     safe: bool = True
@@ -61,6 +62,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One finding: its code, severity, one-line message, position and fixes."""
     code: str
     severity: Severity
     message: str

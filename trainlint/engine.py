@@ -59,6 +59,7 @@ INTERNAL = "TL000"
 
 @dataclass
 class FileResult:
+    """What checking one file produced: its document, training plan, linked files and findings."""
     path: str
     flavor: str
     document: Document

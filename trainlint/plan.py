@@ -22,6 +22,7 @@ ORIGIN_KINDS = ("cli", "directive", "project", "launch", "config", "linked", "in
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a setting's value came from: the config, a linked file, the launch, a default, ..."""
     kind: str  # one of ORIGIN_KINDS
     path: str = ""  # the file holding it (config, linked config, pyproject.toml)
     key_path: tuple = ()
@@ -75,6 +76,7 @@ def _shown(path: str) -> str:
 
 @dataclass(frozen=True)
 class Setting(Generic[T]):
+    """A value of the training plan and where it came from."""
     value: T  # an int, a str, a Precision, ...
     origin: Origin = DEFAULT
 
@@ -140,6 +142,7 @@ MASTER_FP16 = Precision("fp16", master_weights=True)
 
 @dataclass(frozen=True)
 class Peft:
+    """The adapter a run trains (LoRA, DoRA, ...): rank, targets and how the base model is quantized."""
     method: str = "lora"  # "lora" | "dora" | "adapter" | "adapter_v2" (LitGPT's adapter scripts)
     rank: int = 8
     target_modules: Any = None  # list of names, "all-linear", a regex string, or None (PEFT's per-model default)
@@ -229,6 +232,7 @@ def _bounded(fields: dict[str, Any], defaults: dict[str, Any]) -> tuple[dict[str
 
 @dataclass(frozen=True)
 class TrainingPlan:
+    """What a config means for a run, framework-neutral: every setting the estimate and rules need."""
     flavor: str
     path: str
     model: Setting[str | None] = default(None, "no model named")

@@ -32,6 +32,7 @@ _BUFFER_SUFFIXES = (".inv_freq", "rotary_emb.inv_freq", ".masked_bias", ".attn.b
 
 @dataclass(frozen=True)
 class CheckpointCount:
+    """The parameters a local checkpoint's safetensors headers hold, in how many files and which dtypes."""
     params: int
     files: int
     dtypes: tuple[str, ...]

@@ -27,6 +27,7 @@ class ExactCountUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class ExactCount:
+    """A parameter count from transformers itself (the model built on the meta device), and how it was built."""
     params: int
     auto_class: str
     transformers_version: str

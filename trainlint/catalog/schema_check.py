@@ -34,6 +34,7 @@ _SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
 
 @dataclass
 class SchemaViolation:
+    """One JSON-Schema error as jsonschema reports it: the keyword, the failing value and where it is."""
     validator: str
     validator_value: Any
     schema: dict

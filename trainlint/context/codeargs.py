@@ -47,6 +47,7 @@ class CodeValue:
 
 @dataclass(frozen=True)
 class _Facts:
+    """What a training script's code says about its arguments: calls, dataclass fields, argparse options."""
     calls: tuple  # (line, class name, {keyword: expression}, has **kwargs)
     fields: dict  # {field name: {(class name, line, value)}} of the script's dataclasses
     options: dict  # {dest: (line, value)} of its argparse options

@@ -34,6 +34,7 @@ LABELS = {"hf": "HfArgumentParser", "trl": "TrlParser", "llamafactory": "LLaMA-F
 
 @dataclass(frozen=True)
 class Dialect:
+    """The parser that reads the config (HF, TRL, axolotl, ...), how it was recognised and the keys it accepts."""
     name: str = "unknown"  # one of DIALECTS
     origin: Origin = Origin("default", note="no script or package pins name the parser")
     fields: frozenset | None = None  # keys the parser accepts, when known

@@ -26,6 +26,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env
 
 @dataclass(frozen=True)
 class Target:
+    """A file to check, and whether it was named on the command line or found by walking a folder."""
     path: str
     explicit: bool  # named on the command line (rather than found by walking a folder)
     launch: bool = False  # a walked shell script, Makefile or README: checked only for its launch targets

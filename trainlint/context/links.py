@@ -58,6 +58,7 @@ _NAMES = compile_later(
 
 @dataclass
 class LinkIndex:
+    """Which configs of a repository mention a file name: the index behind 'the configs linking this file'."""
     root: str
     by_name: dict[str, list[str]] = field(default_factory=dict)  # file name -> files that mention it
     files: int = 0  # config files looked at

@@ -48,6 +48,7 @@ _REQ_STRING = compile_later(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s
 
 @dataclass(frozen=True)
 class Pin:
+    """One package requirement of the repository: its specifier and the file that says it."""
     name: str  # canonical
     spec: str  # PEP 440 specifier ("==0.18.0", ">=4.40,<5", "" = unpinned)
     path: str  # the file that says it
@@ -63,6 +64,7 @@ class Pin:
 
 @dataclass(frozen=True)
 class FolderPins:
+    """The pins a folder's pin files declare, the strongest per package, and the files read."""
     pins: dict  # name -> Pin (the strongest in this folder: exact beats range beats unpinned)
     project_names: tuple[str, ...] = ()  # the package names this folder's pyproject / setup.py define
     files: tuple[str, ...] = ()

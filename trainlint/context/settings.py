@@ -82,6 +82,7 @@ class Overrides:
 
 @dataclass(frozen=True)
 class RuleSelection:
+    """Which rules are on: select, ignore and extend-select, as ruff spells them."""
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
@@ -148,6 +149,7 @@ def _context_entry(norm: str, value: Any, source: str, into: dict) -> None:
 
 @dataclass(frozen=True)
 class ProjectConfig:
+    """The [tool.trainlint] settings of the nearest pyproject.toml (or trainlint.toml), as read."""
     path: str = ""  # the TOML file it came from ("" = none found)
     overrides: dict[str, Any] = field(default_factory=dict)
     selection: RuleSelection = RuleSelection()
@@ -437,6 +439,7 @@ def toml_position(path: str, key: tuple[str, ...]) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Directive:
+    """A config file's own `# trainlint:` settings, with the entries that could not be read."""
     overrides: Overrides
     problems: tuple[tuple[int, str], ...] = ()  # (line, message) for bad directive entries
     context: ContextSettings = ContextSettings(origin=Origin("directive"))

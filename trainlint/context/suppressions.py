@@ -20,6 +20,7 @@ _DISABLE = compile_later(
 
 @dataclass
 class Suppression:
+    """One `# trainlint: disable=...` comment: the codes it silences and the line (or file) it covers."""
     line: int  # where the comment is
     column: int
     codes: tuple[str, ...]
@@ -37,6 +38,7 @@ class Suppression:
 
 @dataclass
 class Suppressions:
+    """A file's suppression comments."""
     items: list[Suppression]
     path: str
 

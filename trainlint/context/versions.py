@@ -29,6 +29,7 @@ FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightni
 
 @dataclass(frozen=True)
 class FrameworkVersion:
+    """The release of one framework the file is judged under, and where that version came from."""
     name: str  # canonical distribution name
     version: str  # PEP 440 version string
     origin: str  # "cli" | "directive" | "project" | "pin" | "installed" | "known"

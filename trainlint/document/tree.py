@@ -98,6 +98,7 @@ class Node:
 
 @dataclass(eq=False)
 class Entry:
+    """One key of a mapping with its value node, and the key as written (style and span)."""
     key: str  # the key as a string (PyYAML may read `on:` as True: then key == "True", key_raw == "on")
     key_raw: str
     key_span: Span
@@ -107,12 +108,14 @@ class Entry:
 
 @dataclass(frozen=True)
 class SyntaxProblem:
+    """Why a file could not be parsed, and where."""
     message: str
     span: Span
 
 
 @dataclass(frozen=True)
 class DuplicateKey:
+    """A key given twice in one mapping: both occurrences."""
     key_path: KeyPath
     first: Span
     duplicate: Span
@@ -128,6 +131,7 @@ class RelaxedSyntax:
 
 @dataclass(eq=False)
 class Document:
+    """A parsed config file: its text, the tree of nodes with positions, and its syntax problems."""
     path: str
     text: str
     kind: str  # "yaml" | "json" | "unreadable"

@@ -36,6 +36,7 @@ MAX_ROUNDS = 8
 
 @dataclass
 class FixOutcome:
+    """What applying fixes did: the texts before and after, and the fixes or files left alone."""
     original: dict[str, str] = field(default_factory=dict)  # path -> text before
     fixed: dict[str, str] = field(default_factory=dict)  # path -> text after (changed files only)
     applied: int = 0

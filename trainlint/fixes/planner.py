@@ -79,6 +79,7 @@ HOST_PENALTY = 0.0002  # cost per GiB of host RAM per node
 
 @dataclass(frozen=True)
 class Knob:
+    """One setting the out-of-memory planner may change, with its memory effect's group and its cost."""
     group: str  # at most one knob per group in a combination
     strength: int  # within a group: higher is stronger (a smaller micro-batch, a higher ZeRO stage)
     title: str
@@ -94,6 +95,7 @@ class Knob:
 
 @dataclass(frozen=True)
 class Candidate:
+    """A combination of knobs the planner tried: the changes, their cost and the edits that make them."""
     title: str
     changes: dict
     cost: float
@@ -106,6 +108,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Offer:
+    """A candidate that fits, with the memory it needs: what becomes the finding's fix."""
     candidate: Candidate
     total: int
     host_bytes: int = 0

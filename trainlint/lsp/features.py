@@ -76,6 +76,7 @@ def key_markdown(schema: str, key_path: tuple) -> str | None:
 
 @dataclass(frozen=True)
 class MemoryEffect:
+    """What changing one setting would do to the per-GPU memory, for the hover and inlay hints."""
     field: str
     key_path: tuple
     value_end: int  # code-point offset in the document where the value ends
@@ -310,6 +311,7 @@ def context_markdown(result: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Completion:
+    """A completion item for a key or value, before it becomes the protocol's CompletionItem."""
     label: str
     kind: str  # "key" | "value"
     detail: str | None = None

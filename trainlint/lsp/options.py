@@ -37,6 +37,7 @@ WRAPPERS = {"settings", "globalSettings", "trainlint"}
 
 @dataclass(frozen=True)
 class ClientOptions:
+    """The settings an editor sends (initializationOptions / workspace configuration)."""
     values: dict[str, Any] = field(default_factory=dict)  # plan field -> value
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -93,6 +93,7 @@ class Entry:
 
 @dataclass
 class Report:
+    """The diagnostics published for one document, as trainlint's and as the protocol's."""
     pairs: list[tuple[Diagnostic, t.Diagnostic]] = field(default_factory=list)
     index: convert.LineIndex | None = None
     result_id: str | None = None

@@ -20,6 +20,7 @@ def gib(n: float) -> str:
 
 @dataclass(frozen=True)
 class Component:
+    """One part of the per-GPU memory at the peak (weights, gradients, ...) and what it assumes."""
     key: str  # weights | gradients | optimizer_states | activations | logits | buffers | temporaries
     label: str
     bytes: int  # at the peak
@@ -47,6 +48,7 @@ class PhasePeak:
 
 @dataclass(frozen=True)
 class Breakdown:
+    """A run's per-GPU memory: its parts at the peak, allocated and reserved, and the GPU it is judged on."""
     model: str
     gpu: Any  # trainlint.catalog.gpus.GPU or None
     gpu_count: int

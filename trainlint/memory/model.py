@@ -35,6 +35,7 @@ ROUND = 512  # the caching allocator's granularity
 
 @dataclass(frozen=True)
 class OptimizerSpec:
+    """An optimizer's memory: its state per parameter and the temporaries of its step."""
     name: str
     label: str
     state_factor: float = 0.0  # parameter-sized state tensors (in the state dtype)
@@ -76,6 +77,7 @@ def optimizer_spec(name: str) -> OptimizerSpec | None:
 
 @dataclass(frozen=True)
 class Family:
+    """How an architecture family's layers keep activations: norms, rotary, activation and dropout."""
     norm: str = "rms"
     norms: int = 2
     qk_norm: str | None = None
@@ -119,6 +121,7 @@ def family(model_type: str) -> Family:
 
 @dataclass(frozen=True)
 class Run:
+    """Everything the memory model needs about one training run: model, batch, precision, sharding, ..."""
     arch: Architecture
     micro_batch: int
     seq_len: int
@@ -186,6 +189,7 @@ class Run:
 
 @dataclass
 class Term:
+    """One allocation the memory model counts, in bytes, with what it assumes."""
     key: str
     label: str
     bytes: float
@@ -194,6 +198,7 @@ class Term:
 
 @dataclass
 class Estimate:
+    """The memory model's result: the terms resident at the peak, and each phase's peak."""
     terms: list[Term]  # resident at the peak, allocator-counted
     peak_allocated: int
     peak_phase: str
@@ -214,6 +219,7 @@ def _round(n: float) -> int:
 
 @dataclass
 class States:
+    """The per-GPU bytes of weights, gradients, master weights and optimizer states, with notes."""
     weights: float = 0.0
     weights_note: str = ""
     grads: float = 0.0
@@ -701,6 +707,7 @@ def _largest_unit(arch) -> int:
 
 @dataclass
 class Activations:
+    """The bytes of activations a step keeps: per layer, with checkpointing, and outside the layers."""
     per_layer: float = 0.0  # saved tensors of one layer, all of them (no checkpointing)
     layer_input: float = 0.0  # what checkpointing keeps per layer
     stack_total: float = 0.0  # all layers as they are kept (checkpointed or not)

@@ -22,6 +22,7 @@ CONCAT_COPIES = 2  # torch.cat in EvalLoopContainer.add (nested_concat): the kep
 
 @dataclass(frozen=True)
 class Phase:
+    """One phase of the run (loading, training step, evaluation, saving) and its peak memory."""
     name: str  # loading | training step | evaluation | saving
     allocated: int  # what max_memory_allocated() would report at the phase's peak
     host_bytes: int = 0  # host RAM per node the phase needs for itself (saving: rank 0's node)

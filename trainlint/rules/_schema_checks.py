@@ -56,6 +56,7 @@ ENUMS: dict[str, dict[tuple[str, ...], tuple]] = {
 
 @dataclass
 class Finding:
+    """A value the schema checks reject (wrong type, unknown choice, out of range), before it is a Diagnostic."""
     kind: str  # type | enum | range
     node: Node
     key_path: tuple

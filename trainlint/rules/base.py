@@ -44,6 +44,7 @@ DOCS_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules/{code}.m
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule's metadata: code, name, severity, summary and the flavors it applies to."""
     code: str  # stable forever, never reused
     name: str  # kebab-case
     severity: Severity
@@ -106,6 +107,7 @@ class Rule:
 
 @dataclass
 class LintContext:
+    """What a rule sees of one file: the document, its plan, linked files, estimate and run context."""
     document: Document
     flavor: str
     plan: TrainingPlan | None = None

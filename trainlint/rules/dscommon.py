@@ -292,6 +292,7 @@ def number_text(doc: Document, value: Any) -> str:
 
 @dataclass
 class HostValue:
+    """A value the HF integration compares with the DeepSpeed config, and where it was set."""
     value: Any
     node: Node | None  # None: a default, or a launch argument (origin)
     label: str  # how HF's mismatch line names it, e.g. "per_device_train_batch_size"
