@@ -180,3 +180,12 @@ def test_every_dataclass_has_a_docstring():
                     and ast.get_docstring(node) is None):
                 missing.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert not missing, missing
+
+
+def test_a_pattern_compiled_later_can_be_copied():
+    import copy
+
+    from trainlint._patterns import compile_later
+
+    later = compile_later(r"a+")
+    assert copy.copy(later).match("aa").group() == "aa"

@@ -1,8 +1,8 @@
 """Module-level regular expressions compiled on first use.
 
-Most of the ~80 patterns the package defines at module level serve one format, launcher or rule, so a one-file check
-uses a few of them; compiling all of them at import cost ~4% of a one-file check's instructions
-(benchmarks/startup/README.md). `compile_later` returns an object that behaves as the `re.Pattern` it stands for
+Most of the ~90 patterns the package defines at module level serve one format, launcher or rule, so a one-file check
+uses ~16 of them; compiling all of them at import cost ~5% of a one-file check's instructions (1,046M against 992M
+in callgrind, benchmarks/startup/README.md). `compile_later` returns an object that behaves as the `re.Pattern` it stands for
 (every attribute is the compiled pattern's, bound into the instance on first use so later calls are plain attribute
 hits); `re` itself does the compiling and caching.
 """
@@ -19,6 +19,8 @@ class _PatternOnFirstUse:
 
     def __getattr__(self, name: str) -> Any:
         # Only called for what the instance does not hold yet: compile, then keep the attribute on the instance.
+        if name == "_source":  # an instance made without __init__ (copy, pickle): no recursion
+            raise AttributeError(name)
         pattern, flags = self._source
         value = getattr(re.compile(pattern, flags), name)
         self.__dict__[name] = value

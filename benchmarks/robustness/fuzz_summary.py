@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     for run in runs:
         for sig, found in run.get("signatures", {}).items():
             by_kind[found["kind"]] = by_kind.get(found["kind"], 0) + found["inputs"]
-            signatures.setdefault(sig, {"kind": found["kind"], "inputs": 0, "detail": repository_relative(found["detail"])})
+            detail = repository_relative(found["detail"])
+            signatures.setdefault(sig, {"kind": found["kind"], "inputs": 0, "detail": detail})
             signatures[sig]["inputs"] += found["inputs"]
         for oracle, n in run.get("oracles", {}).items():
             oracles[oracle] = oracles.get(oracle, 0) + n
