@@ -108,8 +108,8 @@ def test_lora_trains_only_adapters_and_qlora_stores_half_a_byte():
 def test_checkpointing_cuts_activations_and_eager_attention_grows_them():
     long = run(seq_len=4096, micro_batch=2, precision=PURE_BF16)
     plain = estimate_run(long)
-    ckpt = estimate_run(Run(**{**long.__dict__, "grad_ckpt": "full"}))
-    eager = estimate_run(Run(**{**long.__dict__, "attn": "eager"}))
+    ckpt = estimate_run(long._replace(grad_ckpt="full"))
+    eager = estimate_run(long._replace(attn="eager"))
     assert ckpt.peak_allocated < plain.peak_allocated < eager.peak_allocated
 
 
@@ -117,7 +117,7 @@ def test_llama3_logits_dominate_and_fused_loss_removes_them():
     arch = find_model("meta-llama/Llama-3.2-1B")
     base = Run(arch=arch, micro_batch=1, seq_len=8192, precision=PURE_BF16, optimizer=optimizer_spec("adamw_torch_fused"),
                grad_ckpt="full")
-    plain, fused = estimate_run(base), estimate_run(Run(**{**base.__dict__, "fused_loss": True}))
+    plain, fused = estimate_run(base), estimate_run(base._replace(fused_loss=True))
     logits = next(t.bytes for t in plain.terms if t.key == "logits")
     assert logits == pytest.approx(12 * 8192 * arch.vocab_size)  # fp32 log-softmax, its grad, the logits grad
     assert fused.peak_allocated < plain.peak_allocated - 5 * GIB
@@ -317,8 +317,6 @@ def test_gradient_accumulation_keeps_gradients_through_later_micro_batches():
 
 def test_estimate_total_is_the_breakdowns_total_and_host_bytes():
     # The fix planner compares estimate_total with the card; it must be what the finding's breakdown says.
-    from dataclasses import replace
-
     from trainlint.memory.estimate import estimate_total
 
     arch = find_model("meta-llama/Llama-3.1-8B")
@@ -328,17 +326,15 @@ def test_estimate_total_is_the_breakdowns_total_and_host_bytes():
                 {"grad_ckpt": "full", "attn_impl": "eager"}, {"optimizer": "paged_adamw_8bit"},
                 {"peft": Peft("lora", 16, "all-linear", 4)}, {"task": "dpo", "micro_batch": 1}]
     for changes in variants:
-        plan = replace(base, **{k: Setting(v) for k, v in changes.items()})
+        plan = base.with_(**{k: Setting(v) for k, v in changes.items()})
         breakdown = estimate_plan(plan, arch, find_gpu("A100-80GB"))
         assert estimate_total(plan, arch) == (breakdown.total, breakdown.host_bytes), changes
 
 
-def test_plan_with_is_dataclasses_replace():
-    from dataclasses import replace
-
+def test_plan_with_is_a_checked_replace():
     plan = TrainingPlan("huggingface", "a.yaml", micro_batch=Setting(8), notes=("n",))
     changed = plan.with_(micro_batch=Setting(2), zero_stage=Setting(3, Origin("cli")))
-    assert changed == replace(plan, micro_batch=Setting(2), zero_stage=Setting(3, Origin("cli")))
+    assert changed == plan._replace(micro_batch=Setting(2), zero_stage=Setting(3, Origin("cli")))
     assert type(changed) is TrainingPlan and changed.micro_batch.value == 2 and changed.notes == ("n",)
     assert plan.micro_batch.value == 8 and plan.zero_stage.value == 0  # the original is untouched
     with pytest.raises(TypeError):
@@ -358,9 +354,9 @@ def test_build_run_makes_the_runs_init():
     for changes in ({}, {"zero_stage": 3, "offload_optimizer": "cpu"}, {"peft": Peft("lora", 16, "all-linear", 4)},
                     {"attn_impl": "eager", "grad_ckpt": "full", "optimizer": "galore_adamw"}):
         made = build_run(base.with_(**{k: Setting(v) for k, v in changes.items()}), arch, [])
-        fields = vars(made)
-        assert list(fields) == list(Run.__dataclass_fields__)
-        assert made == Run(**fields) and vars(Run(**fields)) == fields and hash(made) == hash(Run(**fields))
+        fields = made._asdict()
+        assert list(fields) == list(Run._fields)
+        assert made == Run(**fields) and Run(**fields)._asdict() == fields and hash(made) == hash(Run(**fields))
     with pytest.raises(TypeError):
         Run(arch=arch, micro_batch=1, seq_len=8, precision=FP32)
 
@@ -424,7 +420,7 @@ def test_parts_memo_keys_name_every_run_field_the_parts_read():
                     found |= reads(node.func.id, seen)
         return found
 
-    fields = set(Run.__dataclass_fields__)
+    fields = set(Run._fields)
     assert set(model.STATES_READ) <= fields and set(model.ACTIVATIONS_READ) <= fields
     assert reads("model_states", set()) - fields == set() == reads("activations", set()) - fields
     assert reads("model_states", set()) <= set(model.STATES_READ)

@@ -342,9 +342,8 @@ def test_litgpt_expands_kv_heads_before_sdpa():
     k and v at 32 heads: 2 x T x (32 - 8) x 64 x 2 B more per layer."""
     base = Run(arch=LLAMA32_1B, micro_batch=1, seq_len=1024, precision=PURE_BF16,
                optimizer=optimizer_spec("adamw_torch_fused"))
-    from dataclasses import replace
 
-    plain, expanded = activations(base), activations(replace(base, kv_expanded=True))
+    plain, expanded = activations(base), activations(base._replace(kv_expanded=True))
     assert expanded.per_layer - plain.per_layer == 2 * 1024 * (32 - 8) * 64 * 2
 
 
@@ -470,9 +469,8 @@ def test_litgpt_phi_blocks_have_no_dropout_and_one_gelu():
     run = build_run(plan, PHI2, [])
     assert run.fused_activation and dict(run.arch.dropout)["resid"] == 0.0
     hf = Run(arch=PHI2, micro_batch=1, seq_len=1024, precision=PURE_BF16, optimizer=run.optimizer)
-    from dataclasses import replace
 
-    litgpt_layer = activations(replace(hf, arch=run.arch, fused_activation=True)).per_layer
+    litgpt_layer = activations(hf._replace(arch=run.arch, fused_activation=True)).per_layer
     assert activations(hf).per_layer - litgpt_layer == 3 * 1024 * 10240 * 2 + 2 * 1024 * 2560
 
 
@@ -701,7 +699,7 @@ def test_litgpt_qlora_quantizes_the_head_and_dequantizes_it_twice():
     assert run.quantized_head and run.dequant_copies == 2
     assert _dequant_bytes(run) == LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * 2 * 2
     head_4bit = model_states(run).weights
-    assert model_states(Run(**{**run.__dict__, "quantized_head": False})).weights - head_4bit == pytest.approx(
+    assert model_states(run._replace(quantized_head=False)).weights - head_4bit == pytest.approx(
         LLAMA32_1B.vocab_size * LLAMA32_1B.hidden_size * (2 - 0.5625))
 
 
@@ -723,7 +721,7 @@ def test_litgpt_qlora_keeps_the_previous_steps_4bit_inputs_through_the_next_forw
     first_input, head_input = T * h * 2, T * h * 2  # the first layer's attention input (no grad), the head's input
     assert activations(old).kept_4bit_inputs == L * T * (3 * h + f) * 2 - first_input + head_input
     assert activations(new).kept_4bit_inputs == 0
-    dropped = Run(**{**old.__dict__, "keeps_logits": False})
+    dropped = old._replace(keeps_logits=False)
     assert activations(dropped).kept_4bit_inputs == 0
     est = estimate_run(old)
     assert est.peak_phase == "forward"

@@ -5,7 +5,6 @@ log-probs, and the readers that set them (docs/memory-model.md)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
@@ -102,7 +101,7 @@ def test_qlora_keeps_the_rest_in_the_load_dtype_and_trl_adapters_are_bf16():
     load = model_states(run(peft=qlora))
     rest = LLAMA3_8B.total_params - LLAMA3_8B.linear_params(None)
     assert upcast.weights - load.weights == pytest.approx(rest * 2)
-    trl = model_states(run(peft=replace(qlora, adapter_dtype="bf16")))
+    trl = model_states(run(peft=qlora._replace(adapter_dtype="bf16")))
     assert trl.grads * 2 == load.grads and trl.optimizer * 2 == load.optimizer
 
 
@@ -119,7 +118,7 @@ def test_qlora_upcast_follows_the_framework(tmp_path):
 def test_lora_dropout_adds_a_mask_per_adapted_input():
     lora = Peft("lora", 16, "all-linear")
     plain = activations(run(arch=LLAMA32_1B, grad_ckpt="none", peft=lora)).per_layer
-    dropped = activations(run(arch=LLAMA32_1B, grad_ckpt="none", peft=replace(lora, dropout=0.05))).per_layer
+    dropped = activations(run(arch=LLAMA32_1B, grad_ckpt="none", peft=lora._replace(dropout=0.05))).per_layer
     T, h, f = 4096, LLAMA32_1B.hidden_size, LLAMA32_1B.intermediate_size
     # q, k, v, o, gate, up read h-wide inputs, down reads f: one 1-byte mask each (fp32 adapters cast per linear)
     assert dropped - plain == T * (6 * h + f)

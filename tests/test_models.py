@@ -552,7 +552,7 @@ def test_parameter_counts_are_cached_per_architecture_not_shared(replace):
                                          stack.params_per_layer)
     deeper = replace(arch, stacks=(replace(stack, num_layers=stack.num_layers + 1),))
     assert deeper.total_params == total + per_layer and deeper.num_layers == layers + 1
-    wider = replace(stack, linears=stack.linears + (replace(stack.linears[0], in_features=10**6),))
+    wider = replace(stack, linears=stack.linears + (stack.linears[0]._replace(in_features=10**6),))
     assert wider.params_per_layer == per_layer + 10**6 * stack.linears[0].out_features
     assert replace(arch, stacks=(wider,)).largest_module_params == 10**6 * stack.linears[0].out_features > largest
     assert replace(arch, checkpoint_params=123).total_params == 123

@@ -182,6 +182,37 @@ def test_every_dataclass_has_a_docstring():
     assert not missing, missing
 
 
+def test_immutable_value_records_are_named_tuples():
+    # A frozen dataclass costs ~3x a NamedTuple to define (3.11's dataclasses compiles __init__, __repr__, __eq__,
+    # __hash__, __setattr__ and __delattr__ from source at import): an immutable record is a NamedTuple unless it
+    # needs what only a dataclass has.
+    import dataclasses
+    import functools
+    import importlib
+    import pkgutil
+    import typing
+
+    import trainlint
+
+    def needs_a_dataclass(cls: type) -> bool:
+        fields = dataclasses.fields(cls)
+        return (hasattr(cls, "__post_init__") or typing.Generic in cls.__mro__  # 3.10 has no generic NamedTuple
+                or any(f.default_factory is not dataclasses.MISSING or not f.compare for f in fields)
+                or any(isinstance(v, functools.cached_property) for v in vars(cls).values())
+                or bool(cls.__subclasses__()) or any(dataclasses.is_dataclass(b) for b in cls.__mro__[1:]))
+
+    plain = []
+    for info in pkgutil.walk_packages(trainlint.__path__, "trainlint."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (isinstance(value, type) and value.__module__ == info.name and dataclasses.is_dataclass(value)
+                    and value.__dataclass_params__.frozen and not needs_a_dataclass(value)):  # type: ignore[attr-defined]
+                plain.append(f"{info.name}.{name}")
+    assert not plain, plain
+
+
 def test_a_pattern_compiled_later_can_be_copied():
     import copy
 

@@ -39,8 +39,7 @@ class Span(NamedTuple):
         return Span(pos, pos)
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace text[start:end] (code-point offsets into the document text) with new_text."""
 
     path: str
@@ -48,8 +47,7 @@ class Edit:
     new_text: str
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     """A finding's fix: its title, the text edits it makes, and whether applying it is safe."""
     title: str
     edits: tuple[Edit, ...]

@@ -27,7 +27,7 @@ import re
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint import flavors
 from trainlint._patterns import compile_later
@@ -182,7 +182,7 @@ def _printable(d: Diagnostic) -> Diagnostic:
     if has_surrogates(d.message) or has_surrogates(d.path) or has_surrogates(d.detail):
         d = replace(d, message=printable(d.message), path=printable(d.path), detail=printable(d.detail))
     if any(has_surrogates(f.title) for f in d.fixes):
-        d = replace(d, fixes=tuple(replace(f, title=printable(f.title)) for f in d.fixes))
+        d = replace(d, fixes=tuple(f._replace(title=printable(f.title)) for f in d.fixes))
     return d
 
 
@@ -304,7 +304,7 @@ def _lint_launch_target(target, first: Document, declared: Declared, settings: S
     target_doc = launch_targets.as_document(target, first.text, first.path, known)
     result.document = target_doc
     # the file's own cut commands (TL012), as a config's lint reports the repository's: one finding per place in a run
-    launch = replace(around.launch, arguments=(), role="target", parser_reads="command-line",
+    launch = around.launch._replace(arguments=(), role="target", parser_reads="command-line",
                      cuts=tuple(launch_index.cuts_in(first.text, first.path)))
     result.versions, result.launch, result.dialect = around.versions, launch, dialect
     reader = _PlanReader(target_doc, "huggingface", dialect, around.versions, declared.plan_layers(settings))
@@ -358,7 +358,7 @@ def _at_launch(d: Diagnostic, target, target_doc: Document) -> Diagnostic:
                 break  # `fixes.edits.rename_key` writes a launch's option with its dashes
             edits.append(e)
         else:
-            fixes.append(replace(f, title=re.sub(r"`(\w+)`", r"`--\1`", f.title, count=1), edits=tuple(edits)))
+            fixes.append(f._replace(title=re.sub(r"`(\w+)`", r"`--\1`", f.title, count=1), edits=tuple(edits)))
     return replace(d, fixes=tuple(fixes)) if d.fixes else d
 
 
@@ -378,8 +378,7 @@ def _without_misread_verdicts(diagnostics: list[Diagnostic], result: FileResult)
     return [d for d in diagnostics if d.code not in MEMORY_VERDICTS]
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """What is declared for one file besides the command line: the project settings that apply to it
     (`[tool.trainlint]` / trainlint.toml, its per-file sections) and its own `# trainlint:` directives."""
 
@@ -424,8 +423,7 @@ def _flavor(doc: Document) -> tuple[str, str | None]:
     return ("unknown" if foreign is not None else flavor), foreign
 
 
-@dataclass(frozen=True)
-class Surroundings:
+class Surroundings(NamedTuple):
     """What surrounds one file: the framework versions it runs under, how it is launched, the parser reading it."""
 
     versions: version_context.Versions
@@ -495,7 +493,7 @@ def surroundings(doc: Document, project: ProjectConfig, directive: Directive | N
         launch = launch_context.find_in_comments(doc.path, doc.comments() if doc.kind == "yaml" else [])
     launch = launch or launch_context.Launch()
     if use_repo:
-        launch = replace(launch, cuts=launch_context.cuts_for(doc.path))
+        launch = launch._replace(cuts=launch_context.cuts_for(doc.path))
     return versions, launch
 
 
@@ -562,7 +560,7 @@ def _imports_narrow(doc: Document, flavor: str, launch: launch_context.Launch, d
         for name, found in items.items():
             before = versions.get(name)
             if before is not None and found.spec != before.spec and not found.sure:
-                items[name] = replace(found, sure=before.spec or ">=0")
+                items[name] = found._replace(sure=before.spec or ">=0")
         return version_context.Versions(items)
     except Exception:  # noqa: BLE001 - a refinement of the versions: an unreadable script cuts nothing, never a crash
         return versions
@@ -875,9 +873,9 @@ def _merged(found: list[Diagnostic], linking: list[FileResult]) -> list[Diagnost
 def _moved(d: Diagnostic, target: str, shown: str, located: bool = True) -> Diagnostic:
     """The diagnostic with the linked file named as this run names it (in its location and its fixes' edits)."""
     def edit(e):
-        return replace(e, path=shown) if e.path != shown and _key(e.path) == target else e
+        return e._replace(path=shown) if e.path != shown and _key(e.path) == target else e
 
-    fixes = tuple(replace(f, edits=tuple(edit(e) for e in f.edits)) for f in d.fixes)
+    fixes = tuple(f._replace(edits=tuple(edit(e) for e in f.edits)) for f in d.fixes)
     return replace(d, path=shown if located else d.path, fixes=fixes)
 
 

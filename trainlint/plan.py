@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from trainlint.diagnostics import Span
 
@@ -20,8 +20,7 @@ T = TypeVar("T")
 ORIGIN_KINDS = ("cli", "directive", "project", "launch", "config", "linked", "inferred", "default")
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a setting's value came from: the config, a linked file, the launch, a default, ..."""
     kind: str  # one of ORIGIN_KINDS
     path: str = ""  # the file holding it (config, linked config, pyproject.toml)
@@ -93,8 +92,7 @@ def inferred(value: Any, note: str) -> Setting:
     return Setting(value, Origin("inferred", note=note))
 
 
-@dataclass(frozen=True)
-class Precision:
+class Precision(NamedTuple):
     """How weights, compute and optimizer master copies are held.
 
     param_dtype: the dtype the model's parameters live in on the GPU.
@@ -140,8 +138,7 @@ MASTER_BF16 = Precision("bf16", master_weights=True)
 MASTER_FP16 = Precision("fp16", master_weights=True)
 
 
-@dataclass(frozen=True)
-class Peft:
+class Peft(NamedTuple):
     """The adapter a run trains (LoRA, DoRA, ...): rank, targets and how the base model is quantized."""
     method: str = "lora"  # "lora" | "dora" | "adapter" | "adapter_v2" (LitGPT's adapter scripts)
     rank: int = 8
@@ -201,8 +198,7 @@ def count_problem(value: Any, bounds: tuple[int, int]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(NamedTuple):
     """A value a plan did not take (`count_problem`), with where it came from."""
 
     field: str  # the plan field ("peft.rank" for a LoRA rank)
@@ -226,13 +222,12 @@ def _bounded(fields: dict[str, Any], defaults: dict[str, Any]) -> tuple[dict[str
             problem = count_problem(setting.value.rank, RANK_BOUNDS)
             if problem is not None:
                 rejected.append(Rejected("peft.rank", setting.value.rank, setting.origin, problem))
-                out[name] = Setting(replace(setting.value, rank=Peft.rank), setting.origin)
+                out[name] = Setting(setting.value._replace(rank=Peft._field_defaults["rank"]), setting.origin)
     return out, tuple(rejected)
 
 
-@dataclass(frozen=True)
-class TrainingPlan:
-    """What a config means for a run, framework-neutral: every setting the estimate and rules need."""
+class _PlanFields(NamedTuple):
+    """A TrainingPlan's fields (TrainingPlan adds the bounds check of its counts)."""
     flavor: str
     path: str
     model: Setting[str | None] = default(None, "no model named")
@@ -310,26 +305,28 @@ class TrainingPlan:
     notes: tuple[str, ...] = ()  # reader remarks worth showing (e.g. "model size unknown: class_path mae.MAE")
     rejected: tuple[Rejected, ...] = ()  # values outside the count bounds, not used (COUNT_BOUNDS; TL011)
 
-    def __post_init__(self) -> None:
-        fixed, rejected = _bounded(self.__dict__, _DEFAULTS)
-        if rejected:
-            self.__dict__.update(fixed)
-            object.__setattr__(self, "rejected", self.rejected + rejected)
 
-    def with_(self, **changes: Any) -> "TrainingPlan":
-        """A copy with some fields replaced, as `dataclasses.replace` makes it, but without running `__init__` over
-        every field: the fix planner makes one per candidate it re-estimates (about 50 per out-of-memory check)."""
-        unknown = [name for name in changes if name not in self.__dataclass_fields__]
+class TrainingPlan(_PlanFields):
+    """What a config means for a run, framework-neutral: every setting the estimate and rules need. A count outside
+    its bounds (COUNT_BOUNDS, RANK_BOUNDS) is replaced by its default and listed in `rejected`, for TL011."""
+
+    __slots__ = ()
+
+    if not TYPE_CHECKING:  # mypy checks a construction against _PlanFields' fields
+        def __new__(cls, *args, **kwargs):
+            plan = super().__new__(cls, *args, **kwargs)
+            fixed, rejected = _bounded(plan._asdict(), _DEFAULTS)
+            return plan._replace(**fixed, rejected=plan.rejected + rejected) if rejected else plan
+
+    def with_(self, **changes: Any) -> TrainingPlan:
+        """A copy with some fields replaced (`_replace`), its counts checked as a construction checks them."""
+        unknown = [name for name in changes if name not in self._fields]
         if unknown:
             raise TypeError(f"TrainingPlan has no field {unknown[0]!r}")
         fixed, rejected = _bounded(changes, _DEFAULTS)
-        copy = object.__new__(type(self))
-        copy.__dict__.update(self.__dict__)
-        copy.__dict__.update(changes)
         if rejected:
-            copy.__dict__.update(fixed)
-            copy.__dict__["rejected"] = self.rejected + rejected
-        return copy
+            changes = {**changes, **fixed, "rejected": self.rejected + rejected}
+        return self._replace(**changes)
 
     @property
     def data_parallel(self) -> int:
@@ -341,7 +338,7 @@ class TrainingPlan:
         return self.micro_batch.value * self.grad_accum.value * self.data_parallel
 
 
-_DEFAULTS: dict[str, Any] = {name: f.default for name, f in TrainingPlan.__dataclass_fields__.items()
+_DEFAULTS: dict[str, Any] = {name: value for name, value in _PlanFields._field_defaults.items()
                              if name in COUNT_BOUNDS}
 
 

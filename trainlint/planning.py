@@ -27,9 +27,8 @@ A core stage after `estimating` (it reads the flags-only precision from there); 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from trainlint import estimating
 from trainlint.catalog import gpus as gpu_catalog
@@ -56,8 +55,7 @@ class PlanningError(Exception):
     """A planning question that cannot be answered as asked (no target GPU, an unknown knob or GPU name)."""
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """One sharding / offload layout: the plan values it sets and how the fit table names it."""
 
     key: str  # "none" | "zero1" | "zero2" | "zero3" | "zero2+offload_optimizer" | ... | "fsdp_full_shard+offload"
@@ -185,8 +183,7 @@ def unsupported(plan: TrainingPlan, gpu: GPU) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class FitRow:
+class FitRow(NamedTuple):
     """One GPU of the fit table: the fewest of it on which the run fits, with the cheapest layout there; or, when
     none fits, the largest count tried with the layout that comes closest."""
 
@@ -350,8 +347,7 @@ def _first(ok: Callable[[int], bool], size: int, linear: int) -> int | None:
 
 # ---- the largest value that fits -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Largest:
+class Largest(NamedTuple):
     """The largest value of one knob that fits on the run's target, and the estimates at its edge."""
 
     knob: str  # the plan field: "micro_batch" | "seq_len"
@@ -442,8 +438,7 @@ def catalog_gpus(spec: str) -> list[GPU]:
     return found
 
 
-@dataclass(frozen=True)
-class Answers:
+class Answers(NamedTuple):
     """What `trainlint estimate --gpus / --max` adds to the estimate."""
 
     fit_table: list[FitRow] | None

@@ -91,8 +91,7 @@ def compare_evaluation(cases: list[dict], traced_path: Path) -> list[dict]:
         truth = ((traced.get(case["id"]) or {}).get("phase_peaks") or {}).get("evaluation")
         if not case.get("eval_batch") or not truth:
             continue
-        run = run_for(case)
-        run = Run(**{**{f: getattr(run, f) for f in Run.__dataclass_fields__}, "eval_batch": case["eval_batch"]})
+        run = run_for(case)._replace(eval_batch=case["eval_batch"])
         phase = next(p for p in estimate_phases(run).phases if p.name == "evaluation")
         rows.append({"id": case["id"], "measured": truth, "estimate": phase.allocated,
                      "error": (phase.allocated - truth) / truth, "phase": "evaluation"})

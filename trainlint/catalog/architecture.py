@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 __all__ = [
     "PEFT_DEFAULT_LORA_TARGETS",
@@ -34,8 +35,7 @@ class UnsupportedArchitecture(ValueError):
     """A config that names a model type trainlint cannot count, or lacks a field it needs."""
 
 
-@dataclass(frozen=True)
-class Linear:
+class Linear(NamedTuple):
     """One `nn.Linear` (or GPT-2's `Conv1D`, or a fused expert weight) inside a layer.
 
     `name` is the module's leaf name, the one PEFT `target_modules` match (`q_proj`, `c_attn`,
@@ -66,8 +66,7 @@ class Linear:
         return self.in_features * self.out_features + (self.out_features if self.bias else 0)
 
 
-@dataclass(frozen=True)
-class SsmShape:
+class SsmShape(NamedTuple):
     """The selective-scan mixer of an "ssm" stack, for the activation model.
 
     kind: "mamba" (Mamba 1: transformers MambaMixer, fused as mamba_ssm's mamba_inner_fn), "mamba_split"
@@ -148,8 +147,7 @@ class LayerStack:
         return self.num_layers * self.params_per_layer
 
 
-@dataclass(frozen=True)
-class Tower:
+class Tower(NamedTuple):
     """A part of a multimodal model outside the language model's layer stacks, counted exactly but
     not layer by layer: a vision tower (`role="vision"`), the projector or connector that maps its
     output into the language model (`role="projector"`), an audio encoder (`role="audio"`).

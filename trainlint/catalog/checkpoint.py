@@ -18,8 +18,7 @@ import json
 import math
 import struct
 from pathlib import Path
-
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["CheckpointCount", "count_checkpoint"]
 
@@ -30,8 +29,7 @@ _FLOAT_DTYPES = {"F64", "F32", "F16", "BF16"}
 _BUFFER_SUFFIXES = (".inv_freq", "rotary_emb.inv_freq", ".masked_bias", ".attn.bias")
 
 
-@dataclass(frozen=True)
-class CheckpointCount:
+class CheckpointCount(NamedTuple):
     """The parameters a local checkpoint's safetensors headers hold, in how many files and which dtypes."""
     params: int
     files: int

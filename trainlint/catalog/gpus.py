@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.catalog.files import entry_holding, read_data, read_data_bytes
@@ -77,8 +77,7 @@ _COUNT_BACK = compile_later(r"^\s*(\S.*?)\s+[x×*]\s*(\d{1,5})\s*$", re.IGNORECA
 _MARKETED_GB = compile_later(r"(\d+(?:\.\d+)?)\s*GB")
 
 
-@dataclass(frozen=True)
-class GPU:
+class GPU(NamedTuple):
     """One kind of accelerator, as far as the memory estimate and the hardware rules need to know it.
 
     `memory_bytes` is the per-device total CUDA/ROCm reports (see the module docstring). `bf16_tflops` is

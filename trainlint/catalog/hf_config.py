@@ -95,7 +95,7 @@ def _with_module_paths(arch: Architecture) -> Architecture:
             prefix = f"{stack.role}.block"
         elif arch.model_type in _ENC_DEC_PREFIX:
             prefix = _ENC_DEC_PREFIX[arch.model_type].format(role=stack.role)
-        linears = tuple(replace(lin, parent=_parent(arch.model_type, stack, lin)) for lin in stack.linears)
+        linears = tuple(lin._replace(parent=_parent(arch.model_type, stack, lin)) for lin in stack.linears)
         stacks.append(replace(stack, linears=linears, module_prefix=prefix))
     return replace(arch, stacks=tuple(stacks))
 

@@ -14,7 +14,6 @@ No I/O.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import math
 from collections.abc import Mapping
@@ -295,7 +294,7 @@ def towers(config: Mapping[str, Any], text_h: int, text_f: int) -> tuple[tuple[T
     build = _TOWERS.get(kind)
     exact = build is not None
     tower = build(v) if build else _generic_vit(v)
-    tower = replace(tower, intermediate_size=_int_or_zero(vision, "intermediate_size"),
+    tower = tower._replace(intermediate_size=_int_or_zero(vision, "intermediate_size"),
                     heads=_int_or_zero(vision, "num_attention_heads", "num_heads"),
                     image_size=_int_or_zero(vision, "image_size"), patch_size=_int_or_zero(vision, "patch_size"))
     found = _projector(model_type, config, v, text_h, text_f)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from trainlint.catalog import models
 
@@ -25,8 +25,7 @@ class ExactCountUnavailable(RuntimeError):
     """torch or transformers is not installed, or transformers cannot build this config."""
 
 
-@dataclass(frozen=True)
-class ExactCount:
+class ExactCount(NamedTuple):
     """A parameter count from transformers itself (the model built on the meta device), and how it was built."""
     params: int
     auto_class: str

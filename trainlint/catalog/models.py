@@ -28,10 +28,10 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.catalog.architecture import SIZING_CHECKPOINT, Architecture, UnsupportedArchitecture
@@ -56,8 +56,7 @@ class ModelLookupError(Exception):
     local folder without one. The message says which file and why."""
 
 
-@dataclass(frozen=True)
-class CatalogModel:
+class CatalogModel(NamedTuple):
     """One entry of the shipped model catalog.
 
     `config` holds the `config.json` fields that matter for the architecture, exactly as published;

@@ -20,9 +20,9 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.catalog import schema_check
 
@@ -45,8 +45,7 @@ _MISSING = object()
 KeyPath = tuple  # tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
-class KeyInfo:
+class KeyInfo(NamedTuple):
     """What a schema says about one key: for hover text and completion details."""
 
     description: str | None
@@ -60,8 +59,7 @@ class KeyInfo:
     classes: tuple[str, ...] = ()  # HF: the dataclasses that accept the key
 
 
-@dataclass(frozen=True)
-class SchemaError:
+class SchemaError(NamedTuple):
     """One schema violation, in plain terms."""
 
     key_path: tuple

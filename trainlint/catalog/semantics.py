@@ -8,9 +8,9 @@ names the framework code that decides it and the releases it was checked at; doc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.catalog.files import read_data
 
@@ -62,8 +62,7 @@ def axolotl_load_dtype(flags: dict[str, bool]) -> tuple[str, str]:
     return str(table.get("otherwise", "fp32")), ""
 
 
-@dataclass(frozen=True)
-class AxolotlHeld:
+class AxolotlHeld(NamedTuple):
     """How axolotl holds the weights of a run: `load` the dtype they are loaded in, `fp32_rest` whether the
     embeddings, lm_head, norms and MoE gates stay upcast to fp32 (the layers' linears in `load`)."""
 

@@ -24,8 +24,8 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from trainlint._patterns import compile_later
 
@@ -39,8 +39,7 @@ HF_PARSERS = ("HfArgumentParser", "TrlParser", "H4ArgumentParser")
 LIGHTNING_CLI = ("LightningCLI",)
 
 
-@dataclass(frozen=True)
-class OwnClasses:
+class OwnClasses(NamedTuple):
     """What the repository's own argument classes declare."""
 
     fields: frozenset = frozenset()  # top-level keys (HF) or `trainer` keys (Lightning) the repository's classes add

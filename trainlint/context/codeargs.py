@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint._patterns import compile_later
 
@@ -33,8 +32,7 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 
-@dataclass(frozen=True)
-class CodeValue:
+class CodeValue(NamedTuple):
     """A training argument the script sets in code: its value (UNKNOWN when the code does not say) and where."""
 
     value: Any
@@ -45,8 +43,7 @@ class CodeValue:
         return self.value is not UNKNOWN
 
 
-@dataclass(frozen=True)
-class _Facts:
+class _Facts(NamedTuple):
     """What a training script's code says about its arguments: calls, dataclass fields, argparse options."""
     calls: tuple  # (line, class name, {keyword: expression}, has **kwargs)
     fields: dict  # {field name: {(class name, line, value)}} of the script's dataclasses

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.catalog import dialects as catalog
@@ -32,8 +31,7 @@ LABELS = {"hf": "HfArgumentParser", "trl": "TrlParser", "llamafactory": "LLaMA-F
           "torchtune": "torchtune", "litgpt": "LitGPT", "lightning-cli": "Lightning CLI", "unknown": "unknown parser"}
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(NamedTuple):
     """The parser that reads the config (HF, TRL, axolotl, ...), how it was recognised and the keys it accepts."""
     name: str = "unknown"  # one of DIALECTS
     origin: Origin = Origin("default", note="no script or package pins name the parser")
@@ -384,11 +382,11 @@ def _decide(doc, flavor: str, launch, versions=None, project_names: tuple = (), 
             return made(name, Origin("inferred", script, note=f"the repository's scripts parse with it "
                                                               f"({Path(script).name})"), script)
     if flavor in BY_FLAVOR:
-        return replace(made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file")), guessed=True)
+        return made(BY_FLAVOR[flavor], Origin("inferred", note=f"a {flavor} file"))._replace(guessed=True)
     if flavor == "huggingface":
         by_keys = _by_keys(doc)
         if by_keys:
-            return replace(made(by_keys, Origin("inferred", note="the file's characteristic keys")), guessed=True)
+            return made(by_keys, Origin("inferred", note="the file's characteristic keys"))._replace(guessed=True)
     return Dialect()
 
 
@@ -475,7 +473,7 @@ def with_own_classes(dialect: Dialect, flavor: str, launch, repo_root: str) -> D
         if not scripts:
             # which LightningCLI reads the file is not known: its trainer_class may add `trainer:` arguments
             # (RWKV-infctx-trainer's RWKVLightningTrainer), so a claim on an unknown trainer key assumes it does not
-            return replace(dialect, own_unresolved=("the trainer_class of the LightningCLI that runs it",),
+            return dialect._replace(own_unresolved=("the trainer_class of the LightningCLI that runs it",),
                            own_note="no LightningCLI( script is in the repository")
     elif dialect.known:
         scripts = tuple(dict.fromkeys(((dialect.script,) if dialect.script and Path(dialect.script).is_file() else ())
@@ -495,7 +493,7 @@ def with_own_classes(dialect: Dialect, flavor: str, launch, repo_root: str) -> D
     if not own.found:
         return dialect
     shown = ", ".join(own.classes[:3]) + (f" and {len(own.classes) - 3} more" if len(own.classes) > 3 else "")
-    return replace(dialect, own=own.fields, own_note=shown, own_unresolved=own.unresolved)
+    return dialect._replace(own=own.fields, own_note=shown, own_unresolved=own.unresolved)
 
 
 # Packages whose parser a script imports by name, and the module it imports them from (removed_names.json keys).
@@ -516,7 +514,7 @@ def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
         if launch is not None and getattr(launch, "found", False):
             return dialect
         cloned = _cloned_era(repo_root)  # no launch, no script: the documented run of a cloned framework script
-        return replace(dialect, era=cloned, era_install=unpinned_install(repo_root, cloned[0][0])) if cloned \
+        return dialect._replace(era=cloned, era_install=unpinned_install(repo_root, cloned[0][0])) if cloned \
             else dialect
     top = Path(repo_root)
     own = [m for m, p in imports.FRAMEWORK_PACKAGES.items() if p in ERA_PACKAGES
@@ -526,8 +524,8 @@ def with_era(dialect: Dialect, launch, repo_root: str) -> Dialect:
     cuts = imports.weakest([imports.cuts_for(s, repo_root) for s in scripts[:MAX_SCRIPTS]])
     era = tuple((c.name, c.below, c.reason) for c in cuts if c.name in ERA_PACKAGES and c.below)
     if era:
-        return replace(dialect, era=era, era_install=unpinned_install(repo_root, era[0][0]))
-    return replace(dialect, era=era) if era else dialect
+        return dialect._replace(era=era, era_install=unpinned_install(repo_root, era[0][0]))
+    return dialect._replace(era=era) if era else dialect
 
 
 MAX_DOC_FILES = 200  # Markdown and shell files looked at for a cloned framework's script
@@ -669,7 +667,7 @@ def implied_versions(dialect: Dialect, versions):
         if found is not None:
             # the parser's range, not this repository's pin: it rests on the newest parser release being the one
             # installed, so it rules releases out but makes no claim certain (`sure`: every release without it)
-            items[name] = replace(found, assumed=True, sure=">=0")
+            items[name] = found._replace(assumed=True, sure=">=0")
     return Versions(items)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainlint.context.launch.targets import is_target_file
 from pathlib import Path
@@ -24,8 +24,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env
                    ".vscode-test")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A file to check, and whether it was named on the command line or found by walking a folder."""
     path: str
     explicit: bool  # named on the command line (rather than found by walking a folder)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import replace
 
 from trainlint._versions import Version, canonical, parse_specifier, parse_version
 from trainlint.catalog import frameworks, releases
@@ -348,8 +347,8 @@ def _apply(versions, pins: dict | None, cuts: tuple, root: str):
                 not higher and not lower:
             continue  # an unpinned framework that only lost releases in between: nothing worth saying
         tokens += middle
-        out[name] = replace(found, version=kept[-1][1], spec=",".join(tokens),
-                            narrowed=found.narrowed + tuple(r for r in reasons[name] if r not in found.narrowed))
+        narrowed = found.narrowed + tuple(r for r in reasons[name] if r not in found.narrowed)
+        out[name] = found._replace(version=kept[-1][1], spec=",".join(tokens), narrowed=narrowed)
     return type(versions)(out)
 
 

@@ -21,13 +21,12 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same reader, as the tomli distribution
     import tomli as tomllib
-
-from dataclasses import dataclass
 
 from trainlint._patterns import compile_later
 from trainlint._versions import InvalidSpecifier, SpecifierSet, canonical
@@ -46,8 +45,7 @@ _REQ_DIRECT = compile_later(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]'"]*\])?
 _REQ_STRING = compile_later(r"""["']([A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]'"]*\])?\s*(?:[<>=!~]=?|===)[^'"]*)["']""")
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     """One package requirement of the repository: its specifier and the file that says it."""
     name: str  # canonical
     spec: str  # PEP 440 specifier ("==0.18.0", ">=4.40,<5", "" = unpinned)
@@ -62,8 +60,7 @@ class Pin:
         return out + (f": {self.note}" if self.note else "")
 
 
-@dataclass(frozen=True)
-class FolderPins:
+class FolderPins(NamedTuple):
     """The pins a folder's pin files declare, the strongest per package, and the files read."""
     pins: dict  # name -> Pin (the strongest in this folder: exact beats range beats unpinned)
     project_names: tuple[str, ...] = ()  # the package names this folder's pyproject / setup.py define

@@ -18,8 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same reader, as the tomli distribution
     import tomli as tomllib
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.catalog.gpus import UnknownGPUError, resolve_gpu, split_count
@@ -80,8 +80,7 @@ class Overrides:
         return plan.with_(**{name: Setting(value, origins.get(name, self.origin)) for name, value in values.items()})
 
 
-@dataclass(frozen=True)
-class RuleSelection:
+class RuleSelection(NamedTuple):
     """Which rules are on: select, ignore and extend-select, as ruff spells them."""
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -437,8 +436,7 @@ def toml_position(path: str, key: tuple[str, ...]) -> tuple[int, int]:
     return best
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(NamedTuple):
     """A config file's own `# trainlint:` settings, with the entries that could not be read."""
     overrides: Overrides
     problems: tuple[tuple[int, str], ...] = ()  # (line, message) for bad directive entries
@@ -499,8 +497,7 @@ def _value_span(locate: Callable[[int, int], Pos] | None, line: int, column: int
     return Span(locate(line, column + start), locate(line, column + end))
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Everything that shapes one `trainlint check` run besides the files themselves."""
 
     cli: Overrides = Overrides()
@@ -510,4 +507,4 @@ class Settings:
     context: ContextSettings = ContextSettings()  # CLI --versions / --launch / --dialect
 
     def with_(self, **changes: Any) -> "Settings":
-        return replace(self, **changes)
+        return self._replace(**changes)

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from trainlint._versions import Version, canonical, normalized, parse_specifier, parse_version
 from trainlint.catalog import frameworks
@@ -27,8 +28,7 @@ FRAMEWORKS = ("transformers", "trl", "accelerate", "deepspeed", "peft", "lightni
               "llamafactory", "ms-swift", "litgpt", "torch")
 
 
-@dataclass(frozen=True)
-class FrameworkVersion:
+class FrameworkVersion(NamedTuple):
     """The release of one framework the file is judged under, and where that version came from."""
     name: str  # canonical distribution name
     version: str  # PEP 440 version string

@@ -12,7 +12,7 @@ import bisect
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.diagnostics import Pos, Span
 
@@ -106,23 +106,20 @@ class Entry:
     value: Node
 
 
-@dataclass(frozen=True)
-class SyntaxProblem:
+class SyntaxProblem(NamedTuple):
     """Why a file could not be parsed, and where."""
     message: str
     span: Span
 
 
-@dataclass(frozen=True)
-class DuplicateKey:
+class DuplicateKey(NamedTuple):
     """A key given twice in one mapping: both occurrences."""
     key_path: KeyPath
     first: Span
     duplicate: Span
 
 
-@dataclass(frozen=True)
-class RelaxedSyntax:
+class RelaxedSyntax(NamedTuple):
     """Something hjson (DeepSpeed) accepts but `json.load` (the HF Trainer) rejects."""
 
     what: str

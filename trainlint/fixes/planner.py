@@ -52,9 +52,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.diagnostics import Edit, Fix
 from trainlint.fixes import knobs
@@ -77,8 +76,7 @@ MFU = 0.40
 HOST_PENALTY = 0.0002  # cost per GiB of host RAM per node
 
 
-@dataclass(frozen=True)
-class Knob:
+class Knob(NamedTuple):
     """One setting the out-of-memory planner may change, with its memory effect's group and its cost."""
     group: str  # at most one knob per group in a combination
     strength: int  # within a group: higher is stronger (a smaller micro-batch, a higher ZeRO stage)
@@ -93,8 +91,7 @@ class Knob:
     held: tuple[tuple[str, Origin], ...] = ()
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A combination of knobs the planner tried: the changes, their cost and the edits that make them."""
     title: str
     changes: dict
@@ -106,8 +103,7 @@ class Candidate:
     knobs: tuple[Knob, ...] = ()
 
 
-@dataclass(frozen=True)
-class Offer:
+class Offer(NamedTuple):
     """A candidate that fits, with the memory it needs: what becomes the finding's fix."""
     candidate: Candidate
     total: int
@@ -331,7 +327,7 @@ def _with_holds(ctx, knob: Knob) -> Knob:
     if not holds:
         return knob
     stuck = any(not knobs.directive_edits(ctx, field, knob.changes[field]) for field, _ in holds)
-    return replace(knob, held=holds, edits=None if stuck else knob.edits)
+    return knob._replace(held=holds, edits=None if stuck else knob.edits)
 
 
 def last_resort_knobs(ctx, require_edits: bool = True, held: bool = False) -> list[Knob]:

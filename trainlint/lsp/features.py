@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint import flavors, planning
 from trainlint._patterns import compile_later
@@ -74,8 +73,7 @@ def key_markdown(schema: str, key_path: tuple) -> str | None:
 # memory: what changing one setting would do
 
 
-@dataclass(frozen=True)
-class MemoryEffect:
+class MemoryEffect(NamedTuple):
     """What changing one setting would do to the per-GPU memory, for the hover and inlay hints."""
     field: str
     key_path: tuple
@@ -115,7 +113,7 @@ def _alternatives(plan: Any, name: str, setting: Any) -> list[tuple[str, dict]]:
             out.append(("fp32", {"precision": FP32}))
     elif name == "peft" and value is not None and getattr(value, "rank", 0) > 1:
         try:
-            out.append((f"LoRA rank {value.rank // 2}", {"peft": replace(value, rank=value.rank // 2)}))
+            out.append((f"LoRA rank {value.rank // 2}", {"peft": value._replace(rank=value.rank // 2)}))
         except Exception:  # noqa: BLE001
             pass
     return out
@@ -309,8 +307,7 @@ def context_markdown(result: Any) -> str | None:
 # completion
 
 
-@dataclass(frozen=True)
-class Completion:
+class Completion(NamedTuple):
     """A completion item for a key or value, before it becomes the protocol's CompletionItem."""
     label: str
     kind: str  # "key" | "value"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 GIB = 2**30
 
@@ -18,8 +18,7 @@ def gib(n: float) -> str:
     return f"{n / GIB:.1f} GiB"
 
 
-@dataclass(frozen=True)
-class Component:
+class Component(NamedTuple):
     """One part of the per-GPU memory at the peak (weights, gradients, ...) and what it assumes."""
     key: str  # weights | gradients | optimizer_states | activations | logits | buffers | temporaries
     label: str
@@ -27,8 +26,7 @@ class Component:
     assumption: str
 
 
-@dataclass(frozen=True)
-class PhasePeak:
+class PhasePeak(NamedTuple):
     """One phase of the run (loading, training step, evaluation, saving) at its peak."""
 
     name: str

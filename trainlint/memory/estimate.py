@@ -7,11 +7,9 @@ Pure apart from reading catalogs and local config.json files (never the network)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from functools import lru_cache
-from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.catalog import models, semantics
 from trainlint.catalog.architecture import UnsupportedArchitecture
@@ -30,8 +28,7 @@ DEFAULT_SEQ_LEN = 2048
 ADAMW = OptimizerSpec("adamw", "AdamW", state_factor=2, step_temp_factor=1)
 
 
-@dataclass(frozen=True)
-class Unestimable:
+class Unestimable(NamedTuple):
     """Why no estimate could be made, and where to point."""
 
     reason: str
@@ -161,7 +158,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         if trainer == "trl" and peft.adapter_dtype is None and \
                 (trl is None or trl >= semantics.release(quantized.get("bf16_adapters_from"))):
             # newer SFTTrainer casts the trainable parameters of a quantized base to bf16.
-            peft = replace(peft, adapter_dtype="bf16")
+            peft = peft._replace(adapter_dtype="bf16")
     lowrank = None
     optim_name = (plan.optimizer.value or "").lower()
     args = dict(plan.optim_args.value or ())
@@ -200,7 +197,7 @@ def build_run(plan: TrainingPlan, arch, assumptions: list[str]) -> Run:
         targets = semantics.litgpt_lora_targets(arch, {name: True for name in peft.switches})
         head_lora = "lora_head" in peft.switches and \
             (semantics.entry("litgpt", "lora", "switches", "lora_head") or {}).get("part") == "head"
-        peft = replace(peft, target_modules=targets, head_rank=peft.rank if head_lora else 0)
+        peft = peft._replace(target_modules=targets, head_rank=peft.rank if head_lora else 0)
         assumptions.append(f"LitGPT LoRA ({', '.join(peft.switches) or 'no switch on'}): "
                            f"{', '.join(targets + (['lm_head'] if head_lora else [])) or 'no linear'} adapted")
     if plan.torch_compile.value:
@@ -559,9 +556,7 @@ def _run_total(run: Run, memo: PartsMemo | None) -> tuple[int, int]:
     return _reserved(allocated) + sum(size for _, size, _ in _outside_allocator(run, paged_bytes)), host_bytes
 
 
-_RUN_FIELDS = tuple(Run.__dataclass_fields__)
-_RUN_VALUES = attrgetter(*_RUN_FIELDS)
-_ARCH_AT = _RUN_FIELDS.index("arch")
+_ARCH_AT = Run._fields.index("arch")
 
 
 class TotalsCache:
@@ -581,7 +576,7 @@ class TotalsCache:
         self._types: dict[tuple, tuple] = {}
 
     def total(self, run: Run, memo: PartsMemo | None = None) -> tuple[int, int]:
-        values = list(_RUN_VALUES(run))
+        values = list(run)
         values[_ARCH_AT] = id(values[_ARCH_AT])
         types = tuple(map(type, values))
         key = (self._types.setdefault(types, types), tuple(values))

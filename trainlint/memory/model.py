@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint.catalog.architecture import Architecture
 from trainlint.catalog.files import read_data
@@ -33,8 +33,7 @@ ROUND = 512  # the caching allocator's granularity
 # Data tables
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class OptimizerSpec:
+class OptimizerSpec(NamedTuple):
     """An optimizer's memory: its state per parameter and the temporaries of its step."""
     name: str
     label: str
@@ -75,8 +74,7 @@ def optimizer_spec(name: str) -> OptimizerSpec | None:
     return _optimizer(position) if position is not None else None
 
 
-@dataclass(frozen=True)
-class Family:
+class Family(NamedTuple):
     """How an architecture family's layers keep activations: norms, rotary, activation and dropout."""
     norm: str = "rms"
     norms: int = 2
@@ -97,7 +95,7 @@ def model_family(arch: Architecture) -> Family:
     named = dict(getattr(arch, "dropout", ()) or ())
     if not named:
         return fam
-    return replace(fam, dropout_resid=named.get("resid", fam.dropout_resid),
+    return fam._replace(dropout_resid=named.get("resid", fam.dropout_resid),
                    dropout_attn=named.get("attn", fam.dropout_attn),
                    dropout_embedding=named.get("embedding", fam.dropout_embedding))
 
@@ -119,8 +117,7 @@ def family(model_type: str) -> Family:
 # The run, resolved
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """Everything the memory model needs about one training run: model, batch, precision, sharding, ..."""
     arch: Architecture
     micro_batch: int
@@ -727,7 +724,7 @@ def _layer_saved(run: Run, stack, tokens: int) -> float:
     arch = run.arch
     fam = model_family(arch)
     if run.fused_activation and fam.act_saved > 1:
-        fam = replace(fam, act_saved=1)  # one activation op: only its input is saved
+        fam = fam._replace(act_saved=1)  # one activation op: only its input is saved
     prec = run.precision
     amp = prec.param_dtype == "fp32" and prec.autocast is not None
     c = BYTES[prec.compute_dtype]  # activations of linears and attention
@@ -1309,7 +1306,7 @@ def _step(run: Run, memo: PartsMemo | None):
         # DPOTrainer._compute_loss on DataCollatorForPreference's [chosen; rejected] batch). The activations are
         # those of that forward, not twice one of b rows: what does not grow with the rows -- the fused head's
         # [4096, 32768] logits tile, the head weight's gradient -- is there once.
-        rows_run = replace(run, micro_batch=2 * run.micro_batch)
+        rows_run = run._replace(micro_batch=2 * run.micro_batch)
         assumptions.append("chosen and rejected completions are concatenated: 2 x micro-batch rows")
     act = memo.activations(rows_run) if memo is not None else activations(rows_run)
 
@@ -1513,7 +1510,7 @@ def reference_model(run: Run, assumptions: list[str] | None = None) -> float:
     # frozen base as the policy holds it (quantized like it: alignment-handbook's get_model builds both alike).
     ref_model = run.arch.total_params * BYTES[run.precision.param_dtype] / (run.tp * run.pp)
     if run.peft is not None:
-        ref_model = model_states(replace(run, ref_model_kept=False, kbit_fp32_upcast=False)).weights
+        ref_model = model_states(run._replace(ref_model_kept=False, kbit_fp32_upcast=False)).weights
         said.append("the script's own reference model beside the adapter: a second copy of the frozen base")
         return ref_model
     if run.zero_stage == 3 or run.fsdp in ("full_shard", "hybrid_shard"):

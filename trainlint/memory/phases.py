@@ -8,8 +8,9 @@ run is the largest phase's. Pure functions of a resolved `Run`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from trainlint.catalog.files import read_data
 from trainlint.memory.model import (BYTES, Activations, Estimate, PartsMemo, Run, States, Term, _head_cast,
@@ -20,8 +21,7 @@ PREFERENCE = ("dpo", "orpo", "kto")
 CONCAT_COPIES = 2  # torch.cat in EvalLoopContainer.add (nested_concat): the kept predictions and their new copy
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(NamedTuple):
     """One phase of the run (loading, training step, evaluation, saving) and its peak memory."""
     name: str  # loading | training step | evaluation | saving
     allocated: int  # what max_memory_allocated() would report at the phase's peak
@@ -79,7 +79,7 @@ def _no_grad_forward(act: Activations) -> float:
 
 
 def _forward_acts(run: Run, rows: int, memo: PartsMemo | None) -> Activations:
-    fwd = replace(run, micro_batch=rows, grad_ckpt="none", activation_offload=False)
+    fwd = run._replace(micro_batch=rows, grad_ckpt="none", activation_offload=False)
     return memo.activations(fwd) if memo is not None else activations(fwd)
 
 

@@ -9,9 +9,9 @@ other than the one assumed, or by none of the ranges in play (a pin that has the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from trainlint._versions import parse_specifier
 from trainlint.catalog import schemas
@@ -42,8 +42,7 @@ def _pydantic_list(values: list) -> str:
     return ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(NamedTuple):
     """A value (or list item) the reader refuses or ignores."""
 
     node: Node

@@ -6,8 +6,8 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.catalog import dialects, schemas
@@ -40,8 +40,7 @@ SCRIPT_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     """What a framework does with the case a rule reports, as read in its source: the package, the file and
     function that decide it, the first message it raises or logs, whether it stops, logs or is silent, and the
     releases where that holds (`since` inclusive, `until` exclusive; None: open). Rules keep a tuple of these as
@@ -282,8 +281,7 @@ H4_STOP = ("H4ArgumentParser (HfArgumentParser.parse_yaml_file) stops with \"Som
 TRL_STOP = "TrlParser stops with \"Unknown arguments from config file\""  # when the data cannot be read
 
 
-@dataclass(frozen=True)
-class ParserOutcome:
+class ParserOutcome(NamedTuple):
     """What a parser does with a key it does not declare: `short` for a one-line message ("TrlParser stops"),
     `full` for its detail (the releases, the parser's own message), `silent` when it drops the key without a word."""
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
 from trainlint.context.dialect import Dialect
 from trainlint.context.launch import Launch
 from trainlint.context.versions import FrameworkVersion, Versions, canonical, parse_specifier
@@ -42,8 +44,7 @@ if TYPE_CHECKING:
 DOCS_URL = "https://github.com/trainlint/trainlint/blob/main/docs/rules/{code}.md"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A rule's metadata: code, name, severity, summary and the flavors it applies to."""
     code: str  # stable forever, never reused
     name: str  # kebab-case

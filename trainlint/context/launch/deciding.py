@@ -5,7 +5,6 @@ config it names read; the script arguments it passes, each with the line that pa
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -237,7 +236,7 @@ def for_dialect(launch: Launch, dialect: str, syntax: str = "") -> Launch:
     command = Command(launch.origin.path, launch.origin.span.start.line if launch.origin.span else 0, "", 0, (),
                       launch.command_lines)
     arguments, script_config, reads = _arguments(p, launch.origin, command if launch.origin.span else None, syntax)
-    return replace(launch, arguments=arguments, script_config=script_config, parser_reads=reads,
+    return launch._replace(arguments=arguments, script_config=script_config, parser_reads=reads,
                    script_parser="h4" if syntax == "h4" else launch.script_parser)
 
 
@@ -283,7 +282,7 @@ def _relabel(launch: Launch, origin: Origin, launcher: str) -> Launch:
         if s.origin.kind == "launch" and launch.accelerate_config and s.origin.path == launch.accelerate_config:
             return Setting(s.value, Origin("launch", s.origin.path, note=f"accelerate config declared in {src}"))
         return Setting(s.value, Origin("launch", origin.path, span=origin.span, note=f"declared in {src}"))
-    return replace(launch, launcher=launcher, origin=Origin("launch", origin.path, span=origin.span,
+    return launch._replace(launcher=launcher, origin=Origin("launch", origin.path, span=origin.span,
                                                             note=f"declared in {src}"),
                    num_processes=re_o(launch.num_processes), num_machines=re_o(launch.num_machines),
                    sharding=re_o(launch.sharding), mixed_precision=re_o(launch.mixed_precision))

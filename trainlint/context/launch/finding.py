@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from trainlint.context import pins
@@ -127,7 +126,7 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
         launch, disagree = _disagreements(launch, matches, repo)
         if disagree:
             assumed = disagree + (f"; {assumed}" if assumed else "")
-        return replace(launch, others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
+        return launch._replace(others=len(matches) - 1, role=_role(parsed, config, bases, repo, launch.script_config),
                        other_scripts=tuple(sorted({(m[2].script, m[1].path) for m in matches[1:] if m[2].script})),
                        other_arguments=tuple(_plain_arguments(m[2]) for m in matches[1:]),
                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
@@ -194,7 +193,7 @@ def _disagreements(launch: Launch, matches: list, repo: Path) -> tuple[Launch, s
             changes.update(accelerate_config="", extra=(), mixed_precision=Setting(None, changes[name].origin))
     if not said:
         return launch, ""
-    return replace(launch, **changes), (f"the {len(matches)} launches that name this file disagree ("
+    return launch._replace(**changes), (f"the {len(matches)} launches that name this file disagree ("
                                         + "; ".join(said) + "): none is taken as the run's")
 
 
@@ -254,7 +253,7 @@ def find_in_comments(config_path: str, comments: Sequence[tuple[int, int, str]] 
         # train.py`): the launch's own options set those keys
         config = pins.resolved(config_path)
         if bases and _runs_accelerate_config(parsed, config, bases, bases[0]):
-            return replace(launch, origin=origin, role="accelerate",
+            return launch._replace(origin=origin, role="accelerate",
                            overrides=tuple(sorted(accelerate_overrides(parsed))))
-        return replace(launch, origin=origin, role="config")
+        return launch._replace(origin=origin, role="config")
     return Launch()

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from trainlint._patterns import compile_later
 from trainlint.context.launch.resolving import _ASSIGN, _expand, bases_for, working_dirs
@@ -27,8 +27,7 @@ _STOPS = (";", "&&", "||", "|", "&")
 MAX_INVOCATIONS = 16  # invocations followed per script
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One branch of a script's argument loop: the options it matches and the variable it sets."""
 
     names: tuple  # `--model`, `-m`; a `--model=*` branch as `--model=`

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 
 from trainlint._patterns import compile_later
@@ -58,8 +58,7 @@ def is_target_file(path: str) -> bool:
     return name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(TARGET_SUFFIXES)
 
 
-@dataclass(frozen=True)
-class Argument:
+class Argument(NamedTuple):
     """One script argument as written: its field name, the value the parser is handed (None: a shell variable this
     file does not set), and offsets in the file's text of the option (`--name`) and of its value word (-1: bare)."""
 
@@ -73,8 +72,7 @@ class Argument:
     quoted: str | None = None  # the value word's quote character, when quoted
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A launch command linted on its own: the command, as parsed, and its located script arguments."""
 
     command: Command
@@ -356,7 +354,7 @@ def launch_of(target: Target, path: str) -> Launch:
         repo, bases, certain = None, [Path(path).parent], False
     origin = Origin("launch", path, span=_span_of(command.line))
     launch = from_parsed(target.parsed, origin, list(bases), command.text, command)
-    return replace(launch, arguments=(), role="target", parser_reads="command-line",
+    return launch._replace(arguments=(), role="target", parser_reads="command-line",
                    cwd=str(bases[0]) if certain and bases else "", dirs=tuple(str(b) for b in bases))
 
 

@@ -3,7 +3,7 @@ command line found in a file of the repository."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainlint.plan import Origin, Setting
 
@@ -14,8 +14,7 @@ def _unknown() -> Setting:
     return Setting(None, NO_LAUNCH)
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     """What the launch of one file decides, each value with where it was decided; `Launch()`: none found."""
 
     launcher: str = ""  # accelerate | torchrun | deepspeed | tune | litgpt | axolotl | llamafactory | python | recipe | settings | ""
@@ -106,8 +105,7 @@ class Launch:
         return ", ".join(parts) + (f" ({where})" if where else "") + (f"; assumed: {self.assumed}" if self.assumed else "")
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One launch command line found in a file of the repository, with what the file set before it."""
 
     path: str  # the file holding it
@@ -120,8 +118,7 @@ class Command:
     via: str = ""  # the invocation of the script that set its parameters (`README.md:12: sbatch train.slurm ...`)
 
 
-@dataclass(frozen=True)
-class Cut:
+class Cut(NamedTuple):
     """A launch command that a backslash followed by blanks ends where its next lines were written to continue it
     (bash reads `\\ ` as an escaped blank, then ends the command at the newline)."""
 
