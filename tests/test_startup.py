@@ -201,16 +201,23 @@ def test_immutable_value_records_are_named_tuples():
                 or any(isinstance(v, functools.cached_property) for v in vars(cls).values())
                 or bool(cls.__subclasses__()) or any(dataclasses.is_dataclass(b) for b in cls.__mro__[1:]))
 
-    plain = []
+    plain, factories = [], []
     for info in pkgutil.walk_packages(trainlint.__path__, "trainlint."):
         if info.name.endswith("__main__"):
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
-            if (isinstance(value, type) and value.__module__ == info.name and dataclasses.is_dataclass(value)
-                    and value.__dataclass_params__.frozen and not needs_a_dataclass(value)):  # type: ignore[attr-defined]
+            if not isinstance(value, type) or value.__module__ != info.name:
+                continue
+            if (dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen  # type: ignore[attr-defined]
+                    and not needs_a_dataclass(value)):
                 plain.append(f"{info.name}.{name}")
+            # a NamedTuple takes `field(default_factory=...)` as its default value itself (mypy does not see it)
+            if issubclass(value, tuple) and any(isinstance(d, dataclasses.Field)
+                                                for d in getattr(value, "_field_defaults", {}).values()):
+                factories.append(f"{info.name}.{name}")
     assert not plain, plain
+    assert not factories, factories
 
 
 def test_a_pattern_compiled_later_can_be_copied():

@@ -57,7 +57,7 @@ from trainlint.rules.dscommon import ds_configs
 INTERNAL = "TL000"
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class FileResult:
     """What checking one file produced: its document, training plan, linked files and findings."""
     path: str

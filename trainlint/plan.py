@@ -342,7 +342,7 @@ _DEFAULTS: dict[str, Any] = {name: value for name, value in _PlanFields._field_d
                              if name in COUNT_BOUNDS}
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class ReadResult:
     """What a flavor reader hands back: the plan plus any linked documents it opened."""
 

@@ -56,7 +56,7 @@ _NAMES = compile_later(
     re.IGNORECASE | re.MULTILINE)
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class LinkIndex:
     """Which configs of a repository mention a file name: the index behind 'the configs linking this file'."""
     root: str

@@ -36,7 +36,7 @@ class Suppression:
         return None
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class Suppressions:
     """A file's suppression comments."""
     items: list[Suppression]

@@ -184,8 +184,7 @@ class Run(NamedTuple):
         return self.micro_batch * max(1, self.seq_len // max(1, self.cp))
 
 
-@dataclass
-class Term:
+class Term(NamedTuple):
     """One allocation the memory model counts, in bytes, with what it assumes."""
     key: str
     label: str
@@ -193,8 +192,7 @@ class Term:
     assumption: str
 
 
-@dataclass
-class Estimate:
+class Estimate(NamedTuple):
     """The memory model's result: the terms resident at the peak, and each phase's peak."""
     terms: list[Term]  # resident at the peak, allocator-counted
     peak_allocated: int

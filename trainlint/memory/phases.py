@@ -8,7 +8,6 @@ run is the largest phase's. Pure functions of a resolved `Run`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -233,8 +232,7 @@ def around_step(run: Run, memo: PartsMemo | None = None, peaks_only: bool = Fals
     return [p for p in found if p is not None], said
 
 
-@dataclass
-class RunEstimate:
+class RunEstimate(NamedTuple):
     """The training step's estimate, every phase's peak, and which decides."""
 
     step: Estimate

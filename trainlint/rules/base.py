@@ -106,7 +106,7 @@ class Rule(NamedTuple):
         return DOCS_URL.format(code=self.code)
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class LintContext:
     """What a rule sees of one file: the document, its plan, linked files, estimate and run context."""
     document: Document

@@ -93,7 +93,7 @@ HOST_NAMES = {"huggingface": "HF Trainer", "axolotl": "Axolotl (HF Trainer)", "a
               "lightning": "Lightning's DeepSpeedStrategy", None: "DeepSpeed"}
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class DSConfig:
     """One DeepSpeed config seen by this lint."""
 

@@ -51,7 +51,7 @@ def has_launch_words(text: str) -> bool:
     return _LAUNCH_LITERALS.search(text) is not None and LAUNCH_WORDS.search(text) is not None
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity
 class LaunchIndex:
     """The files of a repository that may hold launch commands, read once; each file's commands are parsed when a
     lookup first needs them (most files name none of the configs looked up)."""
