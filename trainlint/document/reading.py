@@ -62,6 +62,11 @@ def in_overlay(path: str | Path) -> bool:
     return bool(_overlay) and os.path.realpath(path) in _overlay
 
 
+def overlaid() -> dict[str, str]:
+    """The texts standing in for files now, by the files' real paths (empty outside an `overlay` block)."""
+    return _overlay
+
+
 def overlay_text(path: str | Path) -> str | None:
     """The text an unsaved buffer (or an in-memory fix) stands in for this path with, None when there is none."""
     if not _overlay:

@@ -15,7 +15,7 @@ from trainlint._patterns import compile_later
 from trainlint.context.launch import invoking
 from trainlint.context.launch.resolving import _ASSIGN, _cd_target, _expand
 from trainlint.context.launch.values import Command, Cut
-from trainlint.document.reading import overlay_text, read_regular_file
+from trainlint.document.reading import overlaid, read_regular_file
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "env", ".env", "__pycache__", "site-packages", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", "wandb", ".idea", ".vscode", ".cache",
@@ -62,6 +62,7 @@ class LaunchIndex:
     truncated: bool = False
     mentioned: dict | None = None  # _mentions, once built
     cut: dict | None = None  # {path: its cuts} as read from the files, once
+    real_paths: dict | None = None  # {real path: [paths]} of the scripts whose cuts an overlaid text may change
 
     def _commands_of(self, entry: list) -> list:
         if entry[3] is None:
@@ -120,10 +121,18 @@ class LaunchIndex:
             self.cut = {entry[0]: cuts_in(entry[2].decode("utf-8", errors="replace"), entry[0])
                         for entry in self.scripts if (entry[1] == 0 or entry[0].endswith((".md", ".rst")))
                         and _CUT_BYTES.search(entry[2]) is not None}
+        stand_ins: dict[str, str] = {}
+        if overlaid():  # the few overlaid texts looked up by real path, not every script's path resolved per call
+            if self.real_paths is None:
+                self.real_paths = {}
+                for entry in self.scripts:
+                    if entry[1] == 0 or entry[0].endswith((".md", ".rst")):
+                        self.real_paths.setdefault(os.path.realpath(entry[0]), []).append(entry[0])
+            stand_ins = {path: text for real, text in overlaid().items() for path in self.real_paths.get(real, ())}
         out: list[Cut] = []
         for entry in self.scripts:
-            text = overlay_text(entry[0])
-            if text is not None and (entry[1] == 0 or entry[0].endswith((".md", ".rst"))):
+            text = stand_ins.get(entry[0])
+            if text is not None:
                 out.extend(cuts_in(text, entry[0]))
             else:
                 out.extend(self.cut.get(entry[0], ()))
