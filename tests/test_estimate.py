@@ -292,7 +292,6 @@ def test_unknown_model_gets_a_reason(tmp_path):
 def test_full_offload_config_gets_the_host_ram_finding():
     """stanford_alpaca's ZeRO-3 full-offload config (DeepSpeed#3448: host RAM ran out fine-tuning
     LLaMA-33B): the host RAM finding, with a figure once the model is named."""
-    from pathlib import Path
 
     from shared_corpus import corpus_path
 

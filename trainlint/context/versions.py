@@ -15,7 +15,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
 from trainlint._versions import Version, canonical, normalized, parse_specifier, parse_version

@@ -67,16 +67,6 @@ def overlaid() -> dict[str, str]:
     return _overlay
 
 
-def overlay_text(path: str | Path) -> str | None:
-    """The text an unsaved buffer (or an in-memory fix) stands in for this path with, None when there is none."""
-    if not _overlay:
-        return None
-    try:
-        return _overlay.get(os.path.realpath(path))
-    except (OSError, ValueError):
-        return None
-
-
 def read_document(path: str | Path, display_path: str | None = None) -> Document:
     """Read and parse a file. Never raises for bad content: unreadable files become documents
     whose `syntax_error` says why. Only regular files are opened (a FIFO would block, a device

@@ -119,15 +119,13 @@ class LaunchIndex:
         file (an unsaved buffer, a fix being settled: `document.reading.overlay`)."""
         if self.cut is None:
             self.cut = {entry[0]: cuts_in(entry[2].decode("utf-8", errors="replace"), entry[0])
-                        for entry in self.scripts if (entry[1] == 0 or entry[0].endswith((".md", ".rst")))
-                        and _CUT_BYTES.search(entry[2]) is not None}
+                        for entry in self.scripts if _may_cut(entry) and _CUT_BYTES.search(entry[2]) is not None}
         stand_ins: dict[str, str] = {}
         if overlaid():  # the few overlaid texts looked up by real path, not every script's path resolved per call
             if self.real_paths is None:
                 self.real_paths = {}
-                for entry in self.scripts:
-                    if entry[1] == 0 or entry[0].endswith((".md", ".rst")):
-                        self.real_paths.setdefault(os.path.realpath(entry[0]), []).append(entry[0])
+                for entry in filter(_may_cut, self.scripts):
+                    self.real_paths.setdefault(os.path.realpath(entry[0]), []).append(entry[0])
             stand_ins = {path: text for real, text in overlaid().items() for path in self.real_paths.get(real, ())}
         out: list[Cut] = []
         for entry in self.scripts:
@@ -141,6 +139,11 @@ class LaunchIndex:
     @property
     def commands(self) -> list:
         return [command for entry in self.scripts for command in self._commands_of(entry)]
+
+
+def _may_cut(entry: list) -> bool:
+    """Whether `cuts_in` reads this script entry: a shell script (rank 0) or a README."""
+    return entry[1] == 0 or entry[0].endswith((".md", ".rst"))
 
 
 _INDEX: dict[str, LaunchIndex] = {}  # by repository root
