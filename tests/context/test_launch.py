@@ -511,3 +511,25 @@ def test_a_copied_usage_header_of_a_recipe_is_not_this_files_launch(tmp_path):
                                 "configs/7B_full.yaml": header + body})
     assert not engine.check_path(repo / "configs/policy/1116-qwen25_coder_32b_full-lr1e-4.yaml").launch.found
     assert engine.check_path(repo / "configs/7B_full.yaml").launch.num_processes.value == 2
+
+
+def test_ci_pipelines_are_named_as_ci_services_name_them(tmp_path):
+    """A YAML counts as a CI pipeline (read for launch commands) by its folder or by "ci" as a word of its name,
+    never for the letters inside another word: a recipe.yaml or precision.yaml is a training config."""
+    from trainlint.context.launch import index
+
+    for ci in (".github/workflows/train.yml", ".gitlab-ci.yml", "ci.yaml", "ci/nightly-ci.yml", ".circleci/config.yml",
+               "azure-pipelines.yml", "tests/gpu_ci.yaml"):
+        assert index.is_ci_file(ci) and index._kind(ci) == 2, ci
+        assert L.is_launch_file(ci), ci
+    for config in ("recipes/recipe.yaml", "configs/precision.yaml", "efficient_lora.yaml",
+                   "pytorch__torchtune__recipes__configs__llama3_1__8B_full.yaml"):
+        assert not index.is_ci_file(config) and index._kind(config) is None, config
+        assert not L.is_launch_file(config), config
+    # a repository whose recipe names another config in a usage comment: not a launch of that config
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "a_recipe.yaml").write_text("# accelerate launch --num_processes 8 train.py recipes/b.yaml\n"
+                                                       "model_name_or_path: gpt2\n")
+    (tmp_path / "recipes" / "b.yaml").write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 4\n")
+    assert not engine.check_path(tmp_path / "recipes" / "b.yaml").launch.found

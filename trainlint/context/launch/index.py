@@ -155,10 +155,26 @@ def clear_cache() -> None:
     _plain.cache_clear()
 
 
+# A YAML file is a CI pipeline (whose steps may launch training) when it lies in a CI service's folder, is named as a
+# service names its pipeline, or has "ci" as a word of its name (ci.yml, .gitlab-ci.yml, nightly-ci.yaml); never for
+# the letters inside another word: recipe.yaml, precision.yaml, efficient_lora.yaml are training configs.
+_CI_FOLDERS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".azure-pipelines", ".woodpecker"})
+_CI_NAMES = frozenset({".travis.yml", ".drone.yml", ".woodpecker.yml", "azure-pipelines.yml", "azure-pipelines.yaml",
+                       "bitbucket-pipelines.yml", "cloudbuild.yaml", "cloudbuild.yml", "appveyor.yml", ".appveyor.yml"})
+_CI_WORD = compile_later(r"(?<![a-z0-9])ci(?![a-z0-9])", re.IGNORECASE)
+
+
+def is_ci_file(path: Path | str) -> bool:
+    """Whether a .yml/.yaml file is a CI pipeline (see _CI_FOLDERS)."""
+    parts = str(path).replace(os.sep, "/").split("/")
+    name = parts[-1]
+    return name in _CI_NAMES or _CI_WORD.search(name) is not None or not _CI_FOLDERS.isdisjoint(parts[:-1])
+
+
 def is_launch_file(path: str) -> bool:
     name = Path(path).name
     return name == "Makefile" or name.endswith((".sh", ".bash", ".slurm", ".sbatch", ".job", ".mk", ".md")) or \
-        "/.github/workflows/" in Path(path).as_posix()
+        (name.endswith((".yml", ".yaml")) and is_ci_file(path))
 
 
 def _kind(path: Path | str) -> int | None:
@@ -167,8 +183,7 @@ def _kind(path: Path | str) -> int | None:
     for suffix, rank in SCRIPT_KINDS:
         if name == suffix or name.endswith(suffix):
             if suffix in (".yml", ".yaml"):
-                parts = text.replace(os.sep, "/").split("/")
-                return rank if ".github" in parts or "ci" in name.lower() or name.startswith(".gitlab") else None
+                return rank if is_ci_file(text) else None
             if suffix == ".txt":
                 return None
             return rank
