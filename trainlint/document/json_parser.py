@@ -12,7 +12,13 @@ import re
 from trainlint._patterns import compile_later
 from trainlint.document.tree import MAX_DEPTH, MAX_INT_DIGITS, MAX_NODES, Document, DuplicateKey, Entry, KeyPath, Node, RelaxedSyntax, SyntaxProblem
 
-_NUMBER = compile_later(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+# A bare value: a literal json.load (and hjson) reads, or a number; either one not run on into a word
+# (`[\w.]`: str.isalnum, "_" and ".", what would make it a longer bare word).
+_BARE = compile_later(r"(?:(?P<word>true|false|null|NaN|Infinity|-Infinity)"
+                      r"|-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][-+]?[0-9]+)?)(?![\w.])")
+_BLANKS = compile_later("[ \t\r\n\ufeff]*")
+_TO_LINE_END = compile_later("[^\r\n]*")
+_STRING_RUN = compile_later('[^"\\\\\r\n]*')  # the characters a string holds as they are
 _WORDS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"),
           "-Infinity": float("-inf")}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -86,14 +92,17 @@ class _Parser:
     # ---- whitespace and the comments hjson allows ------------------------------------------
     def skip_space(self) -> None:
         text, n = self.text, len(self.text)
-        while self.i < n:
+        while True:
+            blanks = _BLANKS.match(text, self.i)
+            assert blanks is not None  # a pattern of '*' matches everywhere, as do the runs below
+            self.i = blanks.end()
+            if self.i >= n:
+                return
             ch = text[self.i]
-            if ch in " \t\r\n\ufeff":
-                self.i += 1
-            elif ch == "#" or text.startswith("//", self.i):
-                end = self.i
-                while end < n and text[end] not in "\r\n":
-                    end += 1
+            if ch == "#" or text.startswith("//", self.i):
+                line = _TO_LINE_END.match(text, self.i)
+                assert line is not None
+                end = line.end()
                 self._relaxed("a comment", self.i, end)
                 self.i = end
             elif text.startswith("/*", self.i):
@@ -131,19 +140,18 @@ class _Parser:
 
     def bare(self, path: KeyPath) -> Node:
         start = self.i
-        for word, val in _WORDS.items():
-            if self.text.startswith(word, start) and not self._word_continues(start + len(word)):
-                self.i = start + len(word)
-                return Node("scalar", self.doc.span(start, self.i), path, value=val, raw=word)
-        m = _NUMBER.match(self.text, start)
-        if m and not self._word_continues(m.end()):
+        m = _BARE.match(self.text, start)
+        if m is not None:
             raw = m.group(0)
-            if re.fullmatch(r"-?\d+", raw) and len(raw.lstrip("-")) > MAX_INT_DIGITS:
+            self.i = m.end()
+            if m.lastgroup == "word":
+                return Node("scalar", self.doc.span(start, self.i), path, value=_WORDS[raw], raw=raw)
+            integral = m.group("fraction") is None and m.group("exponent") is None
+            if integral and len(raw.lstrip("-")) > MAX_INT_DIGITS:
                 raise JsonSyntaxError(f"an integer of {len(raw.lstrip('-')):,} digits: json.load refuses integers over "
                                       f"{MAX_INT_DIGITS:,} digits (and no setting is that large)", start)
-            self.i = m.end()
             try:
-                value = int(raw) if re.fullmatch(r"-?\d+", raw) else float(raw)
+                value = int(raw) if integral else float(raw)
             except (ValueError, OverflowError):
                 raise JsonSyntaxError(f"the number {raw[:40]!r} cannot be read", start) from None
             return Node("scalar", self.doc.span(start, self.i), path, value=value, raw=raw)
@@ -166,8 +174,13 @@ class _Parser:
     def string(self) -> str:
         text, n = self.text, len(self.text)
         start = self.i
-        i = start + 1
-        out: list[str] = []
+        m = _STRING_RUN.match(text, start + 1)
+        assert m is not None
+        i = m.end()
+        if i < n and text[i] == '"':  # most strings: no escape, one run of plain characters
+            self.i = i + 1
+            return m.group(0)
+        out = [m.group(0)]
         while True:
             if i >= n:
                 raise JsonSyntaxError("unterminated string", start)
@@ -187,11 +200,12 @@ class _Parser:
                     out.append(code)
                 else:
                     raise JsonSyntaxError(f"invalid escape '\\{esc}' in a string", i)
-            elif ch in "\r\n":
+            else:  # a line break: JSON strings do not span lines
                 raise JsonSyntaxError("a string may not span lines", i)
-            else:
-                out.append(ch)
-                i += 1
+            m = _STRING_RUN.match(text, i)
+            assert m is not None
+            out.append(m.group(0))
+            i = m.end()
 
     def _unicode_escape(self, i: int) -> tuple[str, int]:
         digits = self.text[i + 2:i + 6]
