@@ -7,7 +7,8 @@ first (as `pip install` leaves it) and PYTHONDONTWRITEBYTECODE unset for the chi
 The budget (each a ratio measured in this run):
 - a one-file check: at most 2.0x yamllint's CPU and at most 0.5x check-jsonschema's, on the same file (the example
   config in a small repository of the usual shape; also its DeepSpeed JSON alone, pre-commit's other case);
-- 300 files in one run: at most 3x trainlint's own one-file check;
+- 300 files in one run: at most 3x trainlint's own one-file check (reported beside it: yamllint over the YAML ones
+  among them, and what a further file costs each tool);
 - the language server's didChange -> diagnostics: at most 20 ms median (benchmarks/lsp_latency, run here).
 
     python benchmarks/startup/run.py [--runs 15] [--out benchmarks/startup/results/latest.json] [--no-lsp]
@@ -133,6 +134,17 @@ def _one_file(trainlint: str, yamllint: str, jsonschema: str, file: str, schema:
     return out
 
 
+def _per_file(cpu: dict[str, float], files: int, yaml_files: int) -> dict[str, object]:
+    """Beside the budget: each tool's CPU per file beyond its one-file run (what a further file costs), trainlint's
+    over its 300 files and yamllint's over their YAML ones (it reads no JSON), and their ratio."""
+    trainlint = (cpu["300_files"] - cpu["one_file"]) / files
+    yamllint = (cpu["yamllint_yaml_files"] - cpu["yamllint_one_file"]) / yaml_files
+    return {"yaml_files": yaml_files,
+            "yamllint_over_its_one_file": round(cpu["yamllint_yaml_files"] / cpu["yamllint_one_file"], 2),
+            "per_further_file_ms": {"trainlint": round(1000 * trainlint, 3), "yamllint": round(1000 * yamllint, 3)},
+            "per_further_file_over_yamllint": round(trainlint / yamllint, 2)}
+
+
 def _lsp(edits: int) -> dict[str, object] | None:
     try:
         import pygls  # noqa: F401 - the server's library: without it there is no server to measure
@@ -170,13 +182,16 @@ def main() -> int:
         result["deepspeed_json_alone"] = _one_file(trainlint, yamllint, jsonschema, "configs/ds_zero2.json",
                                                    SCHEMAS / "deepspeed.schema.json", args.runs, repo, baseline)
         many = _many_configs(repo, 300)
-        commands = {"one_file": [trainlint, "check", "configs/train.yaml"], "300_files": [trainlint, "check", *many]}
+        many_yaml = [p for p in many if not p.endswith(".json")]  # the files yamllint lints
+        commands = {"one_file": [trainlint, "check", "configs/train.yaml"], "300_files": [trainlint, "check", *many],
+                    "yamllint_one_file": [yamllint, "configs/train.yaml"], "yamllint_yaml_files": [yamllint, *many_yaml]}
         if baseline is not None:
             commands["baseline_300_files"] = [trainlint, "check", *many]
         cpu = _alternate(commands, max(3, args.runs // 3), repo, baseline)
         result["300_files"] = {"from": "the corpus (../shared/corpus)" if CORPUS.is_dir() else "copies of the example",
                                "cpu_seconds": {k: round(v, 4) for k, v in cpu.items()},
-                               "over_one_file": round(cpu["300_files"] / cpu["one_file"], 2)}
+                               "over_one_file": round(cpu["300_files"] / cpu["one_file"], 2),
+                               **_per_file(cpu, len(many), len(many_yaml))}
     lsp = None if args.no_lsp else _lsp(args.lsp_edits)
     result["lsp"] = lsp
     one = result["one_file"]
