@@ -533,3 +533,27 @@ def test_ci_pipelines_are_named_as_ci_services_name_them(tmp_path):
                                                        "model_name_or_path: gpt2\n")
     (tmp_path / "recipes" / "b.yaml").write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 4\n")
     assert not engine.check_path(tmp_path / "recipes" / "b.yaml").launch.found
+
+
+def test_a_config_is_looked_up_once_per_index_and_again_after_a_file_appears(tmp_path):
+    """`find` remembers what the index's commands give a config (its edits, the fix-settling stage's re-lints and
+    the language server's keystrokes do not change that); a new index (a launch script changed) or a created file
+    (the language server: `forget_lookups`) looks again. Here the script's relative path names
+    scripts/configs/a.yaml from scripts/ until a configs/a.yaml at the root, tried first, takes the name."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "scripts" / "configs").mkdir(parents=True)
+    config = tmp_path / "scripts" / "configs" / "a.yaml"
+    config.write_text("model_name_or_path: gpt2\n")
+    script = tmp_path / "scripts" / "run.sh"
+    script.write_text("#!/bin/bash\npython train.py configs/a.yaml\n")
+    L.clear_cache()
+    assert L.find(str(config)).script == "train.py"
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "a.yaml").write_text("model_name_or_path: gpt2\n")
+    assert L.find(str(config)).found  # remembered for this index
+    L.forget_lookups()
+    assert not L.find(str(config)).found  # configs/a.yaml from the root is the file the command names
+    (tmp_path / "configs" / "a.yaml").unlink()
+    script.write_text("#!/bin/bash\npython sft.py configs/a.yaml\n")
+    L.clear_cache()  # what the language server does when a launch script changes
+    assert L.find(str(config)).script == "sft.py"

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from lsprotocol import types as t
 
 from trainlint import __version__, engine
-from trainlint.context import links
+from trainlint.context import launch, links
 from trainlint.context.settings import find_project_config
 from trainlint.diagnostics import Severity
 from trainlint.document.reading import overlay
@@ -163,6 +163,7 @@ def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
         ls.relint_all()
         return
     links.clear_cache()  # a saved config may link (or stop linking) a DeepSpeed file
+    launch.forget_lookups()  # a file saved for the first time may be the one a launch's relative path names
     if ls.context_changed(ls.path_for(uri)):  # a launch script, pin file or accelerate config: relint the rest
         ls.relint_all()
     ls.schedule(uri, immediate=True)
@@ -172,6 +173,8 @@ def did_save(ls: TrainlintServer, params: t.DidSaveTextDocumentParams):
 @guarded()
 def did_change_watched_files(ls: TrainlintServer, params: t.DidChangeWatchedFilesParams):
     changed = False
+    if params.changes:
+        launch.forget_lookups()  # a file created or deleted may change which one a launch's relative path names
     for change in params.changes or ():
         path = ls.path_for(change.uri)
         if Path(path).name in ("pyproject.toml", "trainlint.toml"):

@@ -21,6 +21,11 @@ from trainlint.plan import Origin, Setting
 # id(command) -> (the command, its Parsed or None, {repo: its working folders}): an index's commands live until
 # clear_cache, and the language server looks the same file up on every edit.
 _PARSED: dict[int, tuple] = {}
+# (config, repository) -> (the index looked in, the launch its commands give, None for none): what `find` makes of
+# the index depends on the file's path, not its text, so a file's edits (the language server), the fix-settling
+# stage's re-lints and a linked file's configs look it up once per index.
+_FOUND: dict[tuple[str, str], tuple] = {}
+MAX_FOUND = 4096
 
 
 def clear_cache() -> None:
@@ -28,6 +33,13 @@ def clear_cache() -> None:
     index.clear_cache()
     deciding.clear_cache()
     _PARSED.clear()
+    _FOUND.clear()
+
+
+def forget_lookups() -> None:
+    """Forget the launches found for configs, keeping the indexes: a file created or deleted may change which one a
+    command's relative path names (`names_config` asks whether a path is a file)."""
+    _FOUND.clear()
 
 
 def _parsed_command(command: "Command", repo: Path):
@@ -90,6 +102,17 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
         return Launch()
     repo = Path(root) if root else pins.repo_root(config.parent)
     repo_index = index_for(str(repo))
+    key = (str(config), str(repo))
+    found = _FOUND.get(key)
+    if found is None or found[0] is not repo_index:
+        if len(_FOUND) >= MAX_FOUND:
+            _FOUND.clear()
+        found = _FOUND[key] = (repo_index, _from_index(repo_index, config, repo))
+    return found[1] if found[1] is not None else find_in_comments(config_path, comments, [repo, config.parent])
+
+
+def _from_index(repo_index: index.LaunchIndex, config: Path, repo: Path) -> Launch | None:
+    """The launch the index's commands give a config (the best that names it), None when none names it."""
     matches: list[tuple[tuple, Command, Parsed, list[Path], bool]] = []  # (sort key, command, parsed, bases, certain)
     name = config.name
     for command in repo_index.commands_naming(name):
@@ -132,7 +155,7 @@ def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: 
                        assumed=assumed, cwd=str(bases[0]) if certain and bases else "",
                        dirs=tuple(str(b) for b in bases),
                        overrides=_common_overrides([(m[2], m[3]) for m in matches], config, repo))
-    return find_in_comments(config_path, comments, [repo, config.parent])
+    return None
 
 
 def cuts_for(config_path: str) -> tuple:
