@@ -99,17 +99,23 @@ def repo_root(start: Path) -> Path:
     pyproject.toml, setup.py or setup.cfg, or the working directory when the walk reaches it first (trainlint
     run from a repository's root); else `start` itself: outside any project only the config's own folder is read.
     Remembered per folder for the run (cleared with the other caches)."""
-    try:
-        here = os.getcwd()
-        if here not in _CWDS:  # resolving walks every component with lstat: once per working directory
-            _CWDS[here] = Path(here).resolve()
-        cwd = _CWDS[here]
-    except OSError:
-        cwd = None
+    cwd = working_dir()
     key = (start, cwd)
     if key not in _ROOTS:
         _ROOTS[key] = _repo_root(start, cwd)
     return _ROOTS[key]
+
+
+def working_dir() -> Path | None:
+    """The working directory with its links resolved (None when it is gone): resolving walks every component with
+    lstat, so once per working directory."""
+    try:
+        here = os.getcwd()
+        if here not in _CWDS:
+            _CWDS[here] = Path(here).resolve()
+        return _CWDS[here]
+    except OSError:
+        return None
 
 
 def _repo_root(start: Path, cwd: Path | None) -> Path:

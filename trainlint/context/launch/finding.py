@@ -168,7 +168,7 @@ def cuts_for(config_path: str) -> tuple:
         if not config.parent.is_dir():
             return ()
         root = pins.repo_root(config.parent)
-        cwd = Path.cwd().resolve()
+        cwd = pins.working_dir()
         for folder in [root, *root.parents][:pins.MAX_LEVELS]:
             if (folder / ".git").exists() or folder == cwd:
                 root = folder
