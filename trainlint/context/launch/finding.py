@@ -173,7 +173,7 @@ def cuts_for(config_path: str) -> tuple:
             if (folder / ".git").exists() or folder == cwd:
                 root = folder
                 break
-        return tuple(index_for(str(root)).cuts())
+        return index_for(str(root)).cuts()
     except (OSError, RuntimeError, ValueError):
         return ()
 

@@ -62,6 +62,7 @@ class LaunchIndex:
     truncated: bool = False
     mentioned: dict | None = None  # _mentions, once built
     cut: dict | None = None  # {path: its cuts} as read from the files, once
+    file_cuts: tuple | None = None  # all of them in walk order, once
     real_paths: dict | None = None  # {real path: [paths]} of the scripts whose cuts an overlaid text may change
 
     def _commands_of(self, entry: list) -> list:
@@ -113,7 +114,7 @@ class LaunchIndex:
                 or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
                 for command in self._commands_of(entry)]
 
-    def cuts(self) -> list[Cut]:
+    def cuts(self) -> tuple[Cut, ...]:
         """The launch commands of the repository's scripts and READMEs that a backslash followed by blanks cuts
         short (`cuts_in`), in walk order: read once from the files, and again from the text that stands in for a
         file (an unsaved buffer, a fix being settled: `document.reading.overlay`)."""
@@ -127,6 +128,10 @@ class LaunchIndex:
                 for entry in filter(_may_cut, self.scripts):
                     self.real_paths.setdefault(os.path.realpath(entry[0]), []).append(entry[0])
             stand_ins = {path: text for real, text in overlaid().items() for path in self.real_paths.get(real, ())}
+        if not stand_ins:  # as read from the files: the same for every config of the repository
+            if self.file_cuts is None:
+                self.file_cuts = tuple(cut for entry in self.scripts for cut in self.cut.get(entry[0], ()))
+            return self.file_cuts
         out: list[Cut] = []
         for entry in self.scripts:
             text = stand_ins.get(entry[0])
@@ -134,7 +139,7 @@ class LaunchIndex:
                 out.extend(cuts_in(text, entry[0]))
             else:
                 out.extend(self.cut.get(entry[0], ()))
-        return out
+        return tuple(out)
 
     @property
     def commands(self) -> list:
