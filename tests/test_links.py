@@ -276,3 +276,26 @@ def test_a_launch_script_naming_the_accelerate_config_links_the_config_it_runs(t
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo, timeout=120)
     assert found.stdout.strip() == "['configs/train.yaml']", found.stdout + found.stderr
     assert run("check", "configs/accel.yaml", cwd=repo).returncode in (0, 1)  # runs; findings depend on the rules
+
+
+def test_a_config_naming_several_checked_files_is_linted_once(tmp_path, monkeypatch, capsys):
+    """A config whose text names two DeepSpeed files that are checked (without it) is a candidate for both: linted
+    once, its findings reported for the one it links."""
+    from trainlint import cli
+
+    train = TRAIN + "# for ZeRO-3: ds/zero3.json\n"
+    repo = make_repo(tmp_path / "repo", {"configs/train.yaml": train, "ds/zero2.json": DS_BAD,
+                                         "ds/zero3.json": DS_GOOD.replace('"stage": 2', '"stage": 3')})
+    monkeypatch.chdir(repo)
+    linted: list[str] = []
+    check_path = engine.check_path
+
+    def counting(path, *args, **kwargs):
+        linted.append(Path(path).name)
+        return check_path(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "check_path", counting)
+    code = cli.main(["check", "--select", "TL600", "--output-format", "json", "ds/zero2.json", "ds/zero3.json"])
+    files = {f["path"]: [d["code"] for d in f["diagnostics"]] for f in json.loads(capsys.readouterr().out)["files"]}
+    assert code == 1 and files == {"ds/zero2.json": ["TL600"], "ds/zero3.json": []}, files
+    assert linted.count("train.yaml") == 1, linted

@@ -26,7 +26,7 @@ from trainlint.context.launch.targets import is_target_file
 from trainlint.context.settings import (ContextSettings, Overrides, Settings, SettingsError, find_project_config,
                                         parse_versions, toml_position)
 from trainlint.diagnostics import Severity
-from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes, overlay
+from trainlint.document.reading import MAX_FILE_BYTES, document_from_bytes, overlaid, overlay
 from trainlint.document.tree import Document
 from trainlint.fixes.apply import compute_fixes, write_fixed
 from trainlint.memory.breakdown import GIB
@@ -355,6 +355,17 @@ def _check_once(args, out=None) -> int:
         finally:
             _resume_gc()  # the modules are imported and one file read: the rest of the run collects as usual
 
+    # A config that names several of the linked files checked is linted once for all of them (its lint does not
+    # depend on which one asks); not while a text stands in for a file (standard input), and not across --fix.
+    linker_results: dict[str, engine.FileResult] = {}
+
+    def lint_linker(path: str):
+        if overlaid():
+            return lint_one(path)
+        if path not in linker_results:
+            linker_results[path] = lint_one(path)
+        return linker_results[path]
+
     def lint(path: str):
         if path == "-":
             if not stdin_doc:
@@ -370,7 +381,7 @@ def _check_once(args, out=None) -> int:
         result = lint_one(path)
         if result.flavor in engine.LINKABLE_FLAVORS and not is_target_file(path):
             # A linked file checked without the configs that link it: lint those too, for their findings about it.
-            engine.add_linked_findings(result, engine.linking_results(path, settings, checked, lint_one), settings)
+            engine.add_linked_findings(result, engine.linking_results(path, settings, checked, lint_linker), settings)
         return result
 
     fixed = 0
@@ -392,6 +403,7 @@ def _check_once(args, out=None) -> int:
             else:
                 written += 1
         fixed = outcome.applied if written else 0
+        linker_results.clear()  # the linked files may have been fixed: their configs are linted again
 
     # A file found by walking a folder that is not a training config (a workflow, a compose file) is skipped
     # without a finding; TL005 is for files named on the command line.
