@@ -557,3 +557,50 @@ def test_a_config_is_looked_up_once_per_index_and_again_after_a_file_appears(tmp
     script.write_text("#!/bin/bash\npython sft.py configs/a.yaml\n")
     L.clear_cache()  # what the language server does when a launch script changes
     assert L.find(str(config)).script == "sft.py"
+
+
+def test_the_file_name_test_passes_every_command_that_names_the_config(tmp_path):
+    """`finding._file_names` spares a config the commands none of whose tokens can name a file of its name; it must
+    pass every command `_names_file` accepts (variables, brace expansions, `--opt=value`, quotes, launcher options)."""
+    from trainlint.context.launch import finding
+
+    (tmp_path / ".git").mkdir()
+    configs = ["configs/sft_llama.yaml", "configs/a.yaml", "ds/zero3.json", "recipes/qwen/dpo.yml", "accel/fsdp.yaml"]
+    for rel in configs:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x: 1\n")
+    commands = [
+        "python train.py configs/sft_llama.yaml",
+        "python train.py --config=configs/a.yaml",
+        'python train.py "configs/a.yaml"',
+        "MODEL=llama\npython train.py configs/sft_$MODEL.yaml",
+        "python train.py configs/sft_${UNSET}.yaml",
+        "python train.py configs/{a,sft_llama}.yaml",
+        "deepspeed train.py --deepspeed ds/zero3.json",
+        "torchrun train.py --deepspeed=ds/zero${STAGE}.json",
+        "python train.py recipes/$NAME/dpo.yml",
+        "accelerate launch --config_file accel/fsdp.yaml train.py",
+        "trl sft --config configs/a.yaml",
+        "python train.py other/thing.yaml",
+    ]
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\n" + "\n".join(commands) + "\n")
+    L.clear_cache()
+    repo_index = L.index_for(str(tmp_path))
+    accepted = rejected = 0
+    for rel in configs:
+        config = tmp_path / rel
+        named = False
+        for command in repo_index.commands:
+            parsed, bases, _certain = finding._parsed_command(command, tmp_path)
+            if parsed is None:
+                continue
+            names = finding._file_names(parsed)
+            if finding._names_file(parsed, config, bases, tmp_path):
+                accepted += 1
+                named = True
+                assert finding._may_be_named(names, config.name), (command.text, rel, names)
+            elif not finding._may_be_named(names, config.name):
+                rejected += 1
+        assert named, rel  # each config is named by some command: the test is exercised for each
+    assert rejected > accepted, (accepted, rejected)

@@ -4,6 +4,7 @@ command names the file (`Launch.role`)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,12 +15,12 @@ from trainlint.context.launch.deciding import _span_of, from_parsed
 from trainlint.context.launch.index import has_launch_words, index_for, may_name
 from trainlint.context.launch.parsing import (CONFIG_SUFFIXES, Parsed, _flag_tokens, _plain_arguments,
                                               _starts_a_command, accelerate_overrides, parse_command)
-from trainlint.context.launch.resolving import _relative_folder, names_config, working_dirs
+from trainlint.context.launch.resolving import _relative_folder, brace_words, names_config, working_dirs
 from trainlint.context.launch.values import Command, Launch
 from trainlint.plan import Origin, Setting
 
-# id(command) -> (the command, its Parsed or None, {repo: its working folders}): an index's commands live until
-# clear_cache, and the language server looks the same file up on every edit.
+# id(command) -> (the command, its Parsed or None, {repo: its working folders}, the file names it may name): an
+# index's commands live until clear_cache, and each config of a repository is looked up in them.
 _PARSED: dict[int, tuple] = {}
 # (config, repository) -> (the index looked in, the launch its commands give, None for none): what `find` makes of
 # the index depends on the file's path, not its text, so a file's edits (the language server), the fix-settling
@@ -42,14 +43,16 @@ def forget_lookups() -> None:
     _FOUND.clear()
 
 
-def _parsed_command(command: "Command", repo: Path):
-    """(Parsed or None, working folders, certain) of an index command, computed once per command and repository."""
+def _parsed_command(command: "Command", repo: Path, name: str = ""):
+    """(Parsed or None, working folders, certain) of an index command, computed once per command and repository.
+    With `name` (a config's file name), None as well when no token of the command can name a file of that name."""
     entry = _PARSED.get(id(command))
     if entry is None or entry[0] is not command:
-        entry = (command, parse_command(command.text, dict(command.env)), {})
+        parsed = parse_command(command.text, dict(command.env))
+        entry = (command, parsed, {}, _file_names(parsed) if parsed is not None else None)
         _PARSED[id(command)] = entry
-    _, parsed, dirs = entry
-    if parsed is None:
+    _, parsed, dirs, names = entry
+    if parsed is None or name and not _may_be_named(names, name):
         return None, [], False
     key = str(repo)
     if key not in dirs:
@@ -76,6 +79,49 @@ def _role(p: Parsed, config: Path, bases: list[Path], root: Path, script_config:
 def _config_args(p: Parsed) -> list[str]:
     """The tokens after the script that may name a config file."""
     return list(p.args) + ([p.values["config_file"]] if p.launcher == "trl" and "config_file" in p.values else [])
+
+
+def _named_tokens(p: Parsed) -> list[str]:
+    """The tokens of a command that `_names_file` hands `names_config`."""
+    tokens = [tok for tok in _config_args(p) if not (tok.startswith("--") and "=" not in tok)
+              and (tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok)]
+    return tokens + [p.values[name] for name in ("config_file", "deepspeed_config")
+                     if p.launcher in ("accelerate", "trl") and p.values.get(name)]
+
+
+def _file_names(p: Parsed) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The file names a command's tokens may name, as `names_config` reads a token: the exact names, and the name
+    patterns of those with a shell variable left unknown (`*` for it). `names_config` is true of a config only if
+    its name is one of them or matches one: the test that spares a config every other command of the repository."""
+    exact: set[str] = set()
+    patterns: list[str] = []
+
+    def read(token: str) -> None:
+        token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
+        token = token.strip("\"'")
+        if "{" in token and "," in token:
+            words = brace_words(token)
+            if words != [token]:
+                for word in words:
+                    read(word)
+                return
+        if not token:
+            return
+        if "\0" in token:
+            patterns.append(Path(token.replace("\0", "*")).name)
+        else:
+            exact.add(Path(token).name)
+
+    for token in _named_tokens(p):
+        read(token)
+    return frozenset(exact), tuple(patterns)
+
+
+def _may_be_named(names: tuple[frozenset[str], tuple[str, ...]] | None, name: str) -> bool:
+    if names is None:
+        return True
+    exact, patterns = names
+    return name in exact or any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
 def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
@@ -120,7 +166,7 @@ def _from_index(repo_index: index.LaunchIndex, config: Path, repo: Path) -> Laun
             continue
         if not may_name(command, config):
             continue
-        parsed, bases, certain = _parsed_command(command, repo)
+        parsed, bases, certain = _parsed_command(command, repo, name)
         if parsed is None:
             continue
         if _names_file(parsed, config, bases, repo):
