@@ -15,7 +15,8 @@ from trainlint.context.launch.deciding import _span_of, from_parsed
 from trainlint.context.launch.index import has_launch_words, index_for, may_name
 from trainlint.context.launch.parsing import (CONFIG_SUFFIXES, Parsed, _flag_tokens, _plain_arguments,
                                               _starts_a_command, accelerate_overrides, parse_command)
-from trainlint.context.launch.resolving import _relative_folder, brace_words, names_config, working_dirs
+from trainlint.context.launch.resolving import (CONFIG_NAME_SUFFIXES, _relative_folder, brace_words, names_config,
+                                                working_dirs)
 from trainlint.context.launch.values import Command, Launch
 from trainlint.plan import Origin, Setting
 
@@ -84,7 +85,7 @@ def _config_args(p: Parsed) -> list[str]:
 def _named_tokens(p: Parsed) -> list[str]:
     """The tokens of a command that `_names_file` hands `names_config`."""
     tokens = [tok for tok in _config_args(p) if not (tok.startswith("--") and "=" not in tok)
-              and (tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok)]
+              and (tok.endswith(CONFIG_NAME_SUFFIXES) or "\0" in tok or "=" in tok)]
     return tokens + [p.values[name] for name in ("config_file", "deepspeed_config")
                      if p.launcher in ("accelerate", "trl") and p.values.get(name)]
 
@@ -107,8 +108,14 @@ def _file_names(p: Parsed) -> tuple[frozenset[str], tuple[str, ...]]:
                 return
         if not token:
             return
+        pattern = token.replace("\0", "*")
+        name = Path(pattern).name
+        literal = name.replace("*", "")
+        stem = literal.rsplit(".", 1)[0] if "." in literal else literal
+        if len(literal) < 5 or ("*" in name and len(stem) < 2) or not pattern.endswith(CONFIG_NAME_SUFFIXES):
+            return  # `$CONFIG` alone, `$X.yaml`, no config's suffix: names_config names no file with it
         if "\0" in token:
-            patterns.append(Path(token.replace("\0", "*")).name)
+            patterns.append(name)
         else:
             exact.add(Path(token).name)
 
@@ -128,7 +135,7 @@ def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
     for tok in _config_args(p):
         if tok.startswith("--") and "=" not in tok:
             continue
-        if tok.endswith((".yaml", ".yml", ".json", ".toml")) or "\0" in tok or "=" in tok:
+        if tok.endswith(CONFIG_NAME_SUFFIXES) or "\0" in tok or "=" in tok:
             if names_config(tok, config, bases, root):
                 return True
     # the launcher's own options: accelerate launch --config_file X / --deepspeed_config_file X

@@ -137,6 +137,9 @@ def brace_words(token: str) -> list[str]:
     return words[:MAX_BRACE_WORDS]
 
 
+CONFIG_NAME_SUFFIXES = (".yaml", ".yml", ".json", ".toml")  # what a token must end with to name a config
+
+
 def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
     """Whether a command-line token (a path, maybe with `$VAR` parts or a brace expansion) names this config
     file."""
@@ -153,7 +156,7 @@ def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) ->
     literal = Path(pattern).name.replace("*", "")
     stem = literal.rsplit(".", 1)[0] if "." in literal else literal
     if len(literal) < 5 or ("*" in Path(pattern).name and len(stem) < 2) or \
-            not pattern.endswith((".yaml", ".yml", ".json", ".toml")):
+            not pattern.endswith(CONFIG_NAME_SUFFIXES):
         return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
     if not fnmatch.fnmatch(config.name, Path(pattern).name):
         return False
