@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from trainlint._patterns import compile_later
+from trainlint.context import pins
 from trainlint.context.launch.values import Command, Launch
 
 # `NAME=value` / `export NAME=value`: a shell variable a file (or a command's prefix) sets
@@ -236,7 +237,7 @@ def working_dirs(command: Command, repo: Path | str | None) -> tuple[list[Path],
 
 def _resolved(path: Path) -> Path:
     try:
-        return path.resolve()
+        return pins.resolved(str(path))  # kept for the run: the same folders are resolved for every config
     except (OSError, RuntimeError, ValueError):
         return path
 
@@ -283,7 +284,7 @@ def bases_for(command_path: str, repo: Path | str | None = None) -> list[Path]:
     out.append(here)
     if repo:
         try:
-            inner = here.resolve().relative_to(Path(repo).resolve())
+            inner = pins.resolved(str(here)).relative_to(pins.resolved(str(repo)))
         except (ValueError, OSError, RuntimeError):
             inner = None
         if inner is not None:
