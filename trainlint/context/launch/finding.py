@@ -171,8 +171,9 @@ def _from_index(repo_index: index.LaunchIndex, config: Path, repo: Path) -> Laun
     for command in repo_index.commands_naming(name):
         if name not in command.text and "$" not in command.text and "{" not in command.text:
             continue
-        if not may_name(command, config):
-            continue
+        parsed_once = _PARSED.get(id(command))
+        if (parsed_once is None or parsed_once[0] is not command) and not may_name(command, config):
+            continue  # not parsed yet, and it cannot name the file (a parsed one has the exact file-name test)
         parsed, bases, certain = _parsed_command(command, repo, name)
         if parsed is None:
             continue

@@ -63,6 +63,7 @@ class LaunchIndex:
     mentioned: dict | None = None  # _mentions, once built
     cut: dict | None = None  # {path: its cuts} as read from the files, once
     file_cuts: tuple | None = None  # all of them in walk order, once
+    variable: list | None = None  # per file: whether it holds a `$` or a brace expansion (`commands_naming`), once
     real_paths: dict | None = None  # {real path: [paths]} of the scripts whose cuts an overlaid text may change
 
     def _commands_of(self, entry: list) -> list:
@@ -109,9 +110,11 @@ class LaunchIndex:
         expansion: a command may name a file through a variable or `config_{a,b}.yaml`), in walk order: a superset
         of the commands whose text contains it."""
         needle = name.encode("utf-8", errors="surrogateescape")
-        return [command for entry in self.scripts
-                if needle in entry[2]
-                or (variables and (b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)))
+        if self.variable is None:  # which files may name any file through a variable: the same for every look-up
+            self.variable = [b"$" in entry[2] or (b"{" in entry[2] and _BRACE_BYTES.search(entry[2]) is not None)
+                             for entry in self.scripts]
+        return [command for entry, through_variables in zip(self.scripts, self.variable)
+                if (variables and through_variables) or needle in entry[2]
                 for command in self._commands_of(entry)]
 
     def cuts(self) -> tuple[Cut, ...]:
