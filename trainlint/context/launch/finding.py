@@ -15,8 +15,8 @@ from trainlint.context.launch.deciding import _span_of, from_parsed
 from trainlint.context.launch.index import has_launch_words, index_for, may_name
 from trainlint.context.launch.parsing import (CONFIG_SUFFIXES, Parsed, _flag_tokens, _plain_arguments,
                                               _starts_a_command, accelerate_overrides, parse_command)
-from trainlint.context.launch.resolving import (CONFIG_NAME_SUFFIXES, _relative_folder, brace_words, names_config,
-                                                working_dirs)
+from trainlint.context.launch.resolving import (CONFIG_NAME_SUFFIXES, _relative_folder, name_pattern, names_config,
+                                                token_words, working_dirs)
 from trainlint.context.launch.values import Command, Launch
 from trainlint.plan import Origin, Setting
 
@@ -44,16 +44,19 @@ def forget_lookups() -> None:
     _FOUND.clear()
 
 
-def _parsed_command(command: "Command", repo: Path, name: str = ""):
+def _parsed_command(command: "Command", repo: Path, config: Path | None = None):
     """(Parsed or None, working folders, certain) of an index command, computed once per command and repository.
-    With `name` (a config's file name), None as well when no token of the command can name a file of that name."""
+    With `config`, None as well when the command cannot name it: before it is parsed by `may_name`'s test of its
+    text (parsing costs more), after by the file names its tokens may name."""
     entry = _PARSED.get(id(command))
     if entry is None or entry[0] is not command:
+        if config is not None and not may_name(command, config):
+            return None, [], False
         parsed = parse_command(command.text, dict(command.env))
         entry = (command, parsed, {}, _file_names(parsed) if parsed is not None else None)
         _PARSED[id(command)] = entry
     _, parsed, dirs, names = entry
-    if parsed is None or name and not _may_be_named(names, name):
+    if parsed is None or config is not None and not _may_be_named(names, config.name):
         return None, [], False
     key = str(repo)
     if key not in dirs:
@@ -96,31 +99,15 @@ def _file_names(p: Parsed) -> tuple[frozenset[str], tuple[str, ...]]:
     its name is one of them or matches one: the test that spares a config every other command of the repository."""
     exact: set[str] = set()
     patterns: list[str] = []
-
-    def read(token: str) -> None:
-        token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
-        token = token.strip("\"'")
-        if "{" in token and "," in token:
-            words = brace_words(token)
-            if words != [token]:
-                for word in words:
-                    read(word)
-                return
-        if not token:
-            return
-        pattern = token.replace("\0", "*")
-        name = Path(pattern).name
-        literal = name.replace("*", "")
-        stem = literal.rsplit(".", 1)[0] if "." in literal else literal
-        if len(literal) < 5 or ("*" in name and len(stem) < 2) or not pattern.endswith(CONFIG_NAME_SUFFIXES):
-            return  # `$CONFIG` alone, `$X.yaml`, no config's suffix: names_config names no file with it
-        if "\0" in token:
-            patterns.append(name)
-        else:
-            exact.add(Path(token).name)
-
     for token in _named_tokens(p):
-        read(token)
+        for word in token_words(token):
+            name = name_pattern(word) if word else None
+            if name is None:
+                continue
+            if "\0" in word:
+                patterns.append(name)
+            else:
+                exact.add(name)
     return frozenset(exact), tuple(patterns)
 
 
@@ -171,10 +158,7 @@ def _from_index(repo_index: index.LaunchIndex, config: Path, repo: Path) -> Laun
     for command in repo_index.commands_naming(name):
         if name not in command.text and "$" not in command.text and "{" not in command.text:
             continue
-        parsed_once = _PARSED.get(id(command))
-        if (parsed_once is None or parsed_once[0] is not command) and not may_name(command, config):
-            continue  # not parsed yet, and it cannot name the file (a parsed one has the exact file-name test)
-        parsed, bases, certain = _parsed_command(command, repo, name)
+        parsed, bases, certain = _parsed_command(command, repo, config)
         if parsed is None:
             continue
         if _names_file(parsed, config, bases, repo):

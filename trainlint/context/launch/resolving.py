@@ -141,26 +141,42 @@ def brace_words(token: str) -> list[str]:
 CONFIG_NAME_SUFFIXES = (".yaml", ".yml", ".json", ".toml")  # what a token must end with to name a config
 
 
-def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
-    """Whether a command-line token (a path, maybe with `$VAR` parts or a brace expansion) names this config
-    file."""
+def token_words(token: str) -> list[str]:
+    """The words a command-line token stands for, as `names_config` reads it: without a leading `--option=` and its
+    quotes, and each word of a brace expansion read the same way in turn."""
     token = token.split("=", 1)[1] if token.startswith("--") and "=" in token else token
     token = token.strip("\"'")
     if "{" in token and "," in token:
         words = brace_words(token)
         if words != [token]:
-            return any(names_config(word, config, base_dirs, root) for word in words)
-    if not token or "\0" not in token and Path(token).name != config.name:
-        if "\0" not in token:
-            return False
-    pattern = token.replace("\0", "*")
-    literal = Path(pattern).name.replace("*", "")
+            return [w for word in words for w in token_words(word)]
+    return [token]
+
+
+def name_pattern(word: str) -> str | None:
+    """The file name a word of `token_words` may name, `*` standing for a shell variable left unknown; None when it
+    names no config whatever the config (`$CONFIG` alone, `$X.yaml`: it could name any file; another suffix)."""
+    name = Path(word.replace("\0", "*")).name
+    literal = name.replace("*", "")
     stem = literal.rsplit(".", 1)[0] if "." in literal else literal
-    if len(literal) < 5 or ("*" in Path(pattern).name and len(stem) < 2) or \
-            not pattern.endswith(CONFIG_NAME_SUFFIXES):
-        return False  # `$CONFIG` alone, or `$X.yaml`: it could name any file
-    if not fnmatch.fnmatch(config.name, Path(pattern).name):
+    if len(literal) < 5 or ("*" in name and len(stem) < 2) or not word.endswith(CONFIG_NAME_SUFFIXES):
+        return None
+    return name
+
+
+def names_config(token: str, config: Path, base_dirs: list[Path], root: Path) -> bool:
+    """Whether a command-line token (a path, maybe with `$VAR` parts or a brace expansion) names this config
+    file."""
+    return any(_word_names_config(word, config, base_dirs) for word in token_words(token))
+
+
+def _word_names_config(word: str, config: Path, base_dirs: list[Path]) -> bool:
+    if not word or "\0" not in word and Path(word).name != config.name:
         return False
+    name = name_pattern(word)
+    if name is None or not fnmatch.fnmatch(config.name, name):
+        return False
+    pattern = word.replace("\0", "*")
     if Path(pattern).is_absolute():
         return fnmatch.fnmatch(str(config), os.path.normpath(pattern))
     for base in base_dirs:
