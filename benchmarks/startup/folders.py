@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from run import HERE, ROOT, _alternate, _compile_bytecode, _env, _tool
+from run import HERE, ROOT, _alternate, _compile_bytecode, _env, _tool, write_result
 
 
 def _configs_reported(trainlint: str, folder: str) -> int:
@@ -56,9 +56,7 @@ def main() -> int:
             entry["over_baseline"] = round(cpu["trainlint"] / cpu["baseline"], 2)
         result["folders"][folder] = entry  # type: ignore[index]
     result["measured_at"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(result, args.out)
     return 0
 
 

@@ -21,7 +21,6 @@ Needs valgrind and `pip install yamllint check-jsonschema`. Reports only; judges
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -97,9 +96,7 @@ def main() -> int:
                                    "over_one_file": round(all_files / one, 2),
                                    "per_file_millions": _millions((all_files - one) // 299)}
     result["measured_at"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    run.write_result(result, args.out)
     return 0
 
 

@@ -14,7 +14,6 @@ CPU time (user + system) of each child from `os.wait4`, median over `--runs`.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -22,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from run import CORPUS, HERE, ROOT, _compile_bytecode, _cpu, _tool
+from run import CORPUS, HERE, ROOT, _compile_bytecode, _cpu, _tool, write_result
 
 DS = """{
   "train_micro_batch_size_per_gpu": 8,
@@ -93,9 +92,7 @@ def main() -> int:
         "ratio_repo_3_linking_over_alone": round(median["repo_300_configs_3_linking"] / median["alone"], 2),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(result, args.out)
     return 0
 
 

@@ -45,6 +45,13 @@ BUDGET = {"one_file_over_yamllint": 2.0, "one_file_over_check_jsonschema": 0.5, 
           "lsp_median_ms": 20.0}
 
 
+def write_result(result: dict, out: Path) -> None:
+    """The benchmark's result as JSON at `out` (its folder made), and on standard output."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
 def _env(baseline: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -206,9 +213,7 @@ def main() -> int:
         verdicts["lsp_median_ms"] = max(lsp["push_median_ms"], lsp["pull_median_ms"]) <= BUDGET["lsp_median_ms"]
     result["met"] = verdicts
     result["measured_at"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(result, args.out)
     return 0 if all(verdicts.values()) else 1
 
 

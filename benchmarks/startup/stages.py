@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from run import HERE, _many_configs, _small_repository
+from run import HERE, _many_configs, _small_repository, write_result
 
 # (module attribute, label): the stages of engine._run and what check_path and the command line do around them
 STAGES = (("read_document", "reading and parsing a file"), ("parse_document", "parsing a fixed text (re-lints)"),
@@ -88,9 +87,7 @@ def main() -> int:
         "fix_settling_with_its_relints": round((total - unsettled) / total, 3),
         "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(result, args.out)
     return 0
 
 
