@@ -592,7 +592,7 @@ def test_the_file_name_test_passes_every_command_that_names_the_config(tmp_path)
         config = tmp_path / rel
         named = False
         for command in repo_index.commands:
-            parsed, bases, _certain = finding._parsed_command(command, tmp_path)
+            parsed, bases, _certain = finding.parsed_command(command, tmp_path)
             if parsed is None:
                 continue
             names = finding._file_names(parsed)
@@ -604,3 +604,45 @@ def test_the_file_name_test_passes_every_command_that_names_the_config(tmp_path)
                 rejected += 1
         assert named, rel  # each config is named by some command: the test is exercised for each
     assert rejected > accepted, (accepted, rejected)
+
+
+def test_an_index_command_is_parsed_once_for_the_configs_it_names_and_the_files_it_launches_with(tmp_path, monkeypatch):
+    """A command is parsed once per index: for the config it names (`find`) and for the DeepSpeed or accelerate
+    file it is launched with (`links.launched_with`, which a check of that file alone asks)."""
+    from trainlint.context import links
+    from trainlint.context.launch import finding
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "sft.yaml").write_text("model_name_or_path: gpt2\n")
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2}}\n')
+    (tmp_path / "run.sh").write_text("#!/bin/bash\naccelerate launch --deepspeed_config_file ds.json train.py "
+                                     "configs/sft.yaml\n")
+    parses: list[str] = []
+    real = finding.parse_command
+    counted = lambda text, env: parses.append(text) or real(text, env)  # noqa: E731
+    for module in (finding, L):  # where the lookups and links.launched_with take it from
+        monkeypatch.setattr(module, "parse_command", counted)
+    L.clear_cache()
+    assert L.find(str(tmp_path / "configs" / "sft.yaml")).found
+    assert links.launched_with(str(tmp_path / "ds.json")) == [str(tmp_path / "configs" / "sft.yaml")]
+    assert len(parses) == 1, parses
+
+
+def test_a_file_that_invokes_several_scripts_is_read_into_shell_lines_once(tmp_path, monkeypatch):
+    """The invocations of each script are looked for in the files that name it; a README naming several scripts
+    is read into its shell lines once for all of them, and each script still gets its own invocation."""
+    from trainlint.context.launch import index
+
+    (tmp_path / ".git").mkdir()
+    for name in ("sft", "dpo"):
+        (tmp_path / f"{name}.yaml").write_text("model_name_or_path: gpt2\n")
+        (tmp_path / f"{name}.sh").write_text(f'#!/bin/bash\nNPROC=$1\ntorchrun --nproc_per_node $NPROC train.py {name}.yaml\n')
+    (tmp_path / "README.md").write_text("```bash\nbash sft.sh 4\nbash dpo.sh 2\n```\n")
+    read: list[str] = []
+    real = index.shell_lines
+    monkeypatch.setattr(index, "shell_lines", lambda text, path, *a, **k: read.append(path) or real(text, path, *a, **k))
+    L.clear_cache()
+    assert L.find(str(tmp_path / "sft.yaml")).num_processes.value == 4
+    assert L.find(str(tmp_path / "dpo.yaml")).num_processes.value == 2
+    assert read.count(str(tmp_path / "README.md")) == 1, read

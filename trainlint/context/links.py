@@ -161,10 +161,9 @@ def launched_with(path: str | Path) -> list[str]:
     for command in commands:
         if target.name not in command.text and not (command.via and launch.may_name(command, target)):
             continue  # a command that names the file through a script's parameters an invocation binds
-        parsed = launch.parse_command(command.text, dict(command.env))
+        parsed, bases, _certain = launch.parsed_command(command, repo)  # parsed once per command, as `find` reads it
         if parsed is None:
             continue
-        bases, _certain = launch.working_dirs(command, repo)
         named = [parsed.values.get(name) for name in ("config_file", "deepspeed_config")]
         if not any(value and launch.names_config(value, target, bases, repo) for value in named):
             continue

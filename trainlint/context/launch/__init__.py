@@ -28,7 +28,7 @@ from trainlint.context.launch.applying import apply, sharding_known, view_overri
 from trainlint.context.launch.deciding import (declared, for_dialect, from_accelerate_file, from_command_line,
                                                from_parsed, is_cached_config, read_accelerate_config)
 from trainlint.context.launch.finding import (_names_file, clear_cache, cuts_for, find, find_in_comments,
-                                              forget_lookups)
+                                              forget_lookups, parsed_command)
 from trainlint.context.launch.index import (LAUNCH_WORDS, SKIP_DIRS, LaunchIndex, _build_index, _LAUNCH_LITERALS,
                                             commands_in, has_launch_words, index_for, is_launch_file, may_name)
 from trainlint.context.launch.parsing import (Parsed, accelerate_option_for, accelerate_overrides, parse_command,
@@ -45,6 +45,6 @@ __all__ = [
     "cuts_for", "declared", "find", "find_in_comments", "for_dialect", "forget_lookups", "from_accelerate_file",
     "from_command_line",
     "from_parsed", "has_launch_words", "index_for", "is_cached_config", "is_launch_file", "may_name",
-    "names_config", "parse_command", "read_accelerate_config", "script_arguments", "sharding_known",
+    "names_config", "parse_command", "parsed_command", "read_accelerate_config", "script_arguments", "sharding_known",
     "view_overrides", "working_dirs",
 ]

@@ -44,7 +44,7 @@ def forget_lookups() -> None:
     _FOUND.clear()
 
 
-def _parsed_command(command: "Command", repo: Path, config: Path | None = None):
+def parsed_command(command: "Command", repo: Path, config: Path | None = None):
     """(Parsed or None, working folders, certain) of an index command, computed once per command and repository.
     With `config`, None as well when the command cannot name it: before it is parsed by `may_name`'s test of its
     text (parsing costs more), after by the file names its tokens may name."""
@@ -158,7 +158,7 @@ def _from_index(repo_index: index.LaunchIndex, config: Path, repo: Path) -> Laun
     for command in repo_index.commands_naming(name):
         if name not in command.text and "$" not in command.text and "{" not in command.text:
             continue
-        parsed, bases, certain = _parsed_command(command, repo, config)
+        parsed, bases, certain = parsed_command(command, repo, config)
         if parsed is None:
             continue
         if _names_file(parsed, config, bases, repo):

@@ -65,6 +65,7 @@ class LaunchIndex:
     file_cuts: tuple | None = None  # all of them in walk order, once
     variable: list | None = None  # per file: whether it holds a `$` or a brace expansion (`commands_naming`), once
     real_paths: dict | None = None  # {real path: [paths]} of the scripts whose cuts an overlaid text may change
+    plain_lines: dict | None = None  # {path: its shell lines as written}, of the files that invoke a script, once
 
     def _commands_of(self, entry: list) -> list:
         if entry[3] is None:
@@ -80,7 +81,7 @@ class LaunchIndex:
             return commands_in(text, path, rank)
         defaults = invoking.slurm_defaults(text) if "#SBATCH" in text else {}  # the script's own #SBATCH lines
         mentions = self._mentions().get(os.path.basename(path), ())
-        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, shell_lines) \
+        found = invoking.invocations(Path(os.path.normpath(path)), text, mentions, self.root, self._plain_lines) \
             if mentions else []
         if not invoking.reads_arguments(text):
             found = [f for f in found if f[1]]  # only an invocation that sets its environment changes anything
@@ -94,6 +95,16 @@ class LaunchIndex:
             out.extend(commands_in(text, path, rank, bound=bound, via=f"{where}: {line}"[:300], extra_env=extra,
                                    start_dir=here))
         return out
+
+    def _plain_lines(self, text: str, path: str) -> list:
+        """`shell_lines(text, path)` of an indexed file (`text` its bytes decoded), read once: a README that invokes
+        ten of the repository's scripts is looked through for each of them."""
+        if self.plain_lines is None:
+            self.plain_lines = {}
+        lines = self.plain_lines.get(path)
+        if lines is None:
+            lines = self.plain_lines[path] = list(shell_lines(text, path))
+        return lines
 
     def _mentions(self) -> dict:
         """{script file name: the entries whose text names it} for the scripts the repository's files name (built
