@@ -135,6 +135,30 @@ def test_collection_pause_is_only_for_the_process_command_line(tmp_path):
     assert [line for line in out if line.startswith(("True", "False"))] == ["True True 0", "True False 0"]
 
 
+def test_pathspec_is_imported_only_where_a_path_is_matched(tmp_path):
+    """A config named on the command line (pre-commit's case) matches no path against ignore files: pathspec, a
+    quarter of such a check's cost, is not imported; walking a folder imports it and applies the .gitignore."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    for folder in ("configs", "ignored"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "train.yaml").write_text("model_name_or_path: gpt2\nper_device_train_batch_size: 2\n")
+    probe = ("import json, sys\nfrom trainlint.cli import main\n"
+             "sys.argv = ['trainlint', 'check', '--output-format', 'json', *sys.argv[1:]]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\nprint('pathspec' in sys.modules)")
+
+    def run(*paths: str) -> tuple[bool, str]:
+        out = subprocess.run([sys.executable, "-c", probe, *paths], capture_output=True, text=True, timeout=120,
+                             cwd=tmp_path).stdout
+        report, _, imported = out.rstrip().rpartition("\n")
+        return imported == "True", report
+
+    imported, report = run("configs/train.yaml")
+    assert not imported and "configs/train.yaml" in report
+    imported, report = run(".")
+    assert imported and "configs/train.yaml" in report and "ignored/" not in report
+
+
 def test_a_pattern_compiled_later_is_the_pattern_and_compiles_on_first_use():
     from trainlint._patterns import compile_later
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from trainlint.context.launch.targets import is_target_file
-from pathlib import Path
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 CONFIG_SUFFIXES = frozenset({".json", ".yaml", ".yml", ".conf", ".hjson", ".jsonc"})
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "env", "__pycache__", ".tox",
@@ -77,6 +78,11 @@ class _Ignores:
 def gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec | None:
     """The matcher of these gitignore lines (None when none is a pattern). git skips a pattern it cannot use (a lone
     `!`, an unclosed `[`) where pathspec raises, and an ignore file never stops a run: such lines are left out."""
+    # Imported here, when a matcher is first made (a folder walked, excludes applied to named files, the links
+    # index's walk of a repository): with its pattern backends and typing_extensions it costs a quarter of a one-file
+    # check of a config named on the command line, which never matches a path.
+    import pathspec
+
     try:
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
     except (ValueError, TypeError, IndexError):  # pathspec's GitWildMatchPatternError is a ValueError
