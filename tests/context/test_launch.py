@@ -646,3 +646,28 @@ def test_a_file_that_invokes_several_scripts_is_read_into_shell_lines_once(tmp_p
     assert L.find(str(tmp_path / "sft.yaml")).num_processes.value == 4
     assert L.find(str(tmp_path / "dpo.yaml")).num_processes.value == 2
     assert read.count(str(tmp_path / "README.md")) == 1, read
+
+
+def test_an_overlaid_script_stands_in_for_its_cut_commands_under_its_own_name_and_through_links(tmp_path):
+    """The text that stands in for a script (an unsaved buffer, a fix being settled) gives the cut commands of every
+    index entry that is that file: the script itself, a link to it, and all of them under a root reached through a
+    linked folder."""
+    from trainlint.document.reading import overlay
+
+    repo = tmp_path.resolve() / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "train.yaml").write_text("model_name_or_path: gpt2\n")
+    script = repo / "run.sh"
+    script.write_text("#!/bin/bash\naccelerate launch train.py train.yaml\n")
+    (repo / "tools").mkdir()
+    (repo / "tools" / "launch.sh").symlink_to(script)
+    cut = "#!/bin/bash\naccelerate launch train.py \\ \n  train.yaml\n"
+    alias = tmp_path.resolve() / "alias"
+    alias.symlink_to(repo)
+    for root in (repo, alias):
+        L.clear_cache()
+        repo_index = L.index_for(str(root))
+        assert repo_index.cuts() == ()
+        with overlay({str(script): cut}):
+            assert sorted(c.path for c in repo_index.cuts()) == [str(root / "run.sh"), str(root / "tools" / "launch.sh")]
+        assert repo_index.cuts() == ()

@@ -139,8 +139,14 @@ class LaunchIndex:
         if overlaid():  # the few overlaid texts looked up by real path, not every script's path resolved per call
             if self.real_paths is None:
                 self.real_paths = {}
+                # os.walk descends into no linked folder: under a root that is its own real path every entry's
+                # folder is real too, and only an entry that is itself a link needs resolving (one lstat, not one
+                # per folder of its path)
+                real_root = os.path.realpath(self.root) == self.root
                 for entry in filter(_may_cut, self.scripts):
-                    self.real_paths.setdefault(os.path.realpath(entry[0]), []).append(entry[0])
+                    path = entry[0]
+                    real = path if real_root and not os.path.islink(path) else os.path.realpath(path)
+                    self.real_paths.setdefault(real, []).append(path)
             stand_ins = {path: text for real, text in overlaid().items() for path in self.real_paths.get(real, ())}
         if not stand_ins:  # as read from the files: the same for every config of the repository
             if self.file_cuts is None:
