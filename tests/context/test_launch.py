@@ -671,3 +671,30 @@ def test_an_overlaid_script_stands_in_for_its_cut_commands_under_its_own_name_an
         with overlay({str(script): cut}):
             assert sorted(c.path for c in repo_index.cuts()) == [str(root / "run.sh"), str(root / "tools" / "launch.sh")]
         assert repo_index.cuts() == ()
+
+
+def test_the_cuts_of_the_same_stand_in_texts_are_read_once_and_the_kept_sets_are_bounded(tmp_path, monkeypatch):
+    """The fix-settling stage re-lints each config with the same script fix applied: its cut commands are read from
+    that text once; another text gives its own cuts, and an index keeps at most MAX_OVERLAID_CUTS such sets."""
+    from trainlint.context.launch import index
+    from trainlint.document.reading import overlay
+
+    repo = tmp_path.resolve()
+    (repo / ".git").mkdir()
+    script = repo / "run.sh"
+    script.write_text("#!/bin/bash\naccelerate launch train.py train.yaml\n")
+    reads: list[str] = []
+    real = index.cuts_in
+    monkeypatch.setattr(index, "cuts_in", lambda text, path: reads.append(text) or real(text, path))
+    L.clear_cache()
+    repo_index = L.index_for(str(repo))
+    cut = "#!/bin/bash\naccelerate launch train.py \\ \n  train.yaml\n"
+    for _ in range(3):
+        with overlay({str(script): cut}):
+            assert [c.line for c in repo_index.cuts()] == [1]
+    assert reads.count(cut) == 1
+    for n in range(index.MAX_OVERLAID_CUTS + 3):
+        text = "#!/bin/bash\n" + "\n" * n + "accelerate launch train.py \\ \n  train.yaml\n"
+        with overlay({str(script): text}):
+            assert [c.line for c in repo_index.cuts()] == [n + 1]
+        assert len(repo_index.overlaid_cuts) <= index.MAX_OVERLAID_CUTS

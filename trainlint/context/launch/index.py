@@ -24,6 +24,7 @@ MAX_FILES = 5000  # files looked at per repository
 MAX_FILE_BYTES = 512 * 1024
 MAX_TOTAL_BYTES = 24 * 1024 * 1024
 MAX_DEPTH = 8
+MAX_OVERLAID_CUTS = 8  # sets of stand-in texts whose cuts an index keeps (a language server's buffers change often)
 
 
 # Files that hold launch commands; the number orders them (a script beats a README's example).
@@ -66,6 +67,7 @@ class LaunchIndex:
     variable: list | None = None  # per file: whether it holds a `$` or a brace expansion (`commands_naming`), once
     real_paths: dict | None = None  # {real path: [paths]} of the scripts whose cuts an overlaid text may change
     plain_lines: dict | None = None  # {path: its shell lines as written}, of the files that invoke a script, once
+    overlaid_cuts: dict | None = None  # {the stand-in texts of scripts (path, text): the cuts they give}, bounded
 
     def _commands_of(self, entry: list) -> list:
         if entry[3] is None:
@@ -152,14 +154,22 @@ class LaunchIndex:
             if self.file_cuts is None:
                 self.file_cuts = tuple(cut for entry in self.scripts for cut in self.cut.get(entry[0], ()))
             return self.file_cuts
-        out: list[Cut] = []
-        for entry in self.scripts:
-            text = stand_ins.get(entry[0])
-            if text is not None:
-                out.extend(cuts_in(text, entry[0]))
-            else:
-                out.extend(self.cut.get(entry[0], ()))
-        return tuple(out)
+        # the same stand-ins give the same cuts: each of the fix-settling stage's re-lints while a script's fix is
+        # applied, each config linted while a script's edited buffer is open
+        key = tuple(sorted(stand_ins.items()))
+        if self.overlaid_cuts is None or len(self.overlaid_cuts) >= MAX_OVERLAID_CUTS:
+            self.overlaid_cuts = {}
+        found = self.overlaid_cuts.get(key)
+        if found is None:
+            out: list[Cut] = []
+            for entry in self.scripts:
+                text = stand_ins.get(entry[0])
+                if text is not None:
+                    out.extend(cuts_in(text, entry[0]))
+                else:
+                    out.extend(self.cut.get(entry[0], ()))
+            found = self.overlaid_cuts[key] = tuple(out)
+        return found
 
     @property
     def commands(self) -> list:
