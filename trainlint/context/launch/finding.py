@@ -86,7 +86,7 @@ def _config_args(p: Parsed) -> list[str]:
 
 
 def _named_tokens(p: Parsed) -> list[str]:
-    """The tokens of a command that `_names_file` hands `names_config`."""
+    """The tokens of a command that may name a config file, in the order `_names_file` tries them."""
     tokens = [tok for tok in _config_args(p) if not (tok.startswith("--") and "=" not in tok)
               and (tok.endswith(CONFIG_NAME_SUFFIXES) or "\0" in tok or "=" in tok)]
     return tokens + [p.values[name] for name in ("config_file", "deepspeed_config")
@@ -119,15 +119,9 @@ def _may_be_named(names: tuple[frozenset[str], tuple[str, ...]] | None, name: st
 
 
 def _names_file(p: Parsed, config: Path, bases: list[Path], root: Path) -> bool:
-    for tok in _config_args(p):
-        if tok.startswith("--") and "=" not in tok:
-            continue
-        if tok.endswith(CONFIG_NAME_SUFFIXES) or "\0" in tok or "=" in tok:
-            if names_config(tok, config, bases, root):
-                return True
-    # the launcher's own options: accelerate launch --config_file X / --deepspeed_config_file X
-    return any(names_config(p.values[name], config, bases, root) for name in ("config_file", "deepspeed_config")
-               if p.launcher in ("accelerate", "trl") and p.values.get(name))
+    """Whether one of the command's tokens that may name a config (`_named_tokens`: the script's arguments, then the
+    launcher's own `--config_file X` / `--deepspeed_config_file X`) names this one."""
+    return any(names_config(tok, config, bases, root) for tok in _named_tokens(p))
 
 
 def find(config_path: str, comments: Sequence[tuple[int, int, str]] = (), root: str | None = None) -> Launch:
